@@ -1,4 +1,18 @@
-import { defineConfig } from 'tsup';
+import { fileURLToPath } from 'node:url';
+import { defineConfig, type Options } from 'tsup';
+
+const external = ['ky', 'zod', 'ws', 'form-data', /^node:/];
+
+// The browser build swaps the Node platform module for the browser one, so no
+// Node built-in, `ws` or `form-data` can reach a browser bundle (DESIGN §1).
+const browserPlatform: NonNullable<Options['esbuildPlugins']>[number] = {
+  name: 'browser-platform',
+  setup(build) {
+    build.onResolve({ filter: /platform\/node\.ts$/ }, () => ({
+      path: fileURLToPath(new URL('./src/platform/browser.ts', import.meta.url)),
+    }));
+  },
+};
 
 // One bundle per entry: cold import time grows with the number of ESM files
 // loaded (DESIGN §7), so the published entries are bundled, deps kept external.
@@ -10,16 +24,26 @@ export default defineConfig([
     sourcemap: true,
     clean: true,
     target: 'node22',
-    platform: 'neutral',
-    external: ['ky', 'zod', 'ws', 'form-data', /^node:/],
+    platform: 'node',
+    external,
     treeshake: true,
+  },
+  {
+    entry: { 'index.browser': 'src/index.ts' },
+    format: ['esm'],
+    sourcemap: true,
+    target: 'es2022',
+    platform: 'browser',
+    external,
+    treeshake: true,
+    esbuildPlugins: [browserPlatform],
   },
   {
     entry: { 'emulator-cli': 'src/emulator/cli.ts' },
     format: ['esm'],
     target: 'node22',
     platform: 'node',
-    external: ['ky', 'zod', 'ws', 'form-data'],
+    external,
     banner: { js: '#!/usr/bin/env node' },
   },
 ]);

@@ -288,3 +288,18 @@ export class FrameDecodeError extends PlatformUIError {
     this.field = field;
   }
 }
+
+/**
+ * `download()` could not reach the file without risking the API key: the
+ * `/api/view` redirect had no `location`, pointed to a plain-http origin other
+ * than loopback, or was opaque (browsers hide manual redirects).
+ */
+export class DownloadError extends PlatformUIError {
+  override name = 'DownloadError';
+  /** What went wrong: `'missing_location'`, `'insecure_location'`, `'opaque_redirect'`, `'unexpected_status'`. */
+  readonly reason: 'missing_location' | 'insecure_location' | 'opaque_redirect' | 'unexpected_status';
+  constructor(reason: DownloadError['reason'], message: string) {
+    super(message);
+    this.reason = reason;
+  }
+}

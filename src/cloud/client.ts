@@ -1,0 +1,301 @@
+/**
+ * `CloudClient`: the cloud workflow service's REST endpoints (`cloud.md`).
+ * Realtime (`connect`, `run`, `waitForJob`) builds on these in `socket.ts`
+ * and `run.ts`.
+ *
+ * @module
+ */
+import * as z from 'zod/mini';
+import { checkArgs, checkId } from '../args.ts';
+import { APIError, DownloadError, InvalidArgumentError, SubmissionError, errorClassFor } from '../errors.ts';
+import { platform } from '../platform/node.ts';
+import {
+  FileRef,
+  JobStatus,
+  ObjectInfo,
+  Queue,
+  SubmissionResponse,
+  UploadResponse,
+  Workflow,
+} from '../schemas/cloud.ts';
+import { fromEnv, type ClientOptions, type Credential, type RequestOptions } from '../transport/options.ts';
+import { APIPromise, type WithResponse } from '../transport/promise.ts';
+import { redactUrl } from '../transport/redact.ts';
+import { Transport, path } from '../transport/transport.ts';
+
+/** A Node `Readable` (typed structurally so browser users need no Node types). */
+export interface NodeReadableLike {
+  pipe: (...args: never[]) => unknown;
+  read: (...args: never[]) => unknown;
+  on: (...args: never[]) => unknown;
+}
+
+/** What `uploadImage` and `uploadMask` accept. A string is a file path (Node only). */
+export type UploadInput = Blob | Uint8Array | ArrayBuffer | ReadableStream<Uint8Array> | NodeReadableLike | string;
+
+/** Options of {@link CloudClient}. */
+export interface CloudClientOptions extends ClientOptions {
+  /** Cloud base URL (`https://…`; the WebSocket uses the same host). In Node, defaults to `PLATFORMUI_CLOUD_URL`. */
+  baseUrl?: string;
+  /** Account API key, or a function returning it. In Node, defaults to `PLATFORMUI_API_KEY`. */
+  apiKey?: Credential;
+}
+
+/** Options of {@link CloudClient.uploadImage}. */
+export interface UploadImageOptions extends RequestOptions {
+  /** `input` (default) for images, `temp` for temporary files. */
+  type?: 'input' | 'temp';
+  /** Replace a file of the same name. Sent as the string `true`/`false`. */
+  overwrite?: boolean;
+  /** File name to send; defaults to the File's name, the path's base name, or `upload.bin`. */
+  filename?: string;
+}
+
+/** Options of {@link CloudClient.uploadMask}. */
+export interface UploadMaskOptions extends RequestOptions {
+  /** The image the mask belongs to. */
+  originalRef: FileRef;
+  /** File name to send. */
+  filename?: string;
+}
+
+/** Options of {@link CloudClient.submit}. */
+export interface SubmitOptions extends RequestOptions {
+  /**
+   * Account key for partner nodes, sent as `extra_data.api_key_platform_org`.
+   * `true` sends the client's own API key.
+   */
+  partnerApiKey?: string | true;
+  /** Further `extra_data` members. */
+  extraData?: Record<string, unknown>;
+  /**
+   * `client_id` for the submission body. The cloud ignores it; a local
+   * counterpart server routes a job's events only to the socket with this id.
+   */
+  clientId?: string;
+}
+
+const SubmitOptionsSchema = z.looseObject({
+  partnerApiKey: z.optional(z.union([z.string().check(z.minLength(1)), z.literal(true)])),
+  extraData: z.optional(z.record(z.string(), z.unknown())),
+  clientId: z.optional(z.string()),
+});
+const PromptIds = z.array(z.string().check(z.minLength(1))).check(z.minLength(1));
+
+const SAFE_HTTP_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * Client of the cloud workflow service.
+ *
+ * @example
+ * ```ts
+ * const cloud = new CloudClient({ baseUrl: 'https://cloud.example.com', apiKey: process.env.PLATFORMUI_API_KEY });
+ * const { name } = await cloud.uploadImage(new Blob([bytes], { type: 'image/png' }), { filename: 'in.png' });
+ * const { prompt_id } = await cloud.submit(workflow);
+ * ```
+ */
+export class CloudClient {
+  /** The transport this client sends through. */
+  readonly transport: Transport;
+
+  constructor(options: CloudClientOptions = {}) {
+    const baseUrl = options.baseUrl ?? fromEnv('PLATFORMUI_CLOUD_URL');
+    if (!baseUrl) throw new InvalidArgumentError('is required (or set PLATFORMUI_CLOUD_URL in Node)', 'baseUrl');
+    this.transport = new Transport({
+      service: 'cloud',
+      baseUrl,
+      options,
+      credential: options.apiKey ?? fromEnv('PLATFORMUI_API_KEY'),
+      authScheme: 'apiKey',
+      credentialName: 'apiKey',
+    });
+  }
+
+  /** `GET /api/object_info`: every node definition, keyed by class name. */
+  getObjectInfo(options?: RequestOptions): APIPromise<ObjectInfo> {
+    return this.#get(() => 'api/object_info', ObjectInfo, options);
+  }
+
+  /**
+   * `POST /api/upload/image`. Blobs, files (a path, in Node) and streams are
+   * streamed, never read whole into memory.
+   *
+   * @example
+   * ```ts
+   * const ref = await cloud.uploadImage('./photo.png');              // Node: a path
+   * const ref2 = await cloud.uploadImage(fileInput.files[0]);        // browser: a File
+   * const ref3 = await cloud.uploadImage(fs.createReadStream(p), { filename: 'p.png' });
+   * ```
+   */
+  uploadImage(file: UploadInput, options: UploadImageOptions = {}): APIPromise<UploadResponse> {
+    return this.#upload('api/upload/image', file, options, () => {
+      const type = options.type ?? 'input';
+      if (type !== 'input' && type !== 'temp') throw new InvalidArgumentError("must be 'input' or 'temp'", 'type');
+      if (options.overwrite !== undefined && typeof options.overwrite !== 'boolean') throw new InvalidArgumentError('must be a boolean', 'overwrite');
+      const fields: Record<string, string> = { type };
+      if (options.overwrite !== undefined) fields.overwrite = String(options.overwrite);
+      return fields;
+    });
+  }
+
+  /**
+   * `POST /api/upload/mask`: a mask for an uploaded image, sent with
+   * `type=input` and the JSON-encoded `original_ref`.
+   */
+  uploadMask(file: UploadInput, options: UploadMaskOptions): APIPromise<UploadResponse> {
+    return this.#upload('api/upload/mask', file, options ?? {}, () => {
+      const ref = checkArgs(FileRef, options?.originalRef, 'originalRef');
+      return { type: 'input', subfolder: ref.subfolder ?? '', original_ref: JSON.stringify(ref) };
+    });
+  }
+
+  /**
+   * `POST /api/prompt`: submits a workflow. A response carrying `error`
+   * throws {@link SubmissionError}, whatever its HTTP status. Never retried
+   * unless `{ retry: { allowPost: true } }`: a repeated submission runs (and bills) twice.
+   *
+   * @example
+   * ```ts
+   * const { prompt_id } = await cloud.submit(workflow, { partnerApiKey: true });
+   * ```
+   */
+  submit(workflow: Workflow, options: SubmitOptions = {}): APIPromise<SubmissionResponse & { prompt_id: string }> {
+    return APIPromise.from(async () => {
+        const prompt = checkArgs(Workflow, workflow, 'workflow');
+        if (Object.keys(prompt).length === 0) throw new InvalidArgumentError('has no nodes', 'workflow');
+        checkArgs(SubmitOptionsSchema, options, 'options');
+        const extra: Record<string, unknown> = { ...options.extraData };
+        if (options.partnerApiKey !== undefined) {
+          extra.api_key_platform_org = options.partnerApiKey === true ? await this.transport.credential() : options.partnerApiKey;
+        }
+        const body: Record<string, unknown> = { prompt };
+        if (Object.keys(extra).length) body.extra_data = extra;
+        if (options.clientId) body.client_id = options.clientId;
+        let r: WithResponse<SubmissionResponse>;
+        try {
+          r = await this.transport.request<SubmissionResponse>({ method: 'POST', path: 'api/prompt', json: body, auth: true, schema: SubmissionResponse, options });
+        } catch (err) {
+          const b = err instanceof APIError ? err.body : undefined;
+          if (b !== null && typeof b === 'object' && 'error' in b) throw new SubmissionError((err as APIError).status, b as Record<string, unknown>);
+          throw err;
+        }
+        if (r.data?.error !== undefined || typeof r.data?.prompt_id !== 'string') {
+          throw new SubmissionError(r.response.status, (r.data ?? { error: 'no prompt_id in the response' }) as Record<string, unknown>);
+        }
+        return r as WithResponse<SubmissionResponse & { prompt_id: string }>;
+    });
+  }
+
+  /** `GET /api/job/{prompt_id}/status`: `pending`, `in_progress`, `completed`, `failed`, `cancelled` (others kept). */
+  getJobStatus(promptId: string, options?: RequestOptions): APIPromise<JobStatus> {
+    return this.#get(() => path`api/job/${checkId(promptId, 'promptId')}/status`, JobStatus, options);
+  }
+
+  /** `GET /api/queue`: `queue_running` and `queue_pending`. */
+  getQueue(options?: RequestOptions): APIPromise<Queue> {
+    return this.#get(() => 'api/queue', Queue, options);
+  }
+
+  /**
+   * `POST /api/queue` with `delete`: cancels the listed pending or running
+   * jobs, and no other. (To stop whatever is running, see {@link interrupt}.)
+   */
+  cancel(promptIds: string | string[], options?: RequestOptions): APIPromise<unknown> {
+    return APIPromise.from(() => {
+      const ids = checkArgs(PromptIds, typeof promptIds === 'string' ? [promptIds] : promptIds, 'promptIds');
+      return this.transport.request({ method: 'POST', path: 'api/queue', json: { delete: ids }, auth: true, options });
+    });
+  }
+
+  /** `POST /api/interrupt`: interrupts the running job, whichever of the account's jobs it is. */
+  interrupt(options?: RequestOptions): APIPromise<unknown> {
+    return APIPromise.from(() => this.transport.request({ method: 'POST', path: 'api/interrupt', auth: true, options }));
+  }
+
+  /**
+   * Downloads an output. `GET /api/view` answers with a redirect to a signed
+   * URL; the SDK reads the `location` itself and fetches it with no API key
+   * and no other credential (fetch would forward `X-API-Key` to it). Returns
+   * the signed URL's `Response`, whose body streams.
+   *
+   * Throws {@link DownloadError} when the redirect has no `location`, points
+   * to plain http on a host other than loopback, or is opaque (browsers hide
+   * manual redirects).
+   *
+   * @example
+   * ```ts
+   * const res = await cloud.download({ filename: 'out_00001_.png', subfolder: '', type: 'output' });
+   * const blob = await res.blob();
+   * ```
+   */
+  async download(fileRef: FileRef, options: RequestOptions = {}): Promise<Response> {
+    const ref = checkArgs(FileRef, fileRef, 'fileRef');
+    const query = { filename: ref.filename, subfolder: ref.subfolder ?? '', type: ref.type ?? 'output' };
+    const res = await this.transport.send({ method: 'GET', path: 'api/view', query, auth: true, redirect: 'manual', options });
+    // A local counterpart server answers 200 with the file itself, from its own origin.
+    if (res.status >= 200 && res.status < 300) return res;
+    if (res.type === 'opaqueredirect' || res.status === 0) {
+      throw new DownloadError('opaque_redirect', 'The /api/view redirect is opaque in this runtime (browsers hide manual redirects); the signed URL cannot be read without forwarding the API key');
+    }
+    const location = res.headers.get('location');
+    await res.body?.cancel();
+    if (!location) throw new DownloadError('missing_location', `/api/view answered ${res.status} without a location`);
+    const target = new URL(location, `${this.transport.baseUrl}/api/view`);
+    if (target.protocol !== 'https:' && !(target.protocol === 'http:' && SAFE_HTTP_HOSTS.has(target.hostname))) {
+      throw new DownloadError('insecure_location', `Refusing to fetch a signed URL over ${target.protocol} on ${target.host}`);
+    }
+    // Bare fetch: no ky hooks, no default headers, no cookies; nothing of the client goes along.
+    let signed: Response;
+    try {
+      signed = await this.transport.fetch(target, { method: 'GET', credentials: 'omit', redirect: 'follow', ...(options.signal ? { signal: options.signal } : {}) });
+    } catch (err) {
+      if (options.signal?.aborted) throw err;
+      throw new DownloadError('unexpected_status', `Fetching the signed URL ${redactUrl(target)} failed: ${(err as Error).message}`);
+    }
+    if (!signed.ok) {
+      const Cls = errorClassFor(signed.status, 'cloud');
+      throw new Cls({ status: signed.status, body: await signed.text().catch(() => ''), method: 'GET', url: redactUrl(target), headers: signed.headers });
+    }
+    return signed;
+  }
+
+  /**
+   * Node only: downloads a file reference to `destination`, streaming.
+   * Resolves with the number of bytes written.
+   */
+  async downloadToFile(fileRef: FileRef, destination: string, options?: RequestOptions): Promise<number> {
+    checkId(destination, 'destination');
+    const res = await this.download(fileRef, options);
+    if (!res.body) return 0;
+    return platform.saveToFile(res.body, destination);
+  }
+
+  #get<T>(p: () => string, schema: z.ZodMiniType<T>, options?: RequestOptions): APIPromise<T> {
+    return APIPromise.from(() => this.transport.request<T>({ method: 'GET', path: p(), auth: true, schema, options }));
+  }
+
+  #upload(p: string, file: UploadInput, options: UploadImageOptions | Partial<UploadMaskOptions>, fields: () => Record<string, string>): APIPromise<UploadResponse> {
+    return APIPromise.from(async () => {
+      const { body, headers } = await multipart(file, fields(), options.filename);
+      return this.transport.request<UploadResponse>({ method: 'POST', path: p, body, headers, auth: true, schema: UploadResponse, options });
+    });
+  }
+}
+
+async function multipart(file: UploadInput, fields: Record<string, string>, filename?: string): Promise<{ body: BodyInit; headers: Record<string, string> }> {
+  if (typeof file === 'string') {
+    const blob = await platform.fileBlob(file);
+    return formData(fields, blob, filename ?? file.split(/[\\/]/).pop() ?? 'upload.bin');
+  }
+  if (file instanceof Blob) return formData(fields, file, filename ?? (file as File).name ?? 'upload.bin');
+  if (file instanceof Uint8Array || file instanceof ArrayBuffer) return formData(fields, new Blob([file as BlobPart]), filename ?? 'upload.bin');
+  if (file instanceof ReadableStream || platform.isNodeReadable(file)) return platform.streamMultipart(fields, 'image', file, filename ?? 'upload.bin');
+  throw new InvalidArgumentError('must be a Blob, File, Uint8Array, ArrayBuffer, ReadableStream, Node Readable or (Node) a file path', 'file');
+}
+
+function formData(fields: Record<string, string>, blob: Blob, filename: string) {
+  const form = new FormData();
+  form.append('image', blob, filename || 'upload.bin');
+  for (const [k, v] of Object.entries(fields)) form.append(k, v);
+  return { body: form, headers: {} };
+}

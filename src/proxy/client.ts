@@ -1,0 +1,107 @@
+/**
+ * `ProxyClient`: the partner proxy's AI image jobs (`registry-and-proxy.md`,
+ * endpoints 6–7).
+ *
+ * @module
+ */
+import { checkArgs, checkId } from '../args.ts';
+import { toBase64 } from '../base64.ts';
+import { InvalidArgumentError } from '../errors.ts';
+import { RelightParams, SkinEnhancerCreativeParams, TaskRecord } from '../schemas/proxy.ts';
+import { fromEnv, type ClientOptions, type Credential, type RequestOptions } from '../transport/options.ts';
+import { APIPromise } from '../transport/promise.ts';
+import { Transport, path } from '../transport/transport.ts';
+import { checkExclusive, checkPromptWeights, checkWebhookUrl } from './rules.ts';
+
+/** Options of {@link ProxyClient}. */
+export interface ProxyClientOptions extends ClientOptions {
+  /** Service base URL (the registry's). In Node, defaults to `PLATFORMUI_BASE_URL`. */
+  baseUrl?: string;
+  /** Bearer token, or a function returning it. In Node, defaults to `PLATFORMUI_TOKEN`. */
+  token?: Credential;
+  /** Provider name replacing the literal `vendor` path segment. Default `'vendor'`. */
+  vendor?: string;
+}
+
+const IMAGE_FIELDS = ['image', 'transfer_light_from_lightmap', 'transfer_light_from_reference_image'] as const;
+
+/**
+ * Client of the partner proxy. Each call starts a paid job and returns its
+ * task record at once; it is never retried unless you pass
+ * `{ retry: { allowPost: true } }`.
+ *
+ * @example
+ * ```ts
+ * const proxy = new ProxyClient({ baseUrl, token });
+ * const { data } = await proxy.relightImage({ image: 'https://example.com/in.jpg', prompt: 'golden hour (warm:1.2)', style: 'smooth' });
+ * console.log(data.task_id, data.status); // '…', 'CREATED'
+ * ```
+ */
+export class ProxyClient {
+  /** The transport this client sends through. */
+  readonly transport: Transport;
+  /** The provider path segment in use. */
+  readonly vendor: string;
+
+  constructor(options: ProxyClientOptions = {}) {
+    const baseUrl = options.baseUrl ?? fromEnv('PLATFORMUI_BASE_URL');
+    if (!baseUrl) throw new InvalidArgumentError('is required (or set PLATFORMUI_BASE_URL in Node)', 'baseUrl');
+    this.vendor = checkId(options.vendor ?? 'vendor', 'vendor');
+    this.transport = new Transport({
+      service: 'proxy',
+      baseUrl,
+      options,
+      credential: options.token ?? fromEnv('PLATFORMUI_TOKEN'),
+      authScheme: 'bearer',
+      credentialName: 'token',
+    });
+  }
+
+  /**
+   * `POST /proxy/{vendor}/v1/ai/image-relight`: relights an image. Checked
+   * first: `light_transfer_strength` 0–100, `style` one of the presets,
+   * lightmap and reference image never together, every `(text:weight)` of
+   * `prompt` weighing 1–1.4, `webhook_url` absolute http(s). Bytes given for
+   * `image`, `transfer_light_from_lightmap` or `transfer_light_from_reference_image` are sent as base64.
+   */
+  relightImage(params: RelightParams, options?: RequestOptions): APIPromise<TaskRecord> {
+    return this.#start('image-relight', options, () => {
+      const p = checkArgs(RelightParams, params, '');
+      checkExclusive(p, 'transfer_light_from_lightmap', 'transfer_light_from_reference_image');
+      checkPromptWeights(p.prompt);
+      checkWebhookUrl(p.webhook_url);
+      return p;
+    });
+  }
+
+  /**
+   * `POST /proxy/{vendor}/v1/ai/skin-enhancer/creative`: enhances skin
+   * (creative mode). Checked first: `sharpen` and `smart_grain` 0–100,
+   * `webhook_url` absolute http(s).
+   */
+  enhanceSkinCreative(params: SkinEnhancerCreativeParams, options?: RequestOptions): APIPromise<TaskRecord> {
+    return this.#start('skin-enhancer/creative', options, () => {
+      const p = checkArgs(SkinEnhancerCreativeParams, params, '');
+      checkWebhookUrl(p.webhook_url);
+      return p;
+    });
+  }
+
+  #start(operation: string, options: RequestOptions | undefined, check: () => Record<string, unknown>): APIPromise<TaskRecord> {
+    return APIPromise.from(async () => {
+        const body: Record<string, unknown> = { ...check() };
+        for (const f of IMAGE_FIELDS) {
+          const v = body[f];
+          if (v !== undefined && typeof v !== 'string') body[f] = await toBase64(v as Blob | Uint8Array | ArrayBuffer);
+        }
+        return this.transport.request<TaskRecord>({
+          method: 'POST',
+          path: `${path`proxy/${this.vendor}`}/v1/ai/${operation}`,
+          json: body,
+          auth: true,
+          schema: TaskRecord,
+          options,
+        });
+    });
+  }
+}

@@ -1,0 +1,121 @@
+/**
+ * Pages of nodes: `await` gives one page, `for await` gives every node across
+ * pages, fetched only as the loop asks for them.
+ *
+ * @module
+ */
+import { APIUserAbortError } from '../errors.ts';
+import { APIPromise, type WithResponse } from '../transport/promise.ts';
+
+/** Fetches the page with the given number. */
+export type PageFetcher<T> = (page: number) => Promise<WithResponse<PageBody<T>>>;
+
+/** The wire envelope of a page, with `nodes` of item type `T`. */
+export interface PageBody<T> {
+  limit: number;
+  nodes: T[];
+  page: number;
+  total: number;
+  totalPages: number;
+  [key: string]: unknown;
+}
+
+/**
+ * One page of a paginated list. Carries the wire fields (`limit`, `nodes`,
+ * `page`, `total`, `totalPages`, and any unknown ones in `body`).
+ */
+export class Page<T> implements AsyncIterable<T> {
+  /** The items of this page. */
+  readonly nodes: T[];
+  /** Maximum items per page. */
+  readonly limit: number;
+  /** Number of this page (1-based). */
+  readonly page: number;
+  /** Total items across all pages. */
+  readonly total: number;
+  /** Number of pages. */
+  readonly totalPages: number;
+  /** The whole response body, unknown fields included. */
+  readonly body: PageBody<T>;
+  /** The HTTP response this page was read from. */
+  readonly response: Response;
+  readonly #fetch: PageFetcher<T>;
+  readonly #signal: AbortSignal | undefined;
+
+  constructor(result: WithResponse<PageBody<T>>, fetchPage: PageFetcher<T>, signal?: AbortSignal) {
+    const b = result.data;
+    this.body = b;
+    this.response = result.response;
+    this.nodes = b.nodes;
+    this.limit = b.limit;
+    this.page = b.page;
+    this.total = b.total;
+    this.totalPages = b.totalPages;
+    this.#fetch = fetchPage;
+    this.#signal = signal;
+  }
+
+  /** Whether a following page exists, by `totalPages` (an empty page ends the list too). */
+  hasNextPage(): boolean {
+    return this.nodes.length > 0 && this.page < this.totalPages;
+  }
+
+  /** Fetches the following page. Throws a `RangeError`-free `Error` when there is none: check {@link hasNextPage} first. */
+  async getNextPage(): Promise<Page<T>> {
+    if (!this.hasNextPage()) throw new Error(`No page after page ${this.page} of ${this.totalPages}`);
+    return new Page(await this.#fetch(this.page + 1), this.#fetch, this.#signal);
+  }
+
+  /**
+   * Every item from this page on. Stops at `totalPages`, on an empty page, or
+   * when the server answers with a page it already sent (a server that ignores
+   * `page` would otherwise loop forever).
+   */
+  async *[Symbol.asyncIterator](): AsyncIterator<T> {
+    let current: Page<T> = this;
+    const seen = new Set<string>();
+    for (;;) {
+      yield* current.nodes;
+      if (!current.hasNextPage()) return;
+      if (this.#signal?.aborted) throw new APIUserAbortError();
+      seen.add(fingerprint(current));
+      const next: Page<T> = await current.getNextPage();
+      if (next.page <= current.page || seen.has(fingerprint(next))) return;
+      current = next;
+    }
+  }
+}
+
+// Identifies a page's content, so a server repeating page 1 for every `page` is caught.
+function fingerprint(p: Page<unknown>): string {
+  const first = p.nodes[0] as { id?: unknown } | undefined;
+  const last = p.nodes[p.nodes.length - 1] as { id?: unknown } | undefined;
+  return `${p.nodes.length}:${String(first?.id)}:${String(last?.id)}`;
+}
+
+/**
+ * The result of a paginated method: awaitable as the first {@link Page},
+ * async-iterable over every item of every page.
+ *
+ * @example
+ * ```ts
+ * const page = await registry.searchNodes({ search: 'upscale' }); // one page
+ * for await (const node of registry.searchNodes({ supported_os: 'MacOS' })) console.log(node.id); // all
+ * ```
+ */
+export class PagePromise<T> extends APIPromise<Page<T>> implements AsyncIterable<T> {
+  /** `init` checks the arguments and names the first page; a throw there rejects the promise. */
+  constructor(init: () => { first: number; fetchPage: PageFetcher<T> }, signal?: AbortSignal) {
+    super(
+      (async () => {
+        const { first, fetchPage } = init();
+        const r = await fetchPage(first);
+        return { data: new Page(r, fetchPage, signal), response: r.response };
+      })(),
+    );
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<T> {
+    yield* await this;
+  }
+}

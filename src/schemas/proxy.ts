@@ -1,0 +1,83 @@
+/**
+ * Schemas of the partner proxy (`registry-and-proxy.md`, endpoints 6–7, Task
+ * record). Request schemas are strict about types and ranges; the rules that
+ * span fields live in `proxy/rules.ts`.
+ *
+ * @module
+ */
+import * as z from 'zod/mini';
+import { openEnum, opt, strings } from './common.ts';
+
+/** Allowed values of `style` (image-relight). */
+export const RELIGHT_STYLES = ['standard', 'darker_but_realistic', 'clean', 'smooth', 'brighter', 'contrasted_n_hdr', 'just_composition'] as const;
+
+/** Task statuses the spec names; others are kept. */
+export const TASK_STATUSES = ['CREATED'] as const;
+
+/** An image given as a string (base64 or URL, sent as is) or as bytes (sent as base64). */
+export type ImageInput = string | Blob | Uint8Array | ArrayBuffer;
+
+const imageInput = z.custom<ImageInput>(
+  (v) => typeof v === 'string' || v instanceof Uint8Array || v instanceof ArrayBuffer || (typeof Blob !== 'undefined' && v instanceof Blob),
+  { message: 'must be a base64 string, a URL, a Blob, a Uint8Array or an ArrayBuffer' },
+);
+const percent = z.number().check(z.gte(0), z.lte(100));
+
+/** `advanced_settings` of image-relight. Ranges are not given by the spec, so only types are checked. */
+export const RelightAdvancedSettings = z.strictObject({
+  blacks: opt(z.number()),
+  brightness: opt(z.number()),
+  contrast: opt(z.number()),
+  saturation: opt(z.number()),
+  whites: opt(z.number()),
+  engine: opt(openEnum(['automatic'])),
+  transfer_light_a: opt(openEnum(['automatic'])),
+  transfer_light_b: opt(openEnum(['automatic'])),
+  fixed_generation: opt(z.boolean()),
+});
+
+/** Parameters of `relightImage` (`POST /proxy/{vendor}/v1/ai/image-relight`). */
+export const RelightParams = z.strictObject({
+  image: imageInput,
+  prompt: opt(z.string()),
+  style: opt(z.enum(RELIGHT_STYLES)),
+  change_background: opt(z.boolean()),
+  interpolate_from_original: opt(z.boolean()),
+  light_transfer_strength: opt(percent),
+  preserve_details: opt(z.boolean()),
+  transfer_light_from_lightmap: opt(imageInput),
+  transfer_light_from_reference_image: opt(imageInput),
+  webhook_url: opt(z.string()),
+  advanced_settings: opt(RelightAdvancedSettings),
+});
+
+/** Parameters of `enhanceSkinCreative` (`POST /proxy/{vendor}/v1/ai/skin-enhancer/creative`). */
+export const SkinEnhancerCreativeParams = z.strictObject({
+  image: imageInput,
+  sharpen: opt(percent),
+  smart_grain: opt(percent),
+  webhook_url: opt(z.string()),
+});
+
+/** The task object inside a task record. Fields beyond these three are not specified and are kept. */
+export const Task = z.looseObject({
+  task_id: z.string(),
+  status: openEnum(TASK_STATUSES),
+  generated: opt(strings),
+});
+
+/** The task record both proxy operations return: `{ data: Task }`. */
+export const TaskRecord = z.looseObject({ data: Task });
+
+/** Parameters of `relightImage`. */
+export type RelightParams = z.input<typeof RelightParams>;
+/** `advanced_settings` of `relightImage`. */
+export type RelightAdvancedSettings = z.input<typeof RelightAdvancedSettings>;
+/** Parameters of `enhanceSkinCreative`. */
+export type SkinEnhancerCreativeParams = z.input<typeof SkinEnhancerCreativeParams>;
+/** A task: `task_id`, `status` (`CREATED` when new; other values kept), `generated` result references. */
+export type Task = z.infer<typeof Task>;
+/** `{ data: Task }`. */
+export type TaskRecord = z.infer<typeof TaskRecord>;
+/** A relight style preset. */
+export type RelightStyle = (typeof RELIGHT_STYLES)[number];

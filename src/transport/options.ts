@@ -1,0 +1,95 @@
+/**
+ * Options shared by the three clients and by every method, normalized once
+ * per client (like ky's own options).
+ *
+ * @module
+ */
+import type { Hooks } from 'ky';
+import { InvalidArgumentError } from '../errors.ts';
+
+/** A credential: a string, or a function called before each request that needs it (sync or async). */
+export type Credential = string | (() => string | Promise<string>);
+
+/** How failed requests are repeated. */
+export interface RetryOptions {
+  /** Attempts after the first. Default 2. */
+  limit?: number;
+  /** Upper bound of one backoff delay, ms. Default 8000. */
+  backoffLimit?: number;
+  /** Upper bound of a server's `Retry-After`, ms; a longer one is capped to it. Default 60000. */
+  maxRetryAfter?: number;
+  /**
+   * Also repeat requests that may have started paid work (job submissions,
+   * proxy tasks). Off by default: a repeated POST can run and bill a job twice.
+   */
+  allowPost?: boolean;
+}
+
+/** Options accepted by every client constructor. */
+export interface ClientOptions {
+  /** Service base URL. In Node, falls back to an environment variable named by each client. */
+  baseUrl?: string;
+  /** A `fetch` to use instead of the global one (tests, proxies, instrumentation). */
+  fetch?: typeof globalThis.fetch;
+  /** Per-attempt timeout in ms, or `false` for none. Default 60000. */
+  timeout?: number | false;
+  /** Retry policy, a retry limit, or `false` to never retry. */
+  retry?: RetryOptions | number | false;
+  /** Headers added to every request. Credentials headers are set by the client and win over these. */
+  headers?: Record<string, string>;
+  /** ky hooks, run on every request (see ky's documentation). */
+  hooks?: Hooks;
+  /** Check responses against the schemas at runtime. Default `true`. */
+  validate?: boolean;
+}
+
+/** Options accepted by every method as its last argument. */
+export interface RequestOptions {
+  /** Aborts the request (and, for `run()`, cancels the job). */
+  signal?: AbortSignal;
+  /** Per-attempt timeout in ms for this call, or `false` for none. */
+  timeout?: number | false;
+  /** Extra headers for this call. */
+  headers?: Record<string, string>;
+  /** Retry policy for this call; overrides the client's. */
+  retry?: RetryOptions | number | false;
+}
+
+/** Normalized retry policy. */
+export interface ResolvedRetry {
+  limit: number;
+  backoffLimit: number;
+  maxRetryAfter: number;
+  allowPost: boolean;
+}
+
+const RETRY_DEFAULTS: ResolvedRetry = { limit: 2, backoffLimit: 8000, maxRetryAfter: 60_000, allowPost: false };
+
+/** Folds a retry option (number, object, `false`) over the defaults (or over a client's policy). */
+export function resolveRetry(option: RetryOptions | number | false | undefined, base = RETRY_DEFAULTS): ResolvedRetry {
+  if (option === undefined) return base;
+  if (option === false) return { ...base, limit: 0 };
+  const o = typeof option === 'number' ? { limit: option } : option;
+  if (o.limit !== undefined && !(Number.isInteger(o.limit) && o.limit >= 0)) {
+    throw new InvalidArgumentError('must be a non-negative integer', 'retry.limit');
+  }
+  return { ...base, ...Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) };
+}
+
+/** Rejects a timeout that is not a positive finite number (or `false`). */
+export function checkTimeout(timeout: number | false | undefined, field = 'timeout'): void {
+  if (timeout === undefined || timeout === false) return;
+  if (!(typeof timeout === 'number' && Number.isFinite(timeout) && timeout > 0 && timeout <= 2_147_483_647)) {
+    throw new InvalidArgumentError('must be a positive number of milliseconds or false', field);
+  }
+}
+
+/**
+ * Reads an environment variable in Node only: a browser bundle must never
+ * pick up configuration from a `process` shim (DESIGN §3).
+ */
+export function fromEnv(name: string): string | undefined {
+  const proc = (globalThis as { process?: { versions?: { node?: string }; env?: Record<string, string | undefined> } }).process;
+  if (!proc?.versions?.node || 'document' in globalThis) return undefined;
+  return proc.env?.[name] || undefined;
+}

@@ -1,0 +1,252 @@
+/**
+ * The one transport under all three clients: a ky instance per client with
+ * base URL, credentials, timeouts, retries and hooks, and the single place
+ * where ky's errors (which print credentials, DESIGN §7) become SDK errors.
+ *
+ * @module
+ */
+import ky, { isHTTPError, isNetworkError, isTimeoutError, type KyInstance } from 'ky';
+import type * as z from 'zod/mini';
+import {
+  APIConnectionError,
+  APITimeoutError,
+  APIUserAbortError,
+  MissingCredentialsError,
+  PlatformUIError,
+  ResponseValidationError,
+  errorClassFor,
+  type ServiceKind,
+} from '../errors.ts';
+import { validate } from '../schemas/check.ts';
+import { checkTimeout, resolveRetry, type ClientOptions, type Credential, type RequestOptions, type ResolvedRetry } from './options.ts';
+import type { WithResponse } from './promise.ts';
+import { redactUrl, scrub } from './redact.ts';
+
+/** How a client authenticates when an endpoint asks for it. */
+export type AuthScheme = 'bearer' | 'apiKey';
+
+/** What one client configures once. */
+export interface TransportConfig {
+  service: ServiceKind;
+  baseUrl: string;
+  /** Client-wide options (already merged with environment fallbacks). */
+  options: ClientOptions;
+  credential?: Credential | undefined;
+  authScheme: AuthScheme;
+  /** Name of the credential for error messages (`'token'`, `'apiKey'`). */
+  credentialName: string;
+}
+
+/** Query values; `undefined` entries are left out. */
+export type Query = Record<string, string | number | boolean | undefined>;
+
+/** One request, as a client method describes it. */
+export interface RequestSpec {
+  method: 'GET' | 'POST' | 'DELETE';
+  /** Path below the base URL, already encoded (see {@link path}). */
+  path: string;
+  query?: Query | undefined;
+  /** JSON body. */
+  json?: unknown;
+  /** Any other body (multipart `FormData`, a stream). */
+  body?: BodyInit | undefined;
+  /** Extra request headers decided by the method (e.g. a multipart content type). */
+  headers?: Record<string, string> | undefined;
+  /** Whether the endpoint takes the client's credential. Without it, no credential header is sent at all. */
+  auth: boolean;
+  /** Schema of the JSON response; when absent the body is returned unparsed-but-JSON (or undefined when empty). */
+  schema?: z.ZodMiniType | undefined;
+  options?: RequestOptions | undefined;
+  /** `'manual'` returns a 3xx (or a browser's opaque redirect) instead of following it. */
+  redirect?: 'manual' | undefined;
+}
+
+// 429 means "subscription inactive" on the cloud and 402 "insufficient credits":
+// waiting does not fix either, so neither is ever retried there.
+const FIVE_XX = Array.from({ length: 100 }, (_, i) => 500 + i);
+const RETRY_STATUSES: Record<ServiceKind, number[]> = {
+  registry: [408, 429, ...FIVE_XX],
+  proxy: [408, 429, ...FIVE_XX],
+  cloud: [408, ...FIVE_XX],
+};
+
+const CREDENTIAL_HEADERS = ['authorization', 'x-api-key', 'cookie', 'proxy-authorization'];
+
+/**
+ * Encodes each interpolated value as one path segment, so an id containing
+ * `/`, `?` or `%` can never change the path.
+ *
+ * @example
+ * ```ts
+ * path`publishers/${id}/nodes`; // id 'a/b' → 'publishers/a%2Fb/nodes'
+ * ```
+ */
+export function path(strings: TemplateStringsArray, ...values: string[]): string {
+  let out = strings[0] ?? '';
+  for (let i = 0; i < values.length; i++) out += encodeURIComponent(values[i]!) + (strings[i + 1] ?? '');
+  return out;
+}
+
+/** The HTTP core shared by the clients. */
+export class Transport {
+  readonly service: ServiceKind;
+  readonly baseUrl: string;
+  readonly validate: boolean;
+  readonly #ky: KyInstance;
+  readonly #retry: ResolvedRetry;
+  readonly #timeout: number | false;
+  readonly #headers: Record<string, string>;
+  readonly #credential: Credential | undefined;
+  readonly #scheme: AuthScheme;
+  readonly #credentialName: string;
+  /** The bare fetch, for requests that must carry nothing of the client (signed URLs). */
+  readonly fetch: typeof globalThis.fetch;
+  /** The last credential value resolved: scrubbed from anything an error shows. */
+  #secrets: string[] = [];
+
+  constructor(config: TransportConfig) {
+    const o = config.options;
+    checkTimeout(o.timeout);
+    this.service = config.service;
+    this.baseUrl = config.baseUrl.replace(/\/+$/, '');
+    this.validate = o.validate !== false;
+    this.#retry = resolveRetry(o.retry);
+    this.#timeout = o.timeout ?? 60_000;
+    this.#headers = lowerKeys(o.headers);
+    this.#credential = config.credential;
+    this.#scheme = config.authScheme;
+    this.#credentialName = config.credentialName;
+    if (typeof config.credential === 'string') this.#secrets = [config.credential];
+    this.fetch = o.fetch ?? ((input, init) => globalThis.fetch(input, init));
+    this.#ky = ky.create({
+      prefix: this.baseUrl,
+      ...(o.fetch ? { fetch: o.fetch } : {}),
+      ...(o.hooks ? { hooks: o.hooks } : {}),
+    });
+  }
+
+  /** Whether a credential is configured (some endpoints refuse to start without one). */
+  get hasCredential(): boolean {
+    return this.#credential !== undefined && this.#credential !== '';
+  }
+
+  /** Values to scrub from anything shown to users. */
+  get secrets(): readonly string[] {
+    return this.#secrets;
+  }
+
+  /** Resolves the credential, or throws {@link MissingCredentialsError} before any request. */
+  async credential(): Promise<string> {
+    const c = this.#credential;
+    const value = typeof c === 'function' ? await c() : c;
+    if (typeof value !== 'string' || value === '') {
+      throw new MissingCredentialsError(`this call needs a ${this.#credentialName}; pass it to the client or set it in the environment`, this.#credentialName);
+    }
+    if (!this.#secrets.includes(value)) this.#secrets = [value, ...this.#secrets].slice(0, 4);
+    // A header value with CR/LF would make fetch throw a TypeError quoting it.
+    if (/[\r\n\0]/.test(value)) throw new MissingCredentialsError('contains characters not allowed in a header', this.#credentialName);
+    return value;
+  }
+
+  /** The full URL of a path, secrets redacted: what errors and logs show. */
+  displayUrl(p: string, query?: Query): string {
+    const u = new URL(`${this.baseUrl}/${p}`);
+    for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) u.searchParams.set(k, String(v));
+    return redactUrl(u);
+  }
+
+  /** Sends a request and returns the validated JSON body together with the response. */
+  async request<T>(spec: RequestSpec): Promise<WithResponse<T>> {
+    const response = await this.send(spec);
+    const text = await response.text();
+    let data: unknown;
+    if (text !== '') {
+      try {
+        data = JSON.parse(text);
+      } catch {
+        throw new ResponseValidationError(spec.method, this.displayUrl(spec.path, spec.query), [{ code: 'invalid_json', path: [], message: 'Response is not JSON' }], scrub(text.slice(0, 2000), this.#secrets));
+      }
+    }
+    if (spec.schema && this.validate) {
+      const result = validate(spec.schema, data);
+      if (!result.ok) throw new ResponseValidationError(spec.method, this.displayUrl(spec.path, spec.query), result.issues, scrub(data, this.#secrets));
+    }
+    return { data: data as T, response };
+  }
+
+  /** Sends a request and returns the unread `Response` (2xx only; other statuses throw). */
+  async send(spec: RequestSpec): Promise<Response> {
+    const opts = spec.options ?? {};
+    checkTimeout(opts.timeout);
+    const retry = resolveRetry(opts.retry, this.#retry);
+    const headers = { ...this.#headers, ...lowerKeys(opts.headers), ...spec.headers };
+    // Unauthenticated endpoints get no credential at all, even one a caller put in default headers.
+    for (const h of CREDENTIAL_HEADERS) if (!spec.auth || h === 'authorization' || h === 'x-api-key') delete headers[h];
+    if (spec.auth) {
+      const value = await this.credential();
+      if (this.#scheme === 'bearer') headers.authorization = `Bearer ${value}`;
+      else headers['x-api-key'] = value;
+    }
+    if (opts.signal?.aborted) throw new APIUserAbortError();
+    const timeout = opts.timeout ?? this.#timeout;
+    const statuses = RETRY_STATUSES[this.service];
+    const idempotent = spec.method !== 'POST' || retry.allowPost;
+    try {
+      return await this.#ky(spec.path, {
+        method: spec.method,
+        headers,
+        ...(spec.query ? { searchParams: definedOnly(spec.query) } : {}),
+        ...(spec.json !== undefined ? { json: spec.json } : {}),
+        ...(spec.body !== undefined ? { body: spec.body } : {}),
+        timeout,
+        ...(opts.signal ? { signal: opts.signal } : {}),
+        ...(spec.redirect ? { redirect: spec.redirect, throwHttpErrors: (s: number) => s !== 0 && (s < 200 || s >= 400) } : {}),
+        retry: {
+          limit: idempotent ? retry.limit : 0,
+          methods: idempotent ? [spec.method.toLowerCase()] : [],
+          statusCodes: statuses,
+          afterStatusCodes: statuses,
+          maxRetryAfter: retry.maxRetryAfter,
+          backoffLimit: retry.backoffLimit,
+          delay: (attempt) => 500 * 2 ** (attempt - 1),
+          jitter: true,
+        },
+      });
+    } catch (err) {
+      throw this.#mapError(err, spec, opts.signal, timeout);
+    }
+  }
+
+  #mapError(err: unknown, spec: RequestSpec, signal: AbortSignal | undefined, timeout: number | false): PlatformUIError {
+    const url = this.displayUrl(spec.path, spec.query);
+    if (err instanceof PlatformUIError) return err;
+    if (signal?.aborted) return new APIUserAbortError();
+    if (isHTTPError(err)) {
+      const Cls = errorClassFor(err.response.status, this.service);
+      return new Cls({ status: err.response.status, body: scrub(err.data ?? '', this.#secrets), method: spec.method, url, headers: err.response.headers });
+    }
+    if (isTimeoutError(err)) return new APITimeoutError(spec.method, url, timeout === false ? undefined : timeout);
+    // Only the innermost cause's text is kept: ky's error holds the Request and its headers.
+    const inner = isNetworkError(err) ? err.cause : err;
+    const detail = inner instanceof Error ? describeCause(inner) : 'Connection failed';
+    return new APIConnectionError(spec.method, url, scrub(detail, this.#secrets));
+  }
+}
+
+function describeCause(e: Error): string {
+  const cause = e.cause as { code?: unknown; message?: unknown } | undefined;
+  const code = typeof cause?.code === 'string' ? cause.code : undefined;
+  return code ? `Connection failed (${code})` : `Connection failed (${e.message})`;
+}
+
+function lowerKeys(h: Record<string, string> | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (h) for (const [k, v] of Object.entries(h)) out[k.toLowerCase()] = v;
+  return out;
+}
+
+function definedOnly(q: Query): Record<string, string | number | boolean> {
+  const out: Record<string, string | number | boolean> = {};
+  for (const [k, v] of Object.entries(q)) if (v !== undefined) out[k] = v;
+  return out;
+}

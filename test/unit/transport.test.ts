@@ -1,0 +1,413 @@
+// Transport rules, exercised through RegistryClient against msw (no sockets).
+import { inspect } from 'node:util';
+import { http, HttpResponse, delay } from 'msw';
+import { setupServer } from 'msw/node';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  APIConnectionError,
+  APIError,
+  APITimeoutError,
+  APIUserAbortError,
+  AuthenticationError,
+  BadRequestError,
+  ConflictError,
+  InsufficientCreditsError,
+  InternalServerError,
+  InvalidArgumentError,
+  MissingCredentialsError,
+  NotFoundError,
+  PermissionDeniedError,
+  RateLimitError,
+  RegistryClient,
+  ResponseValidationError,
+} from '../../src/index.ts';
+
+const BASE = 'https://registry.test';
+const TOKEN = 'tok_SECRET_1234567890';
+const page = (nodes: unknown[] = [], extra: Record<string, unknown> = {}) => ({ limit: 10, nodes, page: 1, total: nodes.length, totalPages: 1, ...extra });
+
+const server = setupServer();
+const seen: Request[] = [];
+server.events.on('request:start', ({ request }) => void seen.push(request.clone()));
+beforeAll(() => server.listen({ onUnhandledFrame: 'error' }));
+afterEach(() => {
+  server.resetHandlers();
+  seen.length = 0;
+});
+afterAll(() => server.close());
+
+const fast = { limit: 2, backoffLimit: 5 };
+const client = (o: ConstructorParameters<typeof RegistryClient>[0] = {}) => new RegistryClient({ baseUrl: BASE, token: TOKEN, retry: fast, ...o });
+
+describe('auth per endpoint', () => {
+  it('sends no credentials to search and list publishers, even when configured in default headers', async () => {
+    server.use(
+      http.get(`${BASE}/nodes/search`, () => HttpResponse.json(page())),
+      http.get(`${BASE}/publishers`, () => HttpResponse.json([])),
+    );
+    const c = client({ headers: { Authorization: 'Bearer leaked', 'X-API-Key': 'leaked', 'X-Trace': 't1' } });
+    await c.searchNodes();
+    await c.listPublishers();
+    expect(seen).toHaveLength(2);
+    for (const r of seen) {
+      expect(r.headers.get('authorization')).toBeNull();
+      expect(r.headers.get('x-api-key')).toBeNull();
+      expect(r.headers.get('x-trace')).toBe('t1');
+    }
+  });
+
+  it('sends the bearer token to the three authenticated endpoints', async () => {
+    server.use(
+      http.post(`${BASE}/publishers/acme/nodes`, () => HttpResponse.json({ id: 'n1' })),
+      http.get(`${BASE}/publishers/acme/nodes/v2`, () => HttpResponse.json(page())),
+      http.delete(`${BASE}/publishers/acme`, () => new HttpResponse(null, { status: 204 })),
+    );
+    const c = client();
+    await c.createNode('acme', { id: 'n1' });
+    await c.listPublisherNodes('acme');
+    await c.deletePublisher('acme');
+    expect(seen.map((r) => r.headers.get('authorization'))).toEqual(Array(3).fill(`Bearer ${TOKEN}`));
+  });
+
+  it('calls a token function per request, async included', async () => {
+    server.use(http.get(`${BASE}/publishers/acme/nodes/v2`, () => HttpResponse.json(page())));
+    let n = 0;
+    const c = client({ token: async () => `t${++n}-abcdef` });
+    await c.listPublisherNodes('acme');
+    await c.listPublisherNodes('acme');
+    expect(seen.map((r) => r.headers.get('authorization'))).toEqual(['Bearer t1-abcdef', 'Bearer t2-abcdef']);
+  });
+
+  it('throws MissingCredentialsError before any request when no token is configured', async () => {
+    const c = new RegistryClient({ baseUrl: BASE });
+    await expect(c.createNode('acme', { id: 'x' })).rejects.toBeInstanceOf(MissingCredentialsError);
+    await expect(c.listPublisherNodes('acme')).rejects.toBeInstanceOf(MissingCredentialsError);
+    await expect(c.deletePublisher('acme')).rejects.toBeInstanceOf(MissingCredentialsError);
+    expect(seen).toHaveLength(0);
+  });
+});
+
+describe('requests', () => {
+  it('merges client and per-call headers; per-call wins', async () => {
+    server.use(http.get(`${BASE}/publishers`, () => HttpResponse.json([])));
+    await client({ headers: { 'X-A': 'client', 'X-B': 'client' } }).listPublishers({ headers: { 'x-b': 'call' } });
+    expect(seen[0]!.headers.get('x-a')).toBe('client');
+    expect(seen[0]!.headers.get('x-b')).toBe('call');
+  });
+
+  it('encodes path parameters as one segment', async () => {
+    server.use(http.delete(`${BASE}/publishers/:id`, () => new HttpResponse(null, { status: 204 })));
+    await client().deletePublisher('a/b?c=%d#e');
+    expect(new URL(seen[0]!.url).pathname).toBe('/publishers/a%2Fb%3Fc%3D%25d%23e');
+  });
+
+  it('keeps a base URL path prefix', async () => {
+    server.use(http.get(`${BASE}/v1/publishers`, () => HttpResponse.json([])));
+    await client({ baseUrl: `${BASE}/v1/` }).listPublishers();
+    expect(new URL(seen[0]!.url).pathname).toBe('/v1/publishers');
+  });
+
+  it('sends all eight search parameters and the defaults', async () => {
+    server.use(http.get(`${BASE}/nodes/search`, () => HttpResponse.json(page())));
+    await client().searchNodes();
+    expect(Object.fromEntries(new URL(seen[0]!.url).searchParams)).toEqual({ page: '1', limit: '10' });
+    const all = {
+      page: 2,
+      limit: 5,
+      search: 's',
+      repository_url_search: 'github.com/x',
+      platform_node_search: 'n',
+      supported_os: 'POSIX :: Linux',
+      supported_accelerator: 'CUDA',
+      include_banned: true,
+    };
+    await client().searchNodes(all);
+    expect(Object.fromEntries(new URL(seen[1]!.url).searchParams)).toEqual(Object.fromEntries(Object.entries(all).map(([k, v]) => [k, String(v)])));
+  });
+
+  it('rejects invalid arguments before any request', async () => {
+    const c = client();
+    const bad: Array<() => Promise<unknown>> = [
+      () => c.searchNodes({ page: 0 }),
+      () => c.searchNodes({ limit: 1.5 }),
+      () => c.searchNodes({ search: 3 as unknown as string }),
+      () => c.searchNodes({ nope: 1 } as never),
+      () => c.createNode('', { id: 'x' }),
+      () => c.createNode('acme', { id: 'x', status: 'Bogus' as never }),
+      () => c.createNode('acme', { id: 'x', latest_version: { version: '1.0.0', status: 'NodeVersionStatusActive' } as never }),
+      () => c.createNode('acme', { id: 'x', downloads: '3' as never }),
+      () => c.listPublisherNodes('acme', { page: -1 }),
+      () => c.deletePublisher(undefined as never),
+      () => c.listPublishers({ timeout: -5 }),
+    ];
+    for (const f of bad) await expect(f()).rejects.toBeInstanceOf(InvalidArgumentError);
+    expect(seen).toHaveLength(0);
+  });
+
+  it('names the offending field', async () => {
+    const err = await client().createNode('acme', { id: 'x', publisher: { id: 'p', status: 'PublisherStatusActive' } as never }).catch((e: any) => e);
+    expect(err).toBeInstanceOf(InvalidArgumentError);
+    expect(err.field).toBe('node.publisher');
+  });
+
+  it('times out with APITimeoutError (client-level and per call)', async () => {
+    server.use(http.get(`${BASE}/publishers`, async () => {
+      await delay(500);
+      return HttpResponse.json([]);
+    }));
+    await expect(client({ timeout: 50 }).listPublishers()).rejects.toBeInstanceOf(APITimeoutError);
+    await expect(client().listPublishers({ timeout: 50 })).rejects.toBeInstanceOf(APITimeoutError);
+  });
+
+  it('aborts with APIUserAbortError', async () => {
+    server.use(http.get(`${BASE}/publishers`, async () => {
+      await delay(500);
+      return HttpResponse.json([]);
+    }));
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 20);
+    await expect(client().listPublishers({ signal: ac.signal })).rejects.toBeInstanceOf(APIUserAbortError);
+    await expect(client().listPublishers({ signal: AbortSignal.abort() })).rejects.toBeInstanceOf(APIUserAbortError);
+  });
+
+  it('uses a custom fetch', async () => {
+    const calls: string[] = [];
+    const c = client({ fetch: async (input) => (calls.push(String(input instanceof Request ? input.url : input)), Response.json([])) });
+    expect(await c.listPublishers()).toEqual([]);
+    expect(calls).toEqual([`${BASE}/publishers`]);
+  });
+
+  it('gives the raw response with withResponse()', async () => {
+    server.use(http.get(`${BASE}/publishers`, () => HttpResponse.json([{ id: 'p' }], { headers: { 'x-req': '42' } })));
+    const { data, response } = await client().listPublishers().withResponse();
+    expect(data).toEqual([{ id: 'p' }]);
+    expect(response.headers.get('x-req')).toBe('42');
+  });
+});
+
+describe('retries', () => {
+  const failing = (statuses: number[], then: () => Response, headers?: Record<string, string>) => {
+    let i = 0;
+    return () => (i < statuses.length ? HttpResponse.json({ error: 'E', message: 'm' }, { status: statuses[i++]!, headers: headers ?? {} }) : then());
+  };
+
+  it.each([408, 429, 500, 502, 503, 504])('retries GET on %i', async (status) => {
+    server.use(http.get(`${BASE}/publishers`, failing([status, status], () => HttpResponse.json([]))));
+    await expect(client().listPublishers()).resolves.toEqual([]);
+    expect(seen).toHaveLength(3);
+  });
+
+  it('retries DELETE on 503', async () => {
+    server.use(http.delete(`${BASE}/publishers/p`, failing([503], () => new HttpResponse(null, { status: 204 }))));
+    await client().deletePublisher('p');
+    expect(seen).toHaveLength(2);
+  });
+
+  it('gives up after the limit with the mapped error', async () => {
+    server.use(http.get(`${BASE}/publishers`, () => HttpResponse.json({ error: 'E', message: 'down' }, { status: 503 })));
+    await expect(client().listPublishers()).rejects.toBeInstanceOf(InternalServerError);
+    expect(seen).toHaveLength(3);
+  });
+
+  it('does not retry 4xx other than 408/429', async () => {
+    server.use(http.get(`${BASE}/publishers`, () => HttpResponse.json({ error: 'E', message: 'm' }, { status: 400 })));
+    await expect(client().listPublishers()).rejects.toBeInstanceOf(BadRequestError);
+    expect(seen).toHaveLength(1);
+  });
+
+  it('never re-sends a POST unless the caller opts in', async () => {
+    server.use(http.post(`${BASE}/publishers/acme/nodes`, () => HttpResponse.json({ error: 'E', message: 'm' }, { status: 503 })));
+    await expect(client().createNode('acme', { id: 'n' })).rejects.toBeInstanceOf(InternalServerError);
+    expect(seen).toHaveLength(1);
+    seen.length = 0;
+    await expect(client().createNode('acme', { id: 'n' }, { retry: { limit: 1, allowPost: true, backoffLimit: 5 } })).rejects.toBeInstanceOf(InternalServerError);
+    expect(seen).toHaveLength(2);
+  });
+
+  it('retries connection errors for GET', async () => {
+    let i = 0;
+    server.use(http.get(`${BASE}/publishers`, () => (i++ === 0 ? HttpResponse.error() : HttpResponse.json([]))));
+    await expect(client().listPublishers()).resolves.toEqual([]);
+    expect(seen).toHaveLength(2);
+  });
+
+  it('maps a persistent connection failure to APIConnectionError', async () => {
+    server.use(http.get(`${BASE}/publishers`, () => HttpResponse.error()));
+    await expect(client().listPublishers()).rejects.toBeInstanceOf(APIConnectionError);
+  });
+
+  it('can be disabled per client and per call', async () => {
+    server.use(http.get(`${BASE}/publishers`, () => HttpResponse.json({ error: 'E', message: 'm' }, { status: 503 })));
+    await expect(client({ retry: false }).listPublishers()).rejects.toBeInstanceOf(InternalServerError);
+    await expect(client().listPublishers({ retry: 0 })).rejects.toBeInstanceOf(InternalServerError);
+    expect(seen).toHaveLength(2);
+  });
+
+  it('honours Retry-After in seconds', async () => {
+    server.use(http.get(`${BASE}/publishers`, failing([429], () => HttpResponse.json([]), { 'Retry-After': '1' })));
+    const t0 = performance.now();
+    await client().listPublishers();
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(900);
+    expect(seen).toHaveLength(2);
+  });
+
+  it('honours Retry-After as an HTTP date, capped by maxRetryAfter', async () => {
+    const date = new Date(Date.now() + 3600_000).toUTCString();
+    server.use(http.get(`${BASE}/publishers`, failing([503], () => HttpResponse.json([]), { 'Retry-After': date })));
+    const t0 = performance.now();
+    await client({ retry: { limit: 1, maxRetryAfter: 300 } }).listPublishers();
+    const took = performance.now() - t0;
+    expect(took).toBeGreaterThanOrEqual(250);
+    expect(took).toBeLessThan(3000);
+  });
+});
+
+describe('errors', () => {
+  it.each([
+    [400, BadRequestError],
+    [401, AuthenticationError],
+    [402, InsufficientCreditsError],
+    [403, PermissionDeniedError],
+    [404, NotFoundError],
+    [409, ConflictError],
+    [429, RateLimitError],
+    [500, InternalServerError],
+    [503, InternalServerError],
+    [418, APIError],
+  ] as const)('maps %i to its class', async (status, Cls) => {
+    server.use(http.get(`${BASE}/publishers`, () => HttpResponse.json({ error: 'Code', message: 'Human text' }, { status })));
+    const err = await client({ retry: false }).listPublishers().catch((e: any) => e);
+    expect(err).toBeInstanceOf(Cls);
+    expect(err).toBeInstanceOf(APIError);
+    expect(err.status).toBe(status);
+    expect(err.error).toBe('Code');
+    expect(err.body).toEqual({ error: 'Code', message: 'Human text' });
+    expect(err.method).toBe('GET');
+    expect(err.url).toBe(`${BASE}/publishers`);
+    expect(err.message).toContain('Human text');
+  });
+
+  it('keeps non-JSON and empty bodies as raw text', async () => {
+    server.use(http.get(`${BASE}/publishers`, () => new HttpResponse('<html>bad gateway</html>', { status: 404, headers: { 'content-type': 'text/html' } })));
+    expect((await client().listPublishers().catch((e: any) => e)).body).toBe('<html>bad gateway</html>');
+    server.use(http.get(`${BASE}/publishers`, () => new HttpResponse(null, { status: 404 })));
+    const err = await client().listPublishers().catch((e: any) => e);
+    expect(err).toBeInstanceOf(NotFoundError);
+    expect(err.body).toBe('');
+  });
+
+  it('never shows the token, even when the server echoes it', async () => {
+    server.use(
+      http.get(`${BASE}/publishers/acme/nodes/v2`, ({ request }) =>
+        HttpResponse.json({ error: 'Unauthorized', message: `bad token ${request.headers.get('authorization')}` }, { status: 401 }),
+      ),
+    );
+    const err = await client().listPublisherNodes('acme').catch((e: any) => e);
+    expect(err).toBeInstanceOf(AuthenticationError);
+    for (const text of [err.message, err.stack, String(err), JSON.stringify(err), inspect(err, { depth: 10, showHidden: true })]) {
+      expect(text).not.toContain(TOKEN);
+    }
+    expect(JSON.stringify(err)).toContain('[REDACTED]');
+  });
+
+  it('never shows the token in connection and timeout errors', async () => {
+    server.use(http.get(`${BASE}/publishers/acme/nodes/v2`, () => HttpResponse.error()));
+    const err = await client({ retry: false }).listPublisherNodes('acme').catch((e: any) => e);
+    expect(err).toBeInstanceOf(APIConnectionError);
+    for (const text of [err.message, err.stack, JSON.stringify(err), inspect(err, { depth: 10, showHidden: true })]) expect(text).not.toContain(TOKEN);
+  });
+});
+
+describe('response validation', () => {
+  it('keeps unknown fields and unknown enum values', async () => {
+    const node = { id: 'n', status: 'NodeStatusFuture', brand_new: { x: 1 }, latest_version: { status: 'NodeVersionStatusX', extra: true } };
+    server.use(http.get(`${BASE}/nodes/search`, () => HttpResponse.json(page([node], { cursor: 'c1' }))));
+    const p = await client().searchNodes();
+    expect(p.nodes[0]).toEqual(node);
+    expect(p.body.cursor).toBe('c1');
+  });
+
+  it('raises ResponseValidationError on wrong types, with issues and the raw body', async () => {
+    const body = page([{ id: 'n', downloads: 'many' }]);
+    server.use(http.get(`${BASE}/nodes/search`, () => HttpResponse.json(body)));
+    const err = await client().searchNodes().catch((e: any) => e);
+    expect(err).toBeInstanceOf(ResponseValidationError);
+    expect(err.issues[0].path).toEqual(['nodes', 0, 'downloads']);
+    expect(err.body).toEqual(body);
+  });
+
+  it('raises ResponseValidationError on a non-JSON 2xx body', async () => {
+    server.use(http.get(`${BASE}/publishers`, () => new HttpResponse('oops', { status: 200 })));
+    await expect(client().listPublishers()).rejects.toBeInstanceOf(ResponseValidationError);
+  });
+
+  it('passes wrong types through with validate: false', async () => {
+    server.use(http.get(`${BASE}/nodes/search`, () => HttpResponse.json(page([{ id: 'n', downloads: 'many' }]))));
+    const p = await client({ validate: false }).searchNodes();
+    expect(p.nodes[0]!.downloads).toBe('many');
+  });
+});
+
+describe('pagination', () => {
+  const nodes = Array.from({ length: 25 }, (_, i) => ({ id: `n${i}` }));
+  const paged = (repeat = false) =>
+    http.get(`${BASE}/nodes/search`, ({ request }) => {
+      const q = new URL(request.url).searchParams;
+      const limit = Number(q.get('limit'));
+      const p = repeat ? 1 : Number(q.get('page'));
+      return HttpResponse.json({ limit, page: p, total: 25, totalPages: 3, nodes: nodes.slice((p - 1) * limit, p * limit) });
+    });
+
+  it('awaits one page with hasNextPage/getNextPage', async () => {
+    server.use(paged());
+    const first = await client().searchNodes();
+    expect(first.nodes).toHaveLength(10);
+    expect(first.hasNextPage()).toBe(true);
+    const second = await first.getNextPage();
+    expect(second.page).toBe(2);
+    expect(second.nodes[0]).toEqual({ id: 'n10' });
+    const third = await second.getNextPage();
+    expect(third.hasNextPage()).toBe(false);
+  });
+
+  it('iterates every node lazily, stopping at totalPages', async () => {
+    server.use(paged());
+    const ids: string[] = [];
+    for await (const n of client().searchNodes()) {
+      ids.push(n.id!);
+      if (ids.length === 5) expect(seen).toHaveLength(1); // the next page is not fetched early
+    }
+    expect(ids).toEqual(nodes.map((n) => n.id));
+    expect(seen).toHaveLength(3);
+  });
+
+  it('stops when the server repeats a page', async () => {
+    server.use(paged(true));
+    const ids: string[] = [];
+    for await (const n of client().searchNodes()) ids.push(n.id!);
+    expect(ids).toHaveLength(10);
+    expect(seen).toHaveLength(2);
+  });
+
+  it('stops on an empty page', async () => {
+    server.use(http.get(`${BASE}/nodes/search`, () => HttpResponse.json({ limit: 10, page: 1, total: 99, totalPages: 10, nodes: [] })));
+    const ids: unknown[] = [];
+    for await (const n of client().searchNodes()) ids.push(n);
+    expect(ids).toEqual([]);
+    expect(seen).toHaveLength(1);
+  });
+
+  it('stops when the signal aborts', async () => {
+    server.use(paged());
+    const ac = new AbortController();
+    const ids: string[] = [];
+    const run = async () => {
+      for await (const n of client().searchNodes({}, { signal: ac.signal })) {
+        ids.push(n.id!);
+        if (ids.length === 12) ac.abort();
+      }
+    };
+    await expect(run()).rejects.toBeInstanceOf(APIUserAbortError);
+    expect(ids).toHaveLength(20);
+  });
+});
