@@ -1,0 +1,105 @@
+/**
+ * `@platformui/sdk/emulator`: a local server speaking the services of the SDK
+ * on one loopback port, for examples, demos and tests over real sockets
+ * (DESIGN §6). Node only.
+ *
+ * Each service lives in its own module exporting a `Route[]` factory; this
+ * file wires them into one server and owns its lifecycle.
+ *
+ * @module
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Faults, Router, type RecordedRequest, type Status5xxFault } from './http.ts';
+import { DEFAULT_TOKENS, RegistryState, registryRoutes } from './registry.ts';
+
+export { DEFAULT_TOKENS, EMULATOR_TOKEN, MAX_PAGE_SIZE, RegistryState, registryRoutes } from './registry.ts';
+export type { Node, NodeFilter, NodePage, NodeVersion, Publisher, PublisherMember, PublisherUser, StoredNode } from './registry.ts';
+export { Faults, HttpError, Router, sendEmpty, sendError, sendJson } from './http.ts';
+export type { FaultMatch, Handler, NextFaultOptions, RecordedRequest, RequestContext, Route, Status5xxFault } from './http.ts';
+export { ACCELERATOR_VALUES, OS_VALUES, SEED_FACTS } from './seed.ts';
+
+/** Options of {@link startEmulator}. */
+export interface EmulatorOptions {
+  /** TCP port; 0 (default) picks a free one. */
+  port?: number;
+  /** Interface to bind; default `127.0.0.1`. */
+  host?: string;
+  /**
+   * Bearer token → publisher ids it may act on (`'*'` = every publisher).
+   * Default {@link DEFAULT_TOKENS}: `emulator-token` for all, and
+   * `<publisherId>-token` for each seeded publisher.
+   */
+  tokens?: Record<string, readonly string[]>;
+  /** Load the deterministic seed data (default true). */
+  seed?: boolean;
+  /** Initial `faults.latencyMs`. */
+  latencyMs?: number;
+  /** Initial fault switches; `seed` seeds the PRNG of probabilistic faults. */
+  faults?: { latencyMs?: number; status5xx?: Status5xxFault | null; seed?: number };
+}
+
+/** A running emulator. */
+export interface Emulator {
+  /** Base URL, e.g. `http://127.0.0.1:41234` (no trailing slash). */
+  readonly url: string;
+  readonly port: number;
+  readonly host: string;
+  /** The registry's in-memory state. */
+  readonly registry: RegistryState;
+  /** Mutable fault switches applied to every service. */
+  readonly faults: Faults;
+  /** Bounded log (last 1000) of received requests; clear with `requests.length = 0`. */
+  readonly requests: RecordedRequest[];
+  /** The underlying server (e.g. to attach more listeners). */
+  readonly server: Server;
+  /** Stops listening and closes every connection, keep-alive ones included. */
+  close(): Promise<void>;
+}
+
+/** Starts an emulator and resolves once it listens. */
+export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
+  const host = options.host ?? '127.0.0.1';
+  const faults = new Faults({
+    ...options.faults,
+    latencyMs: options.latencyMs ?? options.faults?.latencyMs ?? 0,
+  });
+  const registry = new RegistryState({ tokens: options.tokens ?? DEFAULT_TOKENS, seed: options.seed ?? true });
+  const router = new Router(faults).add(registryRoutes(registry));
+  const server = createServer(router.listener);
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+
+  const port = (server.address() as AddressInfo).port;
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${urlHost(host)}:${port}`,
+    port,
+    host,
+    registry,
+    faults,
+    requests: router.requests,
+    server,
+    close() {
+      closing ??= new Promise<void>((resolve, reject) => {
+        server.close((err) => (err ? reject(err) : resolve()));
+        // Without this, idle keep-alive sockets of clients hold close() open.
+        server.closeAllConnections();
+      });
+      return closing;
+    },
+  };
+}
+
+function urlHost(host: string): string {
+  // A wildcard bind is reachable on loopback; name that, not the wildcard.
+  if (host === '0.0.0.0' || host === '') return '127.0.0.1';
+  if (host === '::') return '[::1]';
+  return host.includes(':') ? `[${host}]` : host;
+}

@@ -1,0 +1,383 @@
+/**
+ * Deterministic seed data of the emulator's registry: the same publishers,
+ * nodes and numbers on every start, so tests can rely on them. Numbers come
+ * from a seeded PRNG, never `Math.random`.
+ *
+ * @module
+ */
+import type { Node, NodeStatus, Publisher, PublisherStatus } from './registry.ts';
+
+/**
+ * mulberry32: a small seeded PRNG, good enough for test data and fault dice.
+ * Returns a function yielding floats in [0, 1).
+ */
+export function createRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The `supported_os` values the spec gives as examples; every one occurs in the seed. */
+export const OS_VALUES = [
+  'POSIX :: Linux',
+  'MacOS',
+  'MacOS :: MacOS X',
+  'OS Independent',
+  'POSIX :: Linux :: Ubuntu',
+  'Microsoft :: Windows',
+  'Microsoft :: Windows :: Windows 10',
+] as const;
+
+/** Accelerators used in the seed; every one occurs. */
+export const ACCELERATOR_VALUES = ['CUDA', 'ROCm', 'DirectML', 'Metal', 'CPU'] as const;
+
+// Index-cycled rather than random so coverage of every value is guaranteed.
+const OS_COMBOS: string[][] = [
+  ['OS Independent'],
+  ['POSIX :: Linux', 'Microsoft :: Windows'],
+  ['POSIX :: Linux', 'MacOS', 'Microsoft :: Windows'],
+  ['POSIX :: Linux :: Ubuntu'],
+  ['Microsoft :: Windows :: Windows 10'],
+  ['MacOS :: MacOS X', 'POSIX :: Linux'],
+  ['POSIX :: Linux', 'POSIX :: Linux :: Ubuntu', 'Microsoft :: Windows :: Windows 10'],
+  ['MacOS'],
+  ['POSIX :: Linux'],
+];
+const ACCELERATOR_COMBOS: string[][] = [
+  ['CUDA'],
+  ['CUDA', 'ROCm'],
+  ['CUDA', 'DirectML'],
+  ['CPU'],
+  ['CUDA', 'ROCm', 'DirectML', 'Metal'],
+  ['Metal'],
+  ['DirectML'],
+  ['CUDA', 'Metal', 'CPU'],
+];
+
+const DEPENDENCY_POOL = [
+  'torch>=2.1',
+  'torchvision',
+  'numpy>=1.24',
+  'pillow>=10.0',
+  'opencv-python-headless>=4.8',
+  'scipy',
+  'einops',
+  'safetensors>=0.4',
+  'transformers>=4.38',
+  'kornia',
+  'timm',
+  'onnxruntime-gpu',
+  'imageio-ffmpeg',
+  'scikit-image',
+];
+
+interface PublisherSeed {
+  id: string;
+  name: string;
+  description: string;
+  status: PublisherStatus;
+  members: [name: string, role: string][];
+  /** [slug, display name, description, tags, status?, status_detail?] */
+  nodes: [string, string, string, string[], NodeStatus?, string?][];
+}
+
+const CATALOGUE: PublisherSeed[] = [
+  {
+    id: 'pixelforge',
+    name: 'PixelForge Studio',
+    description: 'Image upscaling and restoration nodes.',
+    status: 'PublisherStatusActive',
+    members: [
+      ['Ada Moreau', 'owner'],
+      ['Kenji Sato', 'maintainer'],
+    ],
+    nodes: [
+      ['ultrasharp-upscale', 'UltraSharp Upscale', 'Tiled 4x and 8x upscaling with seam-free blending for large images.', ['upscale', 'image']],
+      ['face-restore', 'Face Restore', 'Restores faces in generated images with GFPGAN and CodeFormer backends.', ['face', 'restoration']],
+      ['denoise-pro', 'Denoise Pro', 'Removes sensor noise and diffusion speckle while keeping fine texture.', ['denoise', 'image']],
+      ['tiled-diffusion', 'Tiled Diffusion', 'Region-wise sampling that renders images larger than VRAM allows.', ['sampling', 'upscale']],
+      ['jpeg-artifact-removal', 'JPEG Artifact Removal', 'Cleans blocking and ringing artifacts from compressed inputs.', ['restoration', 'image']],
+      ['batch-resize', 'Batch Resize', 'Resizes image batches by side, megapixels or multiple of 64.', ['utility', 'image']],
+      ['sharpen-suite', 'Sharpen Suite', 'Unsharp mask, high-pass and adaptive sharpening in one node.', ['postprocess', 'image']],
+      ['legacy-upscaler', 'Legacy Upscaler', 'Old ESRGAN wrapper, superseded by UltraSharp Upscale.', ['upscale'], 'NodeStatusDeleted', 'Removed by publisher'],
+    ],
+  },
+  {
+    id: 'lumen-labs',
+    name: 'Lumen Labs',
+    description: 'Lighting, relighting and colour tools.',
+    status: 'PublisherStatusActive',
+    members: [
+      ['Priya Raman', 'owner'],
+      ['Tomás Ferreira', 'member'],
+      ['Lena Fischer', 'maintainer'],
+    ],
+    nodes: [
+      ['relight', 'IC Relight', 'Relights a subject from a text prompt or a reference lightmap.', ['lighting', 'relight']],
+      ['color-grade', 'Color Grade', 'Applies .cube LUTs and lift/gamma/gain colour grading.', ['color', 'postprocess']],
+      ['hdr-merge', 'HDR Merge', 'Merges bracketed exposures into a tone-mapped HDR image.', ['hdr', 'color']],
+      ['depth-lighting', 'Depth Lighting', 'Adds point and area lights using an estimated depth map.', ['lighting', 'depth']],
+      ['shadow-catcher', 'Shadow Catcher', 'Extracts cast shadows into a separate compositing layer.', ['lighting', 'compositing']],
+      ['white-balance', 'White Balance', 'Automatic and picker-based white balance correction.', ['color']],
+      ['lightmap-generator', 'Lightmap Generator', 'Paints lightmaps from gradients for relighting workflows.', ['lighting', 'relight']],
+      ['film-emulation', 'Film Emulation', 'Emulates classic film stocks with grain and halation.', ['color', 'film']],
+    ],
+  },
+  {
+    id: 'nodesmith',
+    name: 'Nodesmith',
+    description: 'Utility, math and logic nodes for workflow builders.',
+    status: 'PublisherStatusActive',
+    members: [['Marta Kowalska', 'owner']],
+    nodes: [
+      ['math-expr', 'Math Expression', 'Evaluates arithmetic expressions over ints, floats and image sizes.', ['math', 'utility']],
+      ['logic-switch', 'Logic Switch', 'If/else and any-switch routing for conditional workflows.', ['logic', 'utility']],
+      ['string-tools', 'String Tools', 'Concatenate, replace, split and format text values.', ['text', 'utility']],
+      ['list-utils', 'List Utilities', 'Builds, slices and zips lists for batch processing.', ['utility', 'batch']],
+      ['seed-manager', 'Seed Manager', 'Global seed control with increment, randomise and lock modes.', ['sampling', 'utility']],
+      ['image-compare', 'Image Compare', 'Side-by-side and slider comparison previews.', ['preview', 'image']],
+      ['workflow-notes', 'Workflow Notes', 'Markdown notes and group labels inside workflows.', ['ui', 'utility']],
+      ['legacy-sampler', 'Legacy Sampler', 'Deprecated sampler kept for old workflows.', ['sampling'], 'NodeStatusDeleted', 'Deprecated and removed'],
+    ],
+  },
+  {
+    id: 'vectorworks',
+    name: 'VectorWorks',
+    description: 'Segmentation, masks and vector output.',
+    status: 'PublisherStatusActive',
+    members: [
+      ['Samuel Okafor', 'owner'],
+      ['Yuki Tanaka', 'member'],
+    ],
+    nodes: [
+      ['svg-export', 'SVG Export', 'Vectorises images and saves them as layered SVG files.', ['vector', 'export']],
+      ['segment-anything', 'Segment Anything', 'Point, box and text prompted segmentation masks.', ['segmentation', 'mask']],
+      ['mask-tools', 'Mask Tools', 'Grow, shrink, feather and combine masks.', ['mask', 'utility']],
+      ['outline-trace', 'Outline Trace', 'Traces line art into clean vector outlines.', ['vector', 'lineart']],
+      ['background-remove', 'Background Remove', 'One-click background removal with alpha matting.', ['mask', 'segmentation']],
+      ['inpaint-helper', 'Inpaint Helper', 'Crops, pads and stitches masked regions for inpainting.', ['inpaint', 'mask']],
+      ['shape-prompts', 'Shape Prompts', 'Draws geometric masks from simple shape descriptions.', ['mask', 'vector']],
+      ['qr-code', 'QR Code', 'Generates scannable QR codes for ControlNet artwork.', ['controlnet', 'utility']],
+    ],
+  },
+  {
+    id: 'kinetic-ai',
+    name: 'Kinetic AI',
+    description: 'Video, animation and motion nodes.',
+    status: 'PublisherStatusActive',
+    members: [
+      ['Diego Alvarez', 'owner'],
+      ['Hannah Berg', 'maintainer'],
+    ],
+    nodes: [
+      ['frame-interpolation', 'Frame Interpolation', 'RIFE and FILM frame interpolation for smooth video.', ['video', 'animation']],
+      ['video-loader', 'Video Loader', 'Loads video files and image sequences as frame batches.', ['video', 'io']],
+      ['animate-diff', 'AnimateDiff Evolved', 'Motion modules and context scheduling for AnimateDiff.', ['animation', 'sampling']],
+      ['optical-flow', 'Optical Flow', 'Estimates optical flow and warps frames along it.', ['video', 'motion']],
+      ['pose-estimation', 'Pose Estimation', 'OpenPose and DWPose keypoints for ControlNet.', ['controlnet', 'pose']],
+      ['gif-export', 'GIF Export', 'Saves frame batches as GIF, WebP or MP4.', ['video', 'export']],
+      ['camera-motion', 'Camera Motion', 'Pan, zoom and orbit camera paths for animations.', ['animation', 'motion']],
+      ['lip-sync', 'Lip Sync', 'Audio-driven mouth animation.', ['video', 'audio'], 'NodeStatusBanned', 'Redistributes model weights without a licence'],
+    ],
+  },
+  {
+    id: 'opencanvas',
+    name: 'OpenCanvas Collective',
+    description: 'Community prompt and model-loading tools.',
+    status: 'PublisherStatusActive',
+    members: [
+      ['Noor Haddad', 'owner'],
+      ['Ivan Petrov', 'member'],
+      ['Chloé Martin', 'member'],
+    ],
+    nodes: [
+      ['prompt-styler', 'Prompt Styler', 'Applies curated style templates to positive and negative prompts.', ['prompt', 'text']],
+      ['wildcards', 'Wildcards', 'Expands __wildcard__ files and {a|b} choices in prompts.', ['prompt', 'text']],
+      ['lora-loader', 'LoRA Stack Loader', 'Loads and weights several LoRAs in one node.', ['loader', 'lora']],
+      ['clip-interrogator', 'CLIP Interrogator', 'Describes an image as a prompt using BLIP and CLIP.', ['prompt', 'captioning']],
+      ['prompt-scheduler', 'Prompt Scheduler', 'Changes prompts over sampling steps or animation frames.', ['prompt', 'animation']],
+      ['translate-prompt', 'Translate Prompt', 'Translates prompts written in other languages to English.', ['prompt', 'text', 'i18n']],
+      ['aspect-ratio', 'Aspect Ratio Presets', 'Latent sizes from common aspect ratios and model presets.', ['utility', 'latent']],
+      ['gallery-saver', 'Gallery Saver', 'Saves images with metadata sidecars into dated folders.', ['io', 'export']],
+    ],
+  },
+  {
+    id: 'deepgrain',
+    name: 'DeepGrain',
+    description: 'Texture, material and depth nodes.',
+    status: 'PublisherStatusActive',
+    members: [
+      ['Olu Adeyemi', 'owner'],
+      ['Sofia Rossi', 'maintainer'],
+    ],
+    nodes: [
+      ['film-grain', 'Film Grain', 'Physically based film grain with per-channel control.', ['film', 'postprocess']],
+      ['texture-synth', 'Texture Synth', 'Synthesises seamless tileable textures from a sample.', ['texture', '3d']],
+      ['normal-map', 'Normal Map', 'Generates normal maps from images or depth.', ['texture', '3d']],
+      ['depth-anything', 'Depth Anything', 'Monocular depth estimation with Depth Anything V2.', ['depth', 'controlnet']],
+      ['mesh-preview', 'Mesh Preview', 'Interactive preview of OBJ and GLB meshes.', ['3d', 'preview']],
+      ['pbr-materials', 'PBR Materials', 'Builds albedo, roughness and metallic maps.', ['texture', '3d']],
+      ['noise-patterns', 'Noise Patterns', 'Perlin, Worley and fractal noise generators.', ['texture', 'latent']],
+      ['halftone', 'Halftone', 'Halftone and dithering print effects.', ['postprocess', 'image']],
+    ],
+  },
+  {
+    id: 'shadowbyte',
+    name: 'ShadowByte',
+    description: 'Banned publisher kept for moderation history.',
+    status: 'PublisherStatusBanned',
+    members: [['Rex Nolan', 'owner']],
+    nodes: [
+      ['free-gpu-credits', 'Free GPU Credits', 'Claims to unlock free cloud GPU time.', ['sampling'], 'NodeStatusBanned', 'Bundled a cryptocurrency miner'],
+      ['turbo-sampler', 'Turbo Sampler', 'Claims 10x faster sampling.', ['sampling', 'speed'], 'NodeStatusBanned', 'Exfiltrated API keys'],
+      ['prompt-booster', 'Prompt Booster', 'Adds quality keywords to prompts.', ['prompt'], 'NodeStatusBanned', 'Publisher banned'],
+      ['auto-updater', 'Auto Updater', 'Self-updating node pack.', ['utility'], 'NodeStatusDeleted', 'Removed by moderators'],
+      ['image-saver-plus', 'Image Saver Plus', 'Saves images with extra metadata.', ['io'], 'NodeStatusBanned', 'Publisher banned'],
+      ['style-pack', 'Style Pack', 'Collection of prompt styles.', ['prompt', 'style'], 'NodeStatusBanned', 'Publisher banned'],
+    ],
+  },
+];
+
+/** What the seed holds: publishers, and nodes with the id of their publisher. */
+export interface SeedData {
+  publishers: Publisher[];
+  nodes: { publisherId: string; node: Node }[];
+}
+
+const DAY = 86_400_000;
+const EPOCH = Date.UTC(2023, 5, 1); // 2023-06-01
+
+/** Where seed `downloadUrl`s point; nothing is served there. */
+export const DOWNLOAD_BASE = 'https://storage.platformui.example/registry';
+
+/** Builds the seed. Pure: every call returns fresh, equal objects. */
+export function buildSeed(): SeedData {
+  const random = createRandom(20_231_106);
+  const int = (min: number, max: number) => min + Math.floor(random() * (max - min + 1));
+  const iso = (ms: number) => new Date(ms).toISOString();
+  const publishers: Publisher[] = [];
+  const nodes: SeedData['nodes'] = [];
+  let index = 0;
+
+  CATALOGUE.forEach((p, pi) => {
+    const publisherCreated = EPOCH + pi * 17 * DAY;
+    publishers.push({
+      id: p.id,
+      name: p.name,
+      description: p.description,
+      logo: `https://avatars.githubusercontent.example/${p.id}.png`,
+      members: p.members.map(([name, role], mi) => ({
+        id: `member-${p.id}-${mi + 1}`,
+        role,
+        user: {
+          id: `user-${p.id}-${mi + 1}`,
+          name,
+          email: `${name.toLowerCase().normalize('NFD').replace(/[^a-z ]/g, '').replace(/ /g, '.')}@${p.id}.example`,
+        },
+      })),
+      source_code_repo: `https://github.com/${p.id}`,
+      status: p.status,
+      support: `https://github.com/${p.id}/support/issues`,
+      website: `https://${p.id}.example`,
+      createdAt: iso(publisherCreated),
+    });
+
+    for (const [slug, name, description, tags, status, statusDetail] of p.nodes) {
+      const id = `${p.id}-${slug}`.replace(/^kinetic-ai-/, 'kinetic-');
+      const created = publisherCreated + int(1, 300) * DAY + int(0, 86_399) * 1000;
+      const versionCreated = created + int(0, 120) * DAY + int(0, 86_399) * 1000;
+      const version = `${int(0, 2)}.${int(0, 12)}.${int(0, 20)}`;
+      const os = OS_COMBOS[index % OS_COMBOS.length] ?? ['OS Independent'];
+      const accelerators = ACCELERATOR_COMBOS[(index * 5 + pi) % ACCELERATOR_COMBOS.length] ?? ['CPU'];
+      const deps = [...new Set(Array.from({ length: int(1, 4) }, () => DEPENDENCY_POOL[int(0, DEPENDENCY_POOL.length - 1)] ?? 'numpy'))];
+      const repo = `https://github.com/${p.id}/${slug}`;
+      const node: Node = {
+        id,
+        name,
+        author: p.members[0]?.[0] ?? p.name,
+        description,
+        banner_url: `https://storage.platformui.example/banners/${id}.png`,
+        icon: `https://storage.platformui.example/icons/${id}.svg`,
+        created_at: iso(created),
+        downloads: Math.floor(10 ** (1 + random() * 5)),
+        github_stars: Math.floor(10 ** (random() * 4)),
+        license: index % 5 === 0 ? 'LICENSE.txt' : 'LICENSE',
+        rating: Math.round((2.5 + random() * 2.5) * 10) / 10,
+        repository: repo,
+        search_ranking: int(1, 100),
+        status: status ?? 'NodeStatusActive',
+        supported_accelerators: accelerators,
+        supported_platformui_frontend_version: '>=1.2.0',
+        supported_platformui_version: index % 3 === 0 ? '>=0.3.0' : '>=0.2.0',
+        supported_os: os,
+        tags,
+        latest_version: {
+          id: versionId(random),
+          node_id: id,
+          version,
+          changelog: `Release ${version}: fixes and improvements.`,
+          platform_node_extract_status: 'success',
+          createdAt: iso(versionCreated),
+          dependencies: deps,
+          deprecated: false,
+          downloadUrl: `${DOWNLOAD_BASE}/${p.id}/${id}/${version}/node.zip`,
+          status: status === 'NodeStatusBanned' ? 'NodeVersionStatusBanned' : status === 'NodeStatusDeleted' ? 'NodeVersionStatusDeleted' : 'NodeVersionStatusActive',
+          supported_accelerators: accelerators,
+          supported_platformui_frontend_version: '>=1.2.0',
+          supported_platformui_version: '>=0.2.0',
+          supported_os: os,
+          tags,
+        },
+      };
+      // A few optional fields appear only on some nodes, as in a real registry.
+      if (index % 4 === 0) node.category = tags[0] ?? 'utility';
+      if (statusDetail) node.status_detail = statusDetail;
+      if (status === 'NodeStatusBanned') node.tags_admin = ['security:flagged'];
+      if (slug === 'translate-prompt') {
+        node.translations = {
+          zh: { name: '翻译提示词', description: '将其他语言的提示词翻译为英文。' },
+          fr: { name: 'Traduire le prompt', description: 'Traduit les prompts vers l’anglais.' },
+        };
+      }
+      if (slug === 'ultrasharp-upscale') node.preempted_platform_node_names = ['UpscaleImageTiled', 'UltraSharpUpscale'];
+      nodes.push({ publisherId: p.id, node });
+      index++;
+    }
+  });
+  return { publishers, nodes };
+}
+
+function versionId(random: () => number): string {
+  const hex = Array.from({ length: 32 }, () => Math.floor(random() * 16).toString(16)).join('');
+  // Shaped like a v4 UUID so clients that validate the format accept it.
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${'89ab'[Math.floor(random() * 4)]}${hex.slice(17, 20)}-${hex.slice(20)}`;
+}
+
+/** Facts about the seed that tests can rely on. Computed from the data, so always in step with it. */
+export const SEED_FACTS = (() => {
+  const { publishers, nodes } = buildSeed();
+  const byStatus = (s: NodeStatus) => nodes.filter((n) => n.node.status === s).map((n) => n.node.id);
+  const active = byStatus('NodeStatusActive');
+  const banned = byStatus('NodeStatusBanned');
+  const deleted = byStatus('NodeStatusDeleted');
+  return {
+    publisherIds: publishers.map((p) => p.id),
+    activePublisherIds: publishers.filter((p) => p.status === 'PublisherStatusActive').map((p) => p.id),
+    bannedPublisherId: 'shadowbyte',
+    bannedNodeId: 'shadowbyte-free-gpu-credits',
+    deletedNodeId: 'pixelforge-legacy-upscaler',
+    nodeCount: nodes.length,
+    activeNodeIds: active,
+    bannedNodeIds: banned,
+    deletedNodeIds: deleted,
+    /** Nodes `GET /nodes/search` lists by default. */
+    searchableCount: active.length,
+    /** Nodes listed with `include_banned=true`. */
+    searchableWithBannedCount: active.length + banned.length,
+  };
+})();

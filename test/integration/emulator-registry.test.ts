@@ -1,0 +1,452 @@
+// The emulator's registry over real loopback HTTP, with plain fetch: the
+// emulator is the ground truth for SDK integration tests, so it is checked on
+// its own first.
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { request as httpRequest, Agent } from 'node:http';
+import {
+  ACCELERATOR_VALUES,
+  EMULATOR_TOKEN,
+  MAX_PAGE_SIZE,
+  OS_VALUES,
+  SEED_FACTS,
+  startEmulator,
+  type Emulator,
+  type Node,
+  type NodePage,
+  type Publisher,
+} from '../../src/emulator/index.ts';
+
+let emu: Emulator;
+
+beforeAll(async () => {
+  emu = await startEmulator({ port: 0 });
+});
+afterAll(async () => {
+  await emu.close();
+});
+beforeEach(() => {
+  emu.registry.reset();
+  emu.faults.reset();
+  emu.requests.length = 0;
+});
+
+const auth = (token = EMULATOR_TOKEN) => ({ Authorization: `Bearer ${token}` });
+
+async function get(path: string, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(emu.url + path, { headers });
+}
+
+async function json<T>(res: Response): Promise<T> {
+  expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+  return (await res.json()) as T;
+}
+
+async function expectError(res: Response, status: number, messagePart?: string | RegExp): Promise<void> {
+  expect(res.status).toBe(status);
+  const body = await json<{ error: unknown; message: unknown }>(res);
+  expect(typeof body.error).toBe('string');
+  expect(typeof body.message).toBe('string');
+  if (messagePart) expect(body.message).toMatch(messagePart);
+}
+
+function createNode(publisherId: string, body: unknown, headers: Record<string, string> = auth()): Promise<Response> {
+  return fetch(`${emu.url}/publishers/${encodeURIComponent(publisherId)}/nodes`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+}
+
+async function allSearchIds(query = ''): Promise<string[]> {
+  const ids: string[] = [];
+  for (let page = 1; ; page++) {
+    const res = await get(`/nodes/search?limit=7&page=${page}${query}`);
+    const body = await json<NodePage>(res);
+    ids.push(...body.nodes.map((n) => n.id));
+    if (page >= body.totalPages) return ids;
+  }
+}
+
+describe('seed', () => {
+  it('is large, varied and deterministic', async () => {
+    expect(SEED_FACTS.nodeCount).toBeGreaterThanOrEqual(60);
+    expect(SEED_FACTS.publisherIds.length).toBeGreaterThanOrEqual(6);
+    expect(SEED_FACTS.bannedNodeIds).toContain(SEED_FACTS.bannedNodeId);
+    expect(SEED_FACTS.deletedNodeIds).toContain(SEED_FACTS.deletedNodeId);
+
+    const nodes = [...emu.registry.nodes.values()].map((s) => s.node);
+    for (const os of OS_VALUES) expect(nodes.some((n) => n.supported_os?.includes(os)), os).toBe(true);
+    for (const a of ACCELERATOR_VALUES) expect(nodes.some((n) => n.supported_accelerators?.includes(a)), a).toBe(true);
+    for (const n of nodes) {
+      expect(n.latest_version?.version).toMatch(/^\d+\.\d+\.\d+$/);
+      expect(n.latest_version?.node_id).toBe(n.id);
+      expect(n.repository).toMatch(/^https:\/\/github\.com\/[^/]+\/[^/]+$/);
+      expect(Number.isNaN(Date.parse(n.created_at ?? ''))).toBe(false);
+    }
+
+    const other = await startEmulator();
+    try {
+      expect(await (await fetch(`${other.url}/nodes/search?limit=100`)).json()).toEqual(
+        await (await get('/nodes/search?limit=100')).json(),
+      );
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('can start empty', async () => {
+    const empty = await startEmulator({ seed: false });
+    try {
+      expect(await (await fetch(`${empty.url}/publishers`)).json()).toEqual([]);
+      expect(await (await fetch(`${empty.url}/nodes/search`)).json()).toEqual({ limit: 10, nodes: [], page: 1, total: 0, totalPages: 0 });
+    } finally {
+      await empty.close();
+    }
+  });
+});
+
+describe('GET /nodes/search', () => {
+  it('defaults to page 1, limit 10, active nodes only, ranking order', async () => {
+    const res = await get('/nodes/search');
+    expect(res.status).toBe(200);
+    const body = await json<NodePage>(res);
+    expect(body).toMatchObject({ page: 1, limit: 10, total: SEED_FACTS.searchableCount });
+    expect(body.totalPages).toBe(Math.ceil(SEED_FACTS.searchableCount / 10));
+    expect(body.nodes).toHaveLength(10);
+    const ranks = body.nodes.map((n) => n.search_ranking ?? 0);
+    expect([...ranks].sort((a, b) => b - a)).toEqual(ranks);
+    for (const n of body.nodes) {
+      expect(n.status).toBe('NodeStatusActive');
+      expect(n.publisher?.id).toBeTruthy();
+      expect(n.publisher?.status).toBeTruthy();
+    }
+  });
+
+  it('pages through every searchable node exactly once', async () => {
+    const ids = await allSearchIds();
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids.sort()).toEqual([...SEED_FACTS.activeNodeIds].sort());
+  });
+
+  it('include_banned adds banned nodes; deleted nodes never appear', async () => {
+    const ids = await allSearchIds('&include_banned=true');
+    expect(ids).toHaveLength(SEED_FACTS.searchableWithBannedCount);
+    expect(ids).toContain(SEED_FACTS.bannedNodeId);
+    expect(ids).not.toContain(SEED_FACTS.deletedNodeId);
+    expect(await allSearchIds('&include_banned=false')).not.toContain(SEED_FACTS.bannedNodeId);
+  });
+
+  it('caps limit at 100 and answers an empty page past the end', async () => {
+    const capped = await json<NodePage>(await get('/nodes/search?limit=1000'));
+    expect(capped.limit).toBe(MAX_PAGE_SIZE);
+    expect(capped.nodes).toHaveLength(SEED_FACTS.searchableCount);
+    const past = await json<NodePage>(await get('/nodes/search?page=99'));
+    expect(past).toMatchObject({ page: 99, nodes: [], total: SEED_FACTS.searchableCount });
+  });
+
+  it.each(['page=0', 'page=-1', 'page=1.5', 'page=abc', 'limit=0', 'limit=x', 'include_banned=yes'])('400 on %s', async (q) => {
+    await expectError(await get(`/nodes/search?${q}`), 400, q.split('=')[0]);
+  });
+
+  it('search is a case-insensitive keyword match over id, name, description, author', async () => {
+    const byName = await json<NodePage>(await get('/nodes/search?search=ULTRASHARP'));
+    expect(byName.nodes.map((n) => n.id)).toEqual(['pixelforge-ultrasharp-upscale']);
+    const byDescription = await json<NodePage>(await get('/nodes/search?search=codeformer'));
+    expect(byDescription.nodes.map((n) => n.id)).toEqual(['pixelforge-face-restore']);
+    const byAuthor = await json<NodePage>(await get(`/nodes/search?search=${encodeURIComponent('marta kowalska')}&limit=100`));
+    expect(byAuthor.total).toBe(7); // nodesmith's 8 nodes minus the deleted one
+  });
+
+  it('repository_url_search and platform_node_search', async () => {
+    const repo = await json<NodePage>(await get('/nodes/search?repository_url_search=github.com/lumen-labs&limit=100'));
+    expect(repo.total).toBe(8);
+    expect(repo.nodes.every((n) => n.repository?.startsWith('https://github.com/lumen-labs/'))).toBe(true);
+    const name = await json<NodePage>(await get('/nodes/search?platform_node_search=Relight'));
+    expect(name.nodes.map((n) => n.id)).toEqual(['lumen-labs-relight']);
+  });
+
+  it('supported_os matches a whole element, case-insensitively', async () => {
+    const all = [...emu.registry.nodes.values()].map((s) => s.node).filter((n) => n.status === 'NodeStatusActive');
+    for (const os of OS_VALUES) {
+      const page = await json<NodePage>(await get(`/nodes/search?limit=100&supported_os=${encodeURIComponent(os.toLowerCase())}`));
+      expect(page.total, os).toBe(all.filter((n) => n.supported_os?.includes(os)).length);
+      expect(page.nodes.every((n) => n.supported_os?.includes(os))).toBe(true);
+    }
+    const partial = await json<NodePage>(await get(`/nodes/search?supported_os=${encodeURIComponent('POSIX')}`));
+    expect(partial.total).toBe(0);
+  });
+
+  it('supported_accelerator filters', async () => {
+    const page = await json<NodePage>(await get('/nodes/search?limit=100&supported_accelerator=rocm'));
+    expect(page.total).toBeGreaterThan(0);
+    expect(page.nodes.every((n) => n.supported_accelerators?.includes('ROCm'))).toBe(true);
+  });
+
+  it('is recorded without credentials when none are sent', async () => {
+    await get('/nodes/search?search=x');
+    const [entry] = emu.requests;
+    expect(entry).toMatchObject({ method: 'GET', path: '/nodes/search', url: '/nodes/search?search=x' });
+    expect(entry?.headers.authorization).toBeUndefined();
+  });
+});
+
+describe('POST /publishers/:publisherId/nodes', () => {
+  const body = {
+    id: 'my-new-node',
+    name: 'My New Node',
+    description: 'Created in a test',
+    tags: ['test'],
+    supported_os: ['OS Independent'],
+    latest_version: { version: '0.1.0', dependencies: ['numpy'] },
+    publisher: { id: 'pixelforge' },
+  };
+
+  it('creates the node: 200, active, with version and stored publisher', async () => {
+    const res = await createNode('pixelforge', body);
+    expect(res.status).toBe(200);
+    const node = await json<Node>(res);
+    expect(node).toMatchObject({ id: 'my-new-node', name: 'My New Node', status: 'NodeStatusActive' });
+    expect(Date.now() - Date.parse(node.created_at ?? '')).toBeLessThan(60_000);
+    expect(node.latest_version).toMatchObject({ version: '0.1.0', node_id: 'my-new-node', status: 'NodeVersionStatusActive', dependencies: ['numpy'] });
+    expect(node.latest_version?.downloadUrl).toMatch(/^https:\/\//);
+    expect(node.publisher).toMatchObject({ id: 'pixelforge', name: 'PixelForge Studio', status: 'PublisherStatusActive' });
+
+    const found = await json<NodePage>(await get('/nodes/search?search=my-new-node'));
+    expect(found.nodes.map((n) => n.id)).toEqual(['my-new-node']);
+  });
+
+  it('keeps a given node status', async () => {
+    const node = await json<Node>(await createNode('pixelforge', { id: 'banned-on-arrival', status: 'NodeStatusBanned' }));
+    expect(node.status).toBe('NodeStatusBanned');
+    expect(node.latest_version?.status).toBe('NodeVersionStatusActive');
+  });
+
+  it('401 without or with an unknown token', async () => {
+    await expectError(await createNode('pixelforge', body, {}), 401);
+    const res = await createNode('pixelforge', body, auth('nope'));
+    expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
+    await expectError(res, 401);
+    await expectError(await createNode('pixelforge', body, { Authorization: EMULATOR_TOKEN }), 401);
+  });
+
+  it('403 for a token of another publisher, 404 for an absent publisher', async () => {
+    await expectError(await createNode('pixelforge', body, auth('nodesmith-token')), 403);
+    expect((await createNode('pixelforge', body, auth('pixelforge-token'))).status).toBe(200);
+    await expectError(await createNode('no-such-publisher', { id: 'x' }), 404);
+  });
+
+  it('403 under a banned publisher', async () => {
+    await expectError(await createNode(SEED_FACTS.bannedPublisherId, { id: 'fresh-node' }), 403, /banned/);
+  });
+
+  it('409 on a duplicate id', async () => {
+    await expectError(await createNode('nodesmith', { id: 'pixelforge-face-restore' }), 409);
+  });
+
+  it.each<[string, unknown]>([
+    ['body', []],
+    ['body', 'text'],
+    ['id', { name: 'no id' }],
+    ['id', { id: 42 }],
+    ['id', { id: 'has space' }],
+    ['id', { id: '-leading' }],
+    ['name', { id: 'ok', name: 1 }],
+    ['downloads', { id: 'ok', downloads: 1.5 }],
+    ['rating', { id: 'ok', rating: '5' }],
+    ['tags', { id: 'ok', tags: ['a', 1] }],
+    ['status', { id: 'ok', status: 'Active' }],
+    ['latest_version.status', { id: 'ok', latest_version: { version: '1.0.0', status: 'NodeVersionStatusActive' } }],
+    ['latest_version.version', { id: 'ok', latest_version: { version: 'one' } }],
+    ['latest_version.deprecated', { id: 'ok', latest_version: { deprecated: 'no' } }],
+    ['publisher.status', { id: 'ok', publisher: { status: 'PublisherStatusActive' } }],
+    ['publisher.id', { id: 'ok', publisher: { id: 'nodesmith' } }],
+  ])('400 naming %s', async (field, payload) => {
+    await expectError(await createNode('pixelforge', payload), 400, field);
+  });
+
+  it('400 on malformed JSON, 415 on a non-JSON body, 413 beyond 1 MiB', async () => {
+    const post = (b: string, type: string) =>
+      fetch(`${emu.url}/publishers/pixelforge/nodes`, { method: 'POST', headers: { ...auth(), 'Content-Type': type }, body: b });
+    await expectError(await post('{"id":', 'application/json'), 400);
+    await expectError(await post('id=x', 'application/x-www-form-urlencoded'), 415);
+    await expectError(await post(JSON.stringify({ id: 'big', description: 'x'.repeat(1_100_000) }), 'application/json'), 413);
+  });
+});
+
+describe('GET /publishers/:publisherId/nodes/v2', () => {
+  it('lists the publisher nodes, paginated, ignoring unknown parameters', async () => {
+    const res = await get('/publishers/pixelforge/nodes/v2?page=2&limit=3&unknown=1', auth());
+    const body = await json<NodePage>(res);
+    expect(body).toMatchObject({ page: 2, limit: 3, total: 7, totalPages: 3 });
+    expect(body.nodes).toHaveLength(3);
+    expect(body.nodes.every((n) => n.publisher?.id === 'pixelforge')).toBe(true);
+  });
+
+  it('include_banned', async () => {
+    const without = await json<NodePage>(await get('/publishers/kinetic-ai/nodes/v2', auth()));
+    const withBanned = await json<NodePage>(await get('/publishers/kinetic-ai/nodes/v2?include_banned=true', auth()));
+    expect(withBanned.total).toBe(without.total + 1);
+    expect(withBanned.nodes.map((n) => n.id)).toContain('kinetic-lip-sync');
+  });
+
+  it('401 / 403 / 404 / 400', async () => {
+    await expectError(await get('/publishers/pixelforge/nodes/v2'), 401);
+    await expectError(await get('/publishers/pixelforge/nodes/v2', auth('lumen-labs-token')), 403);
+    await expectError(await get('/publishers/ghost/nodes/v2', auth()), 404);
+    await expectError(await get('/publishers/pixelforge/nodes/v2?limit=0', auth()), 400, 'limit');
+  });
+});
+
+describe('DELETE /publishers/:publisherId and GET /publishers', () => {
+  it('lists publishers without credentials, members included', async () => {
+    const list = await json<Publisher[]>(await get('/publishers'));
+    expect(list.map((p) => p.id)).toEqual([...SEED_FACTS.publisherIds].sort());
+    const banned = list.find((p) => p.id === SEED_FACTS.bannedPublisherId);
+    expect(banned?.status).toBe('PublisherStatusBanned');
+    expect(list[0]?.members?.[0]).toMatchObject({ id: expect.any(String), role: expect.any(String), user: { id: expect.any(String), name: expect.any(String), email: expect.stringContaining('@') } });
+    // Any Authorization header is ignored, even a bogus one.
+    expect((await get('/publishers', auth('bogus'))).status).toBe(200);
+  });
+
+  it('204, then the publisher is gone and its nodes are deleted', async () => {
+    const del = () => fetch(`${emu.url}/publishers/lumen-labs`, { method: 'DELETE', headers: auth() });
+    const res = await del();
+    expect(res.status).toBe(204);
+    expect(await res.text()).toBe('');
+    const list = await json<Publisher[]>(await get('/publishers'));
+    expect(list.map((p) => p.id)).not.toContain('lumen-labs');
+    expect((await json<NodePage>(await get('/nodes/search?repository_url_search=lumen-labs'))).total).toBe(0);
+    expect(emu.registry.getNode('lumen-labs-relight')?.status).toBe('NodeStatusDeleted');
+    await expectError(await del(), 404);
+  });
+
+  it('401 / 403', async () => {
+    await expectError(await fetch(`${emu.url}/publishers/pixelforge`, { method: 'DELETE' }), 401);
+    await expectError(await fetch(`${emu.url}/publishers/pixelforge`, { method: 'DELETE', headers: auth('deepgrain-token') }), 403);
+  });
+});
+
+describe('path parameters', () => {
+  it('decodes an encoded publisher id once, as a single segment', async () => {
+    const id = 'we/ird?id%25';
+    emu.registry.addPublisher({ id, name: 'Weird' });
+    const encoded = encodeURIComponent(id);
+    expect(encoded).toBe('we%2Fird%3Fid%2525');
+    expect((await createNode(id, { id: 'weird-node' })).status).toBe(200);
+    const page = await json<NodePage>(await get(`/publishers/${encoded}/nodes/v2`, auth()));
+    expect(page.nodes.map((n) => n.id)).toEqual(['weird-node']);
+    expect(page.nodes[0]?.publisher?.id).toBe(id);
+    // Unencoded, the same characters change the path: no such route or publisher.
+    await expectError(await get(`/publishers/we/ird/nodes/v2`, auth()), 404);
+    await expectError(await get('/publishers/%ZZ/nodes/v2', auth()), 400);
+  });
+});
+
+describe('router', () => {
+  it('404 for an unknown route, 405 with Allow for a wrong method', async () => {
+    await expectError(await get('/nope'), 404);
+    const res = await fetch(`${emu.url}/nodes/search`, { method: 'PUT' });
+    expect(res.headers.get('allow')).toContain('GET');
+    await expectError(res, 405);
+  });
+
+  it('CORS on responses and preflight', async () => {
+    const res = await get('/nodes/search', { Origin: 'http://localhost:5173' });
+    expect(res.headers.get('access-control-allow-origin')).toBe('http://localhost:5173');
+    expect(res.headers.get('access-control-expose-headers')).toMatch(/Retry-After/);
+    const pre = await fetch(`${emu.url}/publishers/pixelforge/nodes`, {
+      method: 'OPTIONS',
+      headers: { Origin: 'http://localhost:5173', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'authorization,content-type,x-trace' },
+    });
+    expect(pre.status).toBe(204);
+    expect(pre.headers.get('access-control-allow-methods')).toMatch(/POST/);
+    expect(pre.headers.get('access-control-allow-headers')).toMatch(/Authorization/);
+    expect(pre.headers.get('access-control-allow-headers')).toMatch(/x-trace/);
+    const err = await get('/nope');
+    expect(err.headers.get('access-control-allow-origin')).toBe('*');
+  });
+
+  it('bounds the request log at 1000', async () => {
+    await Promise.all(Array.from({ length: 1005 }, (_, i) => get(`/publishers?i=${i}`).then((r) => r.arrayBuffer())));
+    expect(emu.requests).toHaveLength(1000);
+  });
+});
+
+describe('faults', () => {
+  it('next() answers the next matching request once, per route', async () => {
+    emu.faults.next(500, { path: '/publishers/:publisherId/nodes/v2' }).next(429, { retryAfter: 7, body: { error: 'slow_down', message: 'later' } });
+    const first = await get('/nodes/search');
+    expect(first.status).toBe(429);
+    expect(first.headers.get('retry-after')).toBe('7');
+    expect(await first.json()).toEqual({ error: 'slow_down', message: 'later' });
+    expect((await get('/nodes/search')).status).toBe(200);
+    await expectError(await get('/publishers/nodesmith/nodes/v2', auth()), 500);
+    expect((await get('/publishers/nodesmith/nodes/v2', auth())).status).toBe(200);
+  });
+
+  it('next() can send a non-JSON body', async () => {
+    emu.faults.next(502, { body: '<html>Bad gateway</html>', contentType: 'text/html' });
+    const res = await get('/publishers');
+    expect(res.status).toBe(502);
+    expect(res.headers.get('content-type')).toBe('text/html');
+    expect(await res.text()).toContain('Bad gateway');
+  });
+
+  it('status5xx with a count answers 503 + Retry-After that many times', async () => {
+    emu.faults.status5xx = { count: 2 };
+    for (let i = 0; i < 2; i++) {
+      const res = await get('/nodes/search');
+      expect(res.headers.get('retry-after')).toBe('1');
+      await expectError(res, 503);
+    }
+    expect((await get('/nodes/search')).status).toBe(200);
+    expect(emu.faults.status5xx).toBeNull();
+  });
+
+  it('status5xx with a probability is seeded and partial', async () => {
+    emu.faults.status5xx = { probability: 0.5, path: '/publishers' };
+    const statuses = await Promise.all(Array.from({ length: 40 }, () => get('/publishers').then((r) => r.status)));
+    const failed = statuses.filter((s) => s === 503).length;
+    expect(failed).toBeGreaterThan(5);
+    expect(failed).toBeLessThan(35);
+    expect((await get('/nodes/search')).status).toBe(200);
+  });
+
+  it('latencyMs delays responses', async () => {
+    emu.faults.latencyMs = 150;
+    const t0 = performance.now();
+    await get('/publishers');
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(140);
+  });
+
+  it('dropNext() closes the connection without a response', async () => {
+    emu.faults.dropNext({ path: '/publishers' });
+    await expect(get('/publishers')).rejects.toThrow();
+    expect((await get('/publishers')).status).toBe(200);
+  });
+
+  it('preflights are never faulted', async () => {
+    emu.faults.next(500);
+    expect((await fetch(`${emu.url}/nodes/search`, { method: 'OPTIONS' })).status).toBe(204);
+    expect((await get('/nodes/search')).status).toBe(500);
+  });
+});
+
+describe('lifecycle', () => {
+  it('close() resolves while a client holds a keep-alive connection', async () => {
+    const other = await startEmulator({ latencyMs: 0 });
+    const agent = new Agent({ keepAlive: true });
+    await new Promise<void>((resolve, reject) => {
+      httpRequest(`${other.url}/publishers`, { agent }, (res) => {
+        res.resume();
+        res.on('end', resolve);
+      })
+        .on('error', reject)
+        .end();
+    });
+    const t0 = performance.now();
+    await other.close();
+    expect(performance.now() - t0).toBeLessThan(1000);
+    agent.destroy();
+  });
+});
