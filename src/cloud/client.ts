@@ -22,6 +22,8 @@ import { fromEnv, type ClientOptions, type Credential, type RequestOptions } fro
 import { APIPromise, type WithResponse } from '../transport/promise.ts';
 import { redactUrl } from '../transport/redact.ts';
 import { Transport, path } from '../transport/transport.ts';
+import { runJob, waitForJob, type JobResult, type RunOptions, type WaitForJobOptions } from './run.ts';
+import { CloudSocket, type CloudSocketOptions } from './socket.ts';
 
 /** A Node `Readable` (typed structurally so browser users need no Node types). */
 export interface NodeReadableLike {
@@ -97,6 +99,7 @@ const SAFE_HTTP_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 export class CloudClient {
   /** The transport this client sends through. */
   readonly transport: Transport;
+  #socket: CloudSocket | undefined;
 
   constructor(options: CloudClientOptions = {}) {
     const baseUrl = options.baseUrl ?? fromEnv('PLATFORMUI_CLOUD_URL');
@@ -268,6 +271,56 @@ export class CloudClient {
     const res = await this.download(fileRef, options);
     if (!res.body) return 0;
     return platform.saveToFile(res.body, destination);
+  }
+
+  /**
+   * The client's WebSocket: one socket serves every job of the client. Opens
+   * it on first call (later calls return the same socket while it is open;
+   * `options` apply when a socket is created).
+   *
+   * @example
+   * ```ts
+   * const socket = cloud.connect();
+   * socket.on('status', (m) => console.log('queue', m.data.status?.exec_info?.queue_remaining));
+   * ```
+   */
+  connect(options?: CloudSocketOptions): CloudSocket {
+    if (this.#socket && this.#socket.state !== 'closed') return this.#socket;
+    const transport = this.transport;
+    return (this.#socket = new CloudSocket({ baseUrl: transport.baseUrl, credential: () => transport.credential() }, options));
+  }
+
+  /** Closes the client's socket, if any. Running `run()` calls fall back to polling. */
+  close(): void {
+    this.#socket?.close();
+    this.#socket = undefined;
+  }
+
+  /**
+   * Submits a workflow and follows it to the end over the shared socket,
+   * polling the job status whenever the socket is down. Resolves with the
+   * outputs on `execution_success` (or status `completed`); rejects with
+   * {@link ExecutionError} on `execution_error` / `failed`, with
+   * {@link JobCancelledError} on `execution_interrupted` / `cancelled`.
+   * Aborting `signal` cancels this job only.
+   *
+   * @example
+   * ```ts
+   * const result = await cloud.run(workflow, {
+   *   onProgress: ({ value, max }) => console.log(`${value}/${max}`),
+   *   onPreview: (frame) => fs.writeFileSync('preview.jpg', frame.image),
+   *   timeout: 120_000,
+   * });
+   * for (const file of result.files) await cloud.downloadToFile(file, file.filename);
+   * ```
+   */
+  run(workflow: Workflow, options?: RunOptions): Promise<JobResult> {
+    return runJob(this, workflow, options);
+  }
+
+  /** Polls `GET /api/job/{id}/status` until the job is `completed`, `failed` or `cancelled`; returns that status. */
+  waitForJob(promptId: string, options?: WaitForJobOptions): Promise<JobStatus> {
+    return waitForJob(this, promptId, options);
   }
 
   #get<T>(p: () => string, schema: z.ZodMiniType<T>, options?: RequestOptions): APIPromise<T> {

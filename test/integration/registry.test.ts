@@ -22,6 +22,7 @@ afterAll(() => emu.close());
 beforeEach(() => {
   emu.requests.length = 0;
   emu.faults.reset();
+  emu.registry.reset();
 });
 
 describe('searchNodes', () => {

@@ -1,0 +1,402 @@
+/**
+ * `CloudSocket`: one reconnecting WebSocket per client. It turns text frames
+ * into typed messages and binary frames into typed preview events, routes
+ * both by `prompt_id` in O(1), and holds events of jobs nobody has claimed yet
+ * (a job's first events can beat its submit response).
+ *
+ * @module
+ */
+import { APIUserAbortError, PlatformUIError } from '../errors.ts';
+import { platform } from '../platform/node.ts';
+import type { WebSocketConstructor } from '../platform/types.ts';
+import { redactUrl } from '../transport/redact.ts';
+import { decodeFrame, type PreviewFrame } from './frames.ts';
+import { parseMessage, promptIdOf, type CloudMessage } from './messages.ts';
+
+/** A decoded binary frame, as delivered by the socket. */
+export interface BinaryEvent {
+  type: 'binary';
+  frame: PreviewFrame;
+  /** The job the frame belongs to: from type-4 metadata, else the job that last reported progress. */
+  prompt_id: string | undefined;
+}
+
+/** Everything a job subscriber can receive. */
+export type SocketEvent = CloudMessage | BinaryEvent;
+
+/** Lifecycle and data events of {@link CloudSocket}, by name. */
+export interface CloudSocketEvents {
+  /** Every JSON message (known, unknown or malformed). */
+  message: CloudMessage;
+  /** Every binary frame. */
+  binary: BinaryEvent;
+  /** The socket opened (first time and after every reconnect). */
+  open: { reconnect: boolean };
+  /** The socket dropped and will try again after `delay` ms. */
+  reconnecting: { attempt: number; delay: number; code: number | undefined };
+  /** The socket is back after a drop. Jobs reconcile by polling now. */
+  reconnected: { attempt: number };
+  /** The socket closed for good (`close()` was called). */
+  close: { code: number | undefined; reason: string | undefined };
+  /** A failure that did not stop the socket (a handler threw, a frame did not decode, a connect attempt failed). */
+  error: { error: unknown };
+}
+
+/** Options of {@link CloudSocket}. */
+export interface CloudSocketOptions {
+  /** A WebSocket implementation. Defaults to the runtime's global one, else `ws` in Node. */
+  WebSocket?: WebSocketConstructor;
+  /** Reconnect backoff: base and cap in ms, attempts before giving up (`Infinity` by default). */
+  reconnect?: { baseDelay?: number; maxDelay?: number; maxAttempts?: number };
+  /** With jobs being followed, a socket silent this long (ms) is presumed dead and reopened. Default 30000. */
+  idleTimeout?: number;
+  /** How long (ms) events of unclaimed jobs are held for a later subscriber. Default 30000. */
+  holdFor?: number;
+  /** Client id sent as `clientId`; generated once per socket and kept across reconnects. */
+  clientId?: string;
+  /** Feature flags announced as the first message. */
+  featureFlags?: Record<string, unknown>;
+}
+
+/** Internal: what the client hands the socket. */
+export interface SocketTarget {
+  baseUrl: string;
+  credential(): Promise<string>;
+}
+
+type Handler<T> = (event: T) => void;
+type Named = keyof CloudSocketEvents | CloudMessage['type'];
+type EventOf<K> = K extends keyof CloudSocketEvents ? CloudSocketEvents[K] : Extract<CloudMessage, { type: K }>;
+
+const HOLD_MAX_JOBS = 256;
+const HOLD_MAX_EVENTS = 2000;
+
+/**
+ * A reconnecting WebSocket to `/ws`.
+ *
+ * @example
+ * ```ts
+ * const socket = cloud.connect();
+ * const off = socket.on('progress', (m) => console.log(m.data.value, '/', m.data.max));
+ * for await (const ev of socket.events({ promptId })) console.log(ev.type);
+ * off(); socket.close();
+ * ```
+ */
+export class CloudSocket {
+  /** The `clientId` of this socket, stable across reconnects. */
+  readonly clientId: string;
+  #target: SocketTarget;
+  #opts: Required<Pick<CloudSocketOptions, 'idleTimeout' | 'holdFor'>> & CloudSocketOptions;
+  #ws: WebSocket | undefined;
+  #state: 'connecting' | 'open' | 'reconnecting' | 'closed' = 'connecting';
+  #attempt = 0;
+  #everOpened = false;
+  #timers = new Set<ReturnType<typeof setTimeout>>();
+  #idleTimer: ReturnType<typeof setTimeout> | undefined;
+  #listeners = new Map<string, Set<Handler<never>>>();
+  #jobs = new Map<string, Set<Handler<SocketEvent>>>();
+  #held = new Map<string, { until: number; events: SocketEvent[] }>();
+  #lastPromptId: string | undefined;
+  #opened: Promise<void>;
+  #resolveOpened!: () => void;
+  #displayUrl: string;
+
+  constructor(target: SocketTarget, options: CloudSocketOptions = {}) {
+    this.#target = target;
+    this.#opts = { idleTimeout: 30_000, holdFor: 30_000, ...options };
+    this.clientId = options.clientId ?? randomId();
+    this.#opened = new Promise((r) => (this.#resolveOpened = r));
+    this.#displayUrl = redactUrl(this.#url('[REDACTED]'));
+    void this.#connect();
+  }
+
+  /** The socket URL with the token redacted. */
+  get url(): string {
+    return this.#displayUrl;
+  }
+
+  /** `connecting`, `open`, `reconnecting` or `closed`. */
+  get state(): 'connecting' | 'open' | 'reconnecting' | 'closed' {
+    return this.#state;
+  }
+
+  /** Resolves once the socket is open (the first time); rejects if the signal aborts or the socket is closed first. */
+  ready(signal?: AbortSignal): Promise<void> {
+    if (this.#state === 'open') return Promise.resolve();
+    if (this.#state === 'closed') return Promise.reject(new PlatformUIError('Socket is closed'));
+    return new Promise((resolve, reject) => {
+      const onAbort = () => reject(new APIUserAbortError());
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const offClose = this.on('close', () => reject(new PlatformUIError('Socket is closed')));
+      this.#opened.then(() => {
+        offClose();
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      });
+    });
+  }
+
+  /**
+   * Listens to a message type (`'progress'`, `'executed'`, …), `'message'`,
+   * `'binary'`, or a lifecycle event. Returns the function that unsubscribes.
+   */
+  on<K extends Named>(type: K, handler: Handler<EventOf<K>>): () => void {
+    let set = this.#listeners.get(type);
+    if (!set) this.#listeners.set(type, (set = new Set()));
+    set.add(handler as Handler<never>);
+    return () => {
+      set.delete(handler as Handler<never>);
+      if (set.size === 0) this.#listeners.delete(type);
+    };
+  }
+
+  /** Resolves with the next event of that type. */
+  once<K extends Named>(type: K, signal?: AbortSignal): Promise<EventOf<K>> {
+    return new Promise((resolve, reject) => {
+      const off = this.on(type, (e) => {
+        off();
+        signal?.removeEventListener('abort', onAbort);
+        resolve(e);
+      });
+      const onAbort = () => (off(), reject(new APIUserAbortError()));
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /**
+   * Events as an async iterator: every message and frame, or only those of
+   * one job. The buffer is bounded (`bufferSize`, default 1024); when a slow
+   * consumer lets it fill, the oldest events are dropped.
+   */
+  events(options: { promptId?: string; bufferSize?: number; signal?: AbortSignal } = {}): AsyncIterableIterator<SocketEvent> {
+    const max = options.bufferSize ?? 1024;
+    const queue: SocketEvent[] = [];
+    let wake: (() => void) | undefined;
+    let done = false;
+    const push = (e: SocketEvent) => {
+      if (queue.length >= max) queue.shift();
+      queue.push(e);
+      wake?.();
+    };
+    const offs = options.promptId
+      ? [this.subscribe(options.promptId, push)]
+      : [this.on('message', push), this.on('binary', push)];
+    const finish = () => {
+      done = true;
+      for (const off of offs) off();
+      offs.length = 0;
+      wake?.();
+    };
+    offs.push(this.on('close', finish));
+    options.signal?.addEventListener('abort', finish, { once: true });
+    const it: AsyncIterableIterator<SocketEvent> = {
+      next: async () => {
+        while (queue.length === 0 && !done) await new Promise<void>((r) => (wake = r));
+        wake = undefined;
+        const value = queue.shift();
+        return value ? { value, done: false } : { value: undefined, done: true };
+      },
+      return: async () => (finish(), { value: undefined, done: true }),
+      [Symbol.asyncIterator]: () => it,
+    };
+    return it;
+  }
+
+  /**
+   * Routes every event of one job to `handler`, starting with the events
+   * that arrived before anyone asked for them. Returns the unsubscribe function.
+   */
+  subscribe(promptId: string, handler: Handler<SocketEvent>): () => void {
+    let set = this.#jobs.get(promptId);
+    if (!set) this.#jobs.set(promptId, (set = new Set()));
+    set.add(handler);
+    const held = this.#held.get(promptId);
+    if (held) {
+      this.#held.delete(promptId);
+      for (const e of held.events) this.#safely(handler, e);
+    }
+    this.#armIdle();
+    return () => {
+      set.delete(handler);
+      if (set.size === 0) this.#jobs.delete(promptId);
+      this.#armIdle();
+    };
+  }
+
+  /** Closes the socket for good: clears every timer and listener. */
+  close(): void {
+    if (this.#state === 'closed') return;
+    this.#state = 'closed';
+    for (const t of this.#timers) clearTimeout(t);
+    this.#timers.clear();
+    clearTimeout(this.#idleTimer);
+    const ws = this.#ws;
+    this.#ws = undefined;
+    if (ws) {
+      detach(ws);
+      try {
+        ws.close(1000);
+      } catch {
+        // already closing
+      }
+    }
+    this.#emit('close', { code: 1000, reason: 'closed by client' });
+    this.#listeners.clear();
+    this.#jobs.clear();
+    this.#held.clear();
+  }
+
+  /** Number of listeners and job subscriptions held (for leak checks). */
+  get listenerCount(): number {
+    let n = this.#jobs.size;
+    for (const s of this.#listeners.values()) n += s.size;
+    return n;
+  }
+
+  #url(token: string): string {
+    const u = new URL('ws', `${this.#target.baseUrl.replace(/\/+$/, '')}/`);
+    u.protocol = u.protocol === 'http:' ? 'ws:' : 'wss:';
+    u.searchParams.set('clientId', this.clientId);
+    u.searchParams.set('token', token);
+    return u.toString();
+  }
+
+  async #connect(): Promise<void> {
+    let ws: WebSocket;
+    try {
+      const [Ctor, token] = await Promise.all([this.#opts.WebSocket ?? platform.webSocket(), this.#target.credential()]);
+      if (this.#state === 'closed') return;
+      ws = new Ctor(this.#url(token));
+    } catch (error) {
+      this.#emit('error', { error: toSafeError(error) });
+      this.#scheduleReconnect(undefined);
+      return;
+    }
+    ws.binaryType = 'arraybuffer';
+    this.#ws = ws;
+    ws.onopen = () => {
+      const reconnect = this.#everOpened;
+      const attempt = this.#attempt;
+      this.#everOpened = true;
+      this.#attempt = 0;
+      this.#state = 'open';
+      ws.send(JSON.stringify({ type: 'feature_flags', data: this.#opts.featureFlags ?? { supports_preview_metadata: true } }));
+      this.#armIdle();
+      this.#resolveOpened();
+      this.#emit('open', { reconnect });
+      if (reconnect) this.#emit('reconnected', { attempt });
+    };
+    ws.onmessage = (ev: MessageEvent) => {
+      this.#armIdle();
+      this.#receive(ev.data);
+    };
+    ws.onerror = () => {
+      // The close event follows and drives the reconnect; nothing of the event (it may hold the URL) is kept.
+    };
+    ws.onclose = (ev: CloseEvent) => {
+      detach(ws);
+      if (this.#ws === ws) this.#ws = undefined;
+      if (this.#state !== 'closed') this.#scheduleReconnect(ev.code);
+    };
+  }
+
+  #scheduleReconnect(code: number | undefined): void {
+    if (this.#state === 'closed') return;
+    const { baseDelay = 250, maxDelay = 10_000, maxAttempts = Infinity } = this.#opts.reconnect ?? {};
+    this.#attempt++;
+    if (this.#attempt > maxAttempts) {
+      this.#emit('error', { error: new PlatformUIError(`Gave up reconnecting after ${maxAttempts} attempts`) });
+      this.close();
+      return;
+    }
+    this.#state = 'reconnecting';
+    // Full jitter: a random delay up to the capped exponential bound.
+    const delay = Math.round(Math.random() * Math.min(maxDelay, baseDelay * 2 ** (this.#attempt - 1)));
+    this.#emit('reconnecting', { attempt: this.#attempt, delay, code });
+    const t = setTimeout(() => {
+      this.#timers.delete(t);
+      void this.#connect();
+    }, delay);
+    this.#timers.add(t);
+  }
+
+  // The watchdog only runs while jobs are followed: an idle account socket is fine.
+  #armIdle(): void {
+    clearTimeout(this.#idleTimer);
+    this.#idleTimer = undefined;
+    if (this.#jobs.size === 0 || this.#state !== 'open') return;
+    this.#idleTimer = setTimeout(() => {
+      this.#idleTimer = undefined;
+      this.#ws?.close(4000, 'idle');
+    }, this.#opts.idleTimeout);
+  }
+
+  #receive(data: unknown): void {
+    if (typeof data === 'string') {
+      const message = parseMessage(data);
+      const id = promptIdOf(message);
+      if (id && (message.type === 'executing' || message.type === 'progress' || message.type === 'execution_start')) this.#lastPromptId = id;
+      this.#emit('message', message);
+      this.#emit(message.type as Named, message as never);
+      if (id) this.#route(id, message);
+      return;
+    }
+    let frame: PreviewFrame;
+    try {
+      frame = decodeFrame(data as ArrayBuffer);
+    } catch (error) {
+      this.#emit('error', { error });
+      return;
+    }
+    const id = ('promptId' in frame && typeof frame.promptId === 'string' ? frame.promptId : undefined) ?? this.#lastPromptId;
+    const event: BinaryEvent = { type: 'binary', frame, prompt_id: id };
+    this.#emit('binary', event);
+    if (id) this.#route(id, event);
+  }
+
+  #route(promptId: string, event: SocketEvent): void {
+    const subs = this.#jobs.get(promptId);
+    if (subs) {
+      for (const h of subs) this.#safely(h, event);
+      return;
+    }
+    const now = Date.now();
+    let held = this.#held.get(promptId);
+    if (!held) {
+      // Bounded: drop expired jobs, then the oldest, before holding another.
+      for (const [id, h] of this.#held) if (h.until < now || this.#held.size >= HOLD_MAX_JOBS) this.#held.delete(id);
+      else break;
+      this.#held.set(promptId, (held = { until: now + this.#opts.holdFor, events: [] }));
+    }
+    if (held.events.length < HOLD_MAX_EVENTS) held.events.push(event);
+  }
+
+  #emit<K extends Named>(type: K, event: EventOf<K>): void {
+    const set = this.#listeners.get(type);
+    if (set) for (const h of set) this.#safely(h as Handler<EventOf<K>>, event, type !== 'error');
+  }
+
+  // A throwing handler must not kill the socket or starve the other handlers;
+  // its error is reported once as an `error` event (never from an error handler).
+  #safely<T>(handler: Handler<T>, event: T, report = true): void {
+    try {
+      handler(event);
+    } catch (error) {
+      if (report) queueMicrotask(() => this.#emit('error', { error }));
+    }
+  }
+}
+
+function detach(ws: WebSocket): void {
+  ws.onopen = ws.onmessage = ws.onerror = ws.onclose = null;
+}
+
+function randomId(): string {
+  return globalThis.crypto?.randomUUID?.() ?? `${Date.now().toString(16)}-${Math.random().toString(16).slice(2)}`;
+}
+
+// Connection errors from some WebSocket implementations quote the URL, token included.
+function toSafeError(error: unknown): PlatformUIError {
+  const text = error instanceof Error ? error.message : String(error);
+  return new PlatformUIError(`WebSocket connection failed: ${text.replace(/token=[^&\s'"]+/g, 'token=[REDACTED]')}`);
+}
