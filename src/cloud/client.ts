@@ -84,6 +84,7 @@ const SubmitOptionsSchema = z.looseObject({
 });
 const PromptIds = z.array(z.string().check(z.minLength(1))).check(z.minLength(1));
 
+const STATUS_OVER_SUBMISSION = new Set([401, 402, 403, 429]);
 const SAFE_HTTP_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 /**
@@ -178,7 +179,9 @@ export class CloudClient {
         try {
           r = await this.transport.request<SubmissionResponse>({ method: 'POST', path: 'api/prompt', json: body, auth: true, schema: SubmissionResponse, options });
         } catch (err) {
-          const b = err instanceof APIError ? err.body : undefined;
+          // A rejected workflow (400 and kin) is a SubmissionError; credentials,
+          // credits, subscription and server failures keep their own classes.
+          const b = err instanceof APIError && !STATUS_OVER_SUBMISSION.has(err.status) && err.status < 500 ? err.body : undefined;
           if (b !== null && typeof b === 'object' && 'error' in b) throw new SubmissionError((err as APIError).status, b as Record<string, unknown>);
           throw err;
         }
