@@ -1,0 +1,72 @@
+// Type tests: what each method returns and accepts, as users see it.
+import { describe, expectTypeOf, it } from 'vitest';
+import {
+  CloudClient,
+  Page,
+  PagePromise,
+  ProxyClient,
+  RegistryClient,
+  type APIPromise,
+  type FileRef,
+  type JobStatus,
+  type Node,
+  type NodeStatus,
+  type Publisher,
+  type TaskRecord,
+  type UploadResponse,
+  type WithResponse,
+} from '../../src/index.ts';
+
+const registry = new RegistryClient({ baseUrl: 'http://x' });
+const proxy = new ProxyClient({ baseUrl: 'http://x' });
+const cloud = new CloudClient({ baseUrl: 'http://x' });
+
+describe('RegistryClient', () => {
+  it('returns pages and nodes', () => {
+    expectTypeOf(registry.searchNodes()).toEqualTypeOf<PagePromise<Node>>();
+    expectTypeOf(registry.searchNodes()).resolves.toEqualTypeOf<Page<Node>>();
+    expectTypeOf(registry.listPublisherNodes('p')).toEqualTypeOf<PagePromise<Node>>();
+    expectTypeOf(registry.createNode('p', { id: 'n' })).toEqualTypeOf<APIPromise<Node>>();
+    expectTypeOf(registry.deletePublisher('p')).resolves.toBeVoid();
+    expectTypeOf(registry.listPublishers()).resolves.toEqualTypeOf<Publisher[]>();
+    expectTypeOf(registry.listPublishers().withResponse()).resolves.toEqualTypeOf<WithResponse<Publisher[]>>();
+  });
+
+  it('types wire fields and open enums', () => {
+    expectTypeOf<Node['downloads']>().toEqualTypeOf<number | undefined>();
+    expectTypeOf<Node['created_at']>().toEqualTypeOf<string | undefined>();
+    expectTypeOf<NodeStatus>().toExtend<string>();
+    expectTypeOf<'NodeStatusActive'>().toExtend<NodeStatus>();
+    expectTypeOf<Page<Node>['totalPages']>().toBeNumber();
+  });
+
+  it('rejects off-spec parameters at compile time', () => {
+    // @ts-expect-error: not a search parameter
+    void registry.searchNodes({ sort: 'stars' });
+    // @ts-expect-error: page is a number
+    void registry.searchNodes({ page: '2' });
+    // @ts-expect-error: nested latest_version carries no status in a create request
+    void registry.createNode('p', { id: 'n', latest_version: { status: 'NodeVersionStatusActive' } });
+  });
+});
+
+describe('ProxyClient', () => {
+  it('returns task records', () => {
+    expectTypeOf(proxy.relightImage({ image: 'x' })).resolves.toEqualTypeOf<TaskRecord>();
+    expectTypeOf(proxy.enhanceSkinCreative({ image: new Uint8Array() })).resolves.toEqualTypeOf<TaskRecord>();
+    expectTypeOf<TaskRecord['data']['task_id']>().toBeString();
+    // @ts-expect-error: style is one of the presets
+    void proxy.relightImage({ image: 'x', style: 'neon' });
+  });
+});
+
+describe('CloudClient', () => {
+  it('returns the REST shapes', () => {
+    expectTypeOf(cloud.uploadImage(new Blob())).resolves.toEqualTypeOf<UploadResponse>();
+    expectTypeOf(cloud.submit({ '1': { inputs: {} } })).resolves.toHaveProperty('prompt_id').toBeString();
+    expectTypeOf(cloud.getJobStatus('p')).resolves.toEqualTypeOf<JobStatus>();
+    expectTypeOf<JobStatus['status']>().toExtend<string>();
+    expectTypeOf(cloud.download({ filename: 'x' })).resolves.toEqualTypeOf<Response>();
+    expectTypeOf(cloud.run({})).resolves.toHaveProperty('files').toEqualTypeOf<FileRef[]>();
+  });
+});
