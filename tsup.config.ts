@@ -2,6 +2,8 @@ import { fileURLToPath } from 'node:url';
 import { defineConfig, type Options } from 'tsup';
 
 const external = ['ky', 'zod', 'ws', 'form-data', /^node:/];
+// Keep `node:` specifiers: bundlers recognise them as Node-only, bare `fs` they try to resolve.
+const removeNodeProtocol = false;
 
 // The browser build swaps the Node platform module for the browser one, so no
 // Node built-in, `ws` or `form-data` can reach a browser bundle (DESIGN §1).
@@ -26,6 +28,7 @@ export default defineConfig([
     target: 'node22',
     platform: 'node',
     external,
+    removeNodeProtocol,
     treeshake: true,
   },
   {
@@ -35,6 +38,7 @@ export default defineConfig([
     target: 'es2022',
     platform: 'browser',
     external,
+    removeNodeProtocol,
     treeshake: true,
     esbuildPlugins: [browserPlatform],
   },
@@ -44,6 +48,7 @@ export default defineConfig([
     target: 'node22',
     platform: 'node',
     external,
+    removeNodeProtocol,
     banner: { js: '#!/usr/bin/env node' },
   },
 ]);
