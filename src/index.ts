@@ -18,9 +18,47 @@ export {
   type UploadInput,
   type UploadMaskOptions,
 } from './cloud/client.ts';
+export {
+  CloudSocket,
+  type BinaryEvent,
+  type CloudSocketEvents,
+  type CloudSocketOptions,
+  type SocketEvent,
+} from './cloud/socket.ts';
+export type { JobResult, RunOptions, WaitForJobOptions } from './cloud/run.ts';
+export {
+  decodeFrame,
+  decodeFrameAsync,
+  encodeFrame,
+  isImageFrame,
+  sniffImageMime,
+  FRAME_TYPES,
+  IMAGE_TYPE_MIME,
+  type EncodableFrame,
+  type ImageFrame,
+  type ImageMime,
+  type PreviewFrame,
+  type PreviewImageFrame,
+  type PreviewImageWithMetadataFrame,
+  type PreviewMetadata,
+  type TextFrame,
+  type UnknownFrame,
+} from './cloud/frames.ts';
+export {
+  parseMessage,
+  promptIdOf,
+  isMessage,
+  type CloudMessage,
+  type InvalidMessage,
+  type KnownMessage,
+  type MalformedMessage,
+  type MessageOf,
+  type UnknownMessage,
+} from './cloud/messages.ts';
 export { APIPromise, type WithResponse } from './transport/promise.ts';
 export type { ClientOptions, Credential, RequestOptions, RetryOptions } from './transport/options.ts';
 export { redactUrl } from './transport/redact.ts';
 export * from './schemas/registry.ts';
 export * from './schemas/proxy.ts';
 export * from './schemas/cloud.ts';
+export * from './schemas/events.ts';

@@ -10,7 +10,7 @@ import { APITimeoutError, APIUserAbortError, ExecutionError, JobCancelledError }
 import { FINAL_JOB_STATUSES, type FileRef, type JobStatus, type NodeOutputs, type Workflow } from '../schemas/cloud.ts';
 import type { RequestOptions } from '../transport/options.ts';
 import type { CloudClient, SubmitOptions } from './client.ts';
-import type { PreviewFrame } from './frames.ts';
+import { isImageFrame, type ImageFrame } from './frames.ts';
 import type { BinaryEvent, SocketEvent } from './socket.ts';
 
 /** Options of `CloudClient.run`. */
@@ -20,7 +20,7 @@ export interface RunOptions extends Pick<SubmitOptions, 'partnerApiKey' | 'extra
   /** Sampling progress of this job. */
   onProgress?: (progress: { value: number; max: number; node: string | undefined }) => void;
   /** Preview images of this job (binary frames of types 1 and 4). */
-  onPreview?: (frame: PreviewFrame & { image: Uint8Array }) => void;
+  onPreview?: (frame: ImageFrame) => void;
   /** Aborting cancels this job on the server (`POST /api/queue` with `delete`), never the account's other jobs. */
   signal?: AbortSignal;
   /** Silence deadline (ms): rejects with `APITimeoutError` and cancels the job when it sends nothing for this long. */
@@ -168,7 +168,7 @@ export async function runJob(cloud: CloudClient, workflow: Workflow, opts: RunOp
           break;
         case 'binary': {
           const f = (e as BinaryEvent).frame;
-          if (opts.onPreview && 'image' in f && f.image) guard(() => opts.onPreview!(f as PreviewFrame & { image: Uint8Array }));
+          if (opts.onPreview && isImageFrame(f)) guard(() => opts.onPreview!(f));
           break;
         }
         case 'execution_success':

@@ -290,14 +290,26 @@ export class CloudSocket {
       this.#armIdle();
       this.#receive(ev.data);
     };
-    ws.onerror = () => {
-      // The close event follows and drives the reconnect; nothing of the event (it may hold the URL) is kept.
-    };
-    ws.onclose = (ev: CloseEvent) => {
+    // Ends this connection once, whichever event says so first.
+    const ended = (code: number | undefined) => {
       detach(ws);
       if (this.#ws === ws) this.#ws = undefined;
-      if (this.#state !== 'closed') this.#scheduleReconnect(ev.code);
+      if (this.#state !== 'closed') this.#scheduleReconnect(code);
     };
+    ws.onerror = () => {
+      // Node's global WebSocket fires only `error` (no `close`, readyState stuck at
+      // CONNECTING) when the upgrade is refused, so an error before open ends the attempt.
+      // Nothing of the event is kept: it may quote the URL, token included.
+      if (ws.readyState !== 1 /* OPEN */) {
+        ended(1006); // detaches first: close() below re-fires `error` synchronously
+        try {
+          ws.close();
+        } catch {
+          // not closable while CONNECTING in some implementations
+        }
+      }
+    };
+    ws.onclose = (ev: CloseEvent) => ended(ev.code);
   }
 
   #scheduleReconnect(code: number | undefined): void {

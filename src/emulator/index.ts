@@ -12,12 +12,35 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Faults, Router, type RecordedRequest, type Status5xxFault } from './http.ts';
 import { DEFAULT_TOKENS, RegistryState, registryRoutes } from './registry.ts';
+import { ProxyState, proxyRoutes, type ProxyStateOptions } from './proxy.ts';
+import { CloudState, cloudRoutes, type ApiKeyConfig, type CloudOptions } from './cloud.ts';
+import { attachCloudSocket, type CloudSocketServer } from './ws.ts';
 
 export { DEFAULT_TOKENS, EMULATOR_TOKEN, MAX_PAGE_SIZE, RegistryState, registryRoutes } from './registry.ts';
 export type { Node, NodeFilter, NodePage, NodeVersion, Publisher, PublisherMember, PublisherUser, StoredNode } from './registry.ts';
 export { Faults, HttpError, Router, sendEmpty, sendError, sendJson } from './http.ts';
 export type { FaultMatch, Handler, NextFaultOptions, RecordedRequest, RequestContext, Route, Status5xxFault } from './http.ts';
 export { ACCELERATOR_VALUES, OS_VALUES, SEED_FACTS } from './seed.ts';
+export { ProxyState, proxyRoutes } from './proxy.ts';
+export type { ProxyStateOptions, ProxyTask, TaskStatus } from './proxy.ts';
+export { CloudState, cloudRoutes, DEFAULT_API_KEYS, EMULATOR_API_KEY, EXCEPTION_TYPES } from './cloud.ts';
+export type {
+  ApiKeyConfig,
+  CloudEvent,
+  CloudOptions,
+  FailSpec,
+  Job,
+  JobStatusValue,
+  KeyMode,
+  NodeDefinition,
+  NodeOutput,
+  OutputRef,
+  PromptErrorBody,
+  SocketDropOptions,
+  SocketFaults,
+} from './cloud.ts';
+export { attachCloudSocket } from './ws.ts';
+export type { CloudSocketServer } from './ws.ts';
 
 /** Options of {@link startEmulator}. */
 export interface EmulatorOptions {
@@ -37,6 +60,17 @@ export interface EmulatorOptions {
   latencyMs?: number;
   /** Initial fault switches; `seed` seeds the PRNG of probabilistic faults. */
   faults?: { latencyMs?: number; status5xx?: Status5xxFault | null; seed?: number };
+  /** Cloud API keys; default {@link DEFAULT_API_KEYS} (`emulator-key`, `ok`, 2 in parallel). */
+  apiKeys?: Record<string, ApiKeyConfig>;
+  /**
+   * Cloud knobs (all later changeable on `emulator.cloud`): `stepMs` (30),
+   * `progressSteps` (3), `parallel` (2), `maxUploadBytes` (100 MiB; `Infinity`
+   * for none), `retainUploadBytes` (8 MiB), `viewMode` (`'redirect'`),
+   * `signedUrlTtlMs` (60000), `historyLimit` (1000), `storeBytes` (256 MiB), `seed`.
+   */
+  cloud?: Omit<CloudOptions, 'apiKeys'>;
+  /** Proxy knobs (`stepMs`, `webhookTimeoutMs`); its tokens default to the registry's. */
+  proxy?: Omit<ProxyStateOptions, 'tokens'>;
 }
 
 /** A running emulator. */
@@ -47,13 +81,19 @@ export interface Emulator {
   readonly host: string;
   /** The registry's in-memory state. */
   readonly registry: RegistryState;
+  /** The proxy's tasks and knobs. */
+  readonly proxy: ProxyState;
+  /** The cloud's keys, jobs, files and socket fault switches. */
+  readonly cloud: CloudState;
+  /** The cloud WebSocket server (`/ws`). */
+  readonly sockets: CloudSocketServer;
   /** Mutable fault switches applied to every service. */
   readonly faults: Faults;
   /** Bounded log (last 1000) of received requests; clear with `requests.length = 0`. */
   readonly requests: RecordedRequest[];
   /** The underlying server (e.g. to attach more listeners). */
   readonly server: Server;
-  /** Stops listening and closes every connection, keep-alive ones included. */
+  /** Stops listening, stops every job and task timer, and closes every connection: keep-alive ones and WebSockets (1001) included. */
   close(): Promise<void>;
 }
 
@@ -64,17 +104,29 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     ...options.faults,
     latencyMs: options.latencyMs ?? options.faults?.latencyMs ?? 0,
   });
-  const registry = new RegistryState({ tokens: options.tokens ?? DEFAULT_TOKENS, seed: options.seed ?? true });
-  const router = new Router(faults).add(registryRoutes(registry));
+  const tokens = options.tokens ?? DEFAULT_TOKENS;
+  const registry = new RegistryState({ tokens, seed: options.seed ?? true });
+  const proxy = new ProxyState({ ...options.proxy, tokens: Object.keys(tokens) });
+  const cloud = new CloudState({ ...options.cloud, ...(options.apiKeys ? { apiKeys: options.apiKeys } : {}) });
+  const router = new Router(faults).add(registryRoutes(registry)).add(proxyRoutes(proxy)).add(cloudRoutes(cloud));
   const server = createServer(router.listener);
+  const sockets = attachCloudSocket(server, cloud);
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => {
-      server.off('error', reject);
-      resolve();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port ?? 0, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
     });
-  });
+  } catch (err) {
+    // e.g. EADDRINUSE: nothing may keep running.
+    proxy.close();
+    cloud.close();
+    void sockets.close();
+    throw err;
+  }
 
   const port = (server.address() as AddressInfo).port;
   let closing: Promise<void> | undefined;
@@ -83,15 +135,25 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     port,
     host,
     registry,
+    proxy,
+    cloud,
+    sockets,
     faults,
     requests: router.requests,
     server,
     close() {
-      closing ??= new Promise<void>((resolve, reject) => {
-        server.close((err) => (err ? reject(err) : resolve()));
-        // Without this, idle keep-alive sockets of clients hold close() open.
-        server.closeAllConnections();
-      });
+      closing ??= (async () => {
+        proxy.close();
+        cloud.close();
+        // Upgraded sockets are not HTTP connections any more: closeAllConnections() misses them.
+        const socketsClosed = sockets.close();
+        await new Promise<void>((resolve, reject) => {
+          server.close((err) => (err ? reject(err) : resolve()));
+          // Without this, idle keep-alive sockets of clients hold close() open.
+          server.closeAllConnections();
+        });
+        await socketsClosed;
+      })();
       return closing;
     },
   };

@@ -1,0 +1,479 @@
+/**
+ * The job engine of the emulated cloud: per API key a FIFO queue and a
+ * parallel limit, jobs simulated node by node with timers, the events of each
+ * job in the order the real server sends them (see `fixtures/local-server`),
+ * a per-key cache of identical workflows, and failure injection.
+ *
+ * Event order of a fresh job:
+ *
+ *     status (submit) · status (start) · execution_start · execution_cached {nodes: []}
+ *     per node: progress_state(running) · executing · [per step: progress · progress_state · binary preview · binary text]
+ *               · executed (output nodes) · progress_state(finished)
+ *     execution_success · status · executing {node: null}
+ *
+ * A cached rerun: status · status · execution_start · execution_cached {every node}
+ * · executed (output nodes, no executing) · progress_state · execution_success · status · executing null.
+ * A failure replaces the tail by execution_error · status · executing null;
+ * a cancel or interrupt by execution_interrupted · status · executing null.
+ *
+ * @module
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { makePng, type FileStore } from './cloud-files.ts';
+import { HttpError } from './http.ts';
+import { NODE_BEHAVIOUR, type PromptNode, type ValidatedPrompt } from './cloud-nodes.ts';
+
+/** Job status values of the spec. */
+export type JobStatusValue = 'pending' | 'in_progress' | 'completed' | 'failed' | 'cancelled';
+
+/** The six `exception_type` values of the spec. */
+export const EXCEPTION_TYPES = [
+  'ValidationError',
+  'ModelDownloadError',
+  'ImageDownloadError',
+  'OOMError',
+  'InsufficientFundsError',
+  'InactiveSubscriptionError',
+] as const;
+
+/** A file reference in outputs. */
+export interface OutputRef {
+  filename: string;
+  subfolder: string;
+  type: string;
+}
+
+/** Outputs of one node. */
+export interface NodeOutput {
+  images?: OutputRef[];
+  [key: string]: unknown;
+}
+
+/** A forced failure. */
+export interface FailSpec {
+  /** `exception_type` to report; any string (the spec's six, or something new). */
+  exceptionType: string;
+  /** `exception_message`; default: a message typical of the type. */
+  message?: string;
+  /** Fail at this node; default: the first node that executes. */
+  nodeId?: string;
+}
+
+/** A job, as the emulator keeps it. */
+export interface Job {
+  prompt_id: string;
+  number: number;
+  key: string;
+  prompt: Record<string, PromptNode>;
+  /** `extra_data` without `api_key_platform_org` (never echoed back). */
+  extraData: Record<string, unknown>;
+  /** The partner key of the submission, kept apart. */
+  partnerKey: string | undefined;
+  order: string[];
+  outputNodes: string[];
+  status: JobStatusValue;
+  outputs: Record<string, NodeOutput>;
+  error: { exception_type: string; exception_message: string; node_id: string; node_type: string } | undefined;
+  /** Nodes executed so far. */
+  executed: string[];
+  created: number;
+  started: number | undefined;
+  ended: number | undefined;
+  /** Key of the workflow in the per-key cache. */
+  cacheKey: string;
+  fail: FailSpec | undefined;
+  controller: AbortController | undefined;
+  currentNode: string | undefined;
+}
+
+/** What the engine publishes; a socket layer turns these into frames. */
+export type CloudEvent =
+  | { kind: 'json'; key: string; message: { type: string; data: Record<string, unknown> } }
+  | { kind: 'preview'; key: string; promptId: string; nodeId: string; displayNodeId: string; image: Buffer; mime: 'image/png' }
+  | { kind: 'text'; key: string; promptId: string; nodeId: string; text: string };
+
+/** Where the engine lives. */
+export interface EngineContext {
+  files: FileStore;
+  emit(event: CloudEvent): void;
+  /** The parallel limit of a key. */
+  parallelOf(key: string): number;
+  /** Mode of a key (for partner keys); undefined when unknown. */
+  modeOf(key: string): string | undefined;
+  /** Timing knobs, read at every step so tests may change them live. */
+  timing(): { stepMs: number; progressSteps: number };
+  historyLimit: number;
+}
+
+interface Lane {
+  pending: Job[];
+  running: Set<Job>;
+  failNext: FailSpec[];
+  /** Workflow hash → outputs of its last successful run; bounded, oldest first out. */
+  cache: Map<string, Record<string, NodeOutput>>;
+}
+
+const CACHE_PER_KEY = 100;
+const MAX_PENDING_PER_KEY = 10_000;
+
+const EXCEPTION_MESSAGES: Record<string, string> = {
+  ValidationError: 'Invalid workflow or inputs: value out of range for this model',
+  ModelDownloadError: "Failed to download model 'emulator_model_v1.safetensors': 404 Not Found",
+  ImageDownloadError: 'Failed to download input image from https://images.example.com/input.png: 403 Forbidden',
+  OOMError: 'Allocation on device 0 would exceed allowed memory. (out of memory)',
+  InsufficientFundsError: 'Insufficient balance to run this partner node',
+  InactiveSubscriptionError: 'Subscription is not active',
+};
+
+/** The job engine. */
+export class JobEngine {
+  /** Every job still remembered (pending, running, and the last `historyLimit` finished). */
+  readonly jobs = new Map<string, Job>();
+  readonly #ctx: EngineContext;
+  readonly #lanes = new Map<string, Lane>();
+  readonly #finished: string[] = [];
+  readonly #counters = new Map<string, number>();
+  #number = 0;
+  #closed = false;
+
+  constructor(ctx: EngineContext) {
+    this.#ctx = ctx;
+  }
+
+  /** Queues a validated workflow for `key` and starts it when a slot is free. */
+  submit(key: string, valid: ValidatedPrompt, extraData: Record<string, unknown>, partnerKey: string | undefined): Job {
+    const lane = this.#lane(key);
+    if (lane.pending.length >= MAX_PENDING_PER_KEY) throw new HttpError(503, `More than ${MAX_PENDING_PER_KEY} pending jobs for this key`, 'queue_full');
+    const job: Job = {
+      prompt_id: randomUUID(),
+      number: this.#number++,
+      key,
+      prompt: structuredClone(valid.prompt),
+      extraData,
+      partnerKey,
+      order: valid.order,
+      outputNodes: valid.outputs,
+      status: 'pending',
+      outputs: {},
+      error: undefined,
+      executed: [],
+      created: Date.now(),
+      started: undefined,
+      ended: undefined,
+      cacheKey: workflowHash(valid.prompt),
+      fail: undefined,
+      controller: undefined,
+      currentNode: undefined,
+    };
+    this.jobs.set(job.prompt_id, job);
+    lane.pending.push(job);
+    this.#status(key);
+    // Started on the next tick, so the submit response can leave first (as on a real server, where it races the events).
+    setImmediate(() => this.pump(key));
+    return job;
+  }
+
+  /** A job of `key`, or undefined (also for another key's job). */
+  get(key: string, promptId: string): Job | undefined {
+    const job = this.jobs.get(promptId);
+    return job && job.key === key ? job : undefined;
+  }
+
+  /** `[number, prompt_id, prompt, extra_data, outputs_to_execute]` entries, like the local server. */
+  queue(key: string): { queue_running: unknown[]; queue_pending: unknown[] } {
+    const lane = this.#lanes.get(key);
+    const entry = (j: Job) => [j.number, j.prompt_id, j.prompt, j.extraData, j.outputNodes];
+    return { queue_running: lane ? [...lane.running].map(entry) : [], queue_pending: lane ? lane.pending.map(entry) : [] };
+  }
+
+  /** Pending plus running jobs of `key`. */
+  queueRemaining(key: string): number {
+    const lane = this.#lanes.get(key);
+    return lane ? lane.pending.length + lane.running.size : 0;
+  }
+
+  /** Cancels the listed pending or running jobs of `key`; returns the ids cancelled. */
+  cancel(key: string, ids: readonly string[]): string[] {
+    const out: string[] = [];
+    for (const id of ids) {
+      const job = this.get(key, id);
+      if (job && (job.status === 'pending' || job.status === 'in_progress')) {
+        this.#interrupt(job);
+        out.push(id);
+      }
+    }
+    return out;
+  }
+
+  /** Cancels every pending job of `key` (not the running ones). */
+  clear(key: string): string[] {
+    const lane = this.#lanes.get(key);
+    return lane ? this.cancel(key, lane.pending.map((j) => j.prompt_id)) : [];
+  }
+
+  /** Interrupts the running jobs of `key` (only `promptId` when given). */
+  interrupt(key: string, promptId?: string): string[] {
+    const lane = this.#lanes.get(key);
+    if (!lane) return [];
+    const running = [...lane.running].filter((j) => promptId === undefined || j.prompt_id === promptId);
+    return this.cancel(key, running.map((j) => j.prompt_id));
+  }
+
+  /** Makes the next job of `key` that executes fail (skipping the cache). Calls queue up. */
+  failNextWith(key: string, spec: FailSpec): void {
+    this.#lane(key).failNext.push(spec);
+  }
+
+  /** Starts pending jobs of `key` while it has free slots. */
+  pump(key: string): void {
+    const lane = this.#lanes.get(key);
+    if (!lane || this.#closed) return;
+    while (lane.pending.length > 0 && lane.running.size < Math.max(1, this.#ctx.parallelOf(key))) {
+      const job = lane.pending.shift()!;
+      lane.running.add(job);
+      void this.#run(job, lane);
+    }
+  }
+
+  /** Forgets every job, cache and counter; stops running jobs silently. */
+  reset(): void {
+    for (const job of this.jobs.values()) job.controller?.abort();
+    this.jobs.clear();
+    this.#lanes.clear();
+    this.#finished.length = 0;
+    this.#counters.clear();
+  }
+
+  /** Stops every timer for good. */
+  close(): void {
+    this.#closed = true;
+    this.reset();
+  }
+
+  // -------------------------------------------------------------------------
+
+  #lane(key: string): Lane {
+    let lane = this.#lanes.get(key);
+    if (!lane) this.#lanes.set(key, (lane = { pending: [], running: new Set(), failNext: [], cache: new Map() }));
+    return lane;
+  }
+
+  #emit(job: Job, type: string, data: Record<string, unknown>): void {
+    if (!this.#closed) this.#ctx.emit({ kind: 'json', key: job.key, message: { type, data } });
+  }
+
+  #status(key: string): void {
+    if (!this.#closed) {
+      this.#ctx.emit({ kind: 'json', key, message: { type: 'status', data: { status: { exec_info: { queue_remaining: this.queueRemaining(key) } } } } });
+    }
+  }
+
+  async #run(job: Job, lane: Lane): Promise<void> {
+    job.status = 'in_progress';
+    job.started = Date.now();
+    const controller = (job.controller = new AbortController());
+    job.fail = lane.failNext.shift();
+    const live = () => job.status === 'in_progress' && !controller.signal.aborted;
+    const step = async (ms: number) => (await sleep(ms, controller.signal)) && live();
+
+    this.#status(job.key);
+    this.#emit(job, 'execution_start', { prompt_id: job.prompt_id, timestamp: Date.now() });
+
+    const failing = job.fail !== undefined || job.order.some((id) => typeof job.prompt[id]!.inputs.fail_with === 'string');
+    const cached = failing ? undefined : lane.cache.get(job.cacheKey);
+    if (cached) {
+      if (!(await step(0))) return;
+      this.#emit(job, 'execution_cached', { nodes: [...job.order], prompt_id: job.prompt_id, timestamp: Date.now() });
+      const states: Record<string, unknown> = {};
+      for (const id of job.outputNodes) {
+        const output = cached[id];
+        if (!output) continue;
+        job.outputs[id] = structuredClone(output);
+        this.#emit(job, 'executed', { node: id, display_node: id, output: structuredClone(output), prompt_id: job.prompt_id });
+        states[id] = nodeState(job, id, 1, 1, 'finished');
+      }
+      this.#emit(job, 'progress_state', { prompt_id: job.prompt_id, nodes: states });
+      this.#succeed(job, lane);
+      return;
+    }
+
+    this.#emit(job, 'execution_cached', { nodes: [], prompt_id: job.prompt_id, timestamp: Date.now() });
+    const states: Record<string, unknown> = {};
+    for (const id of job.order) {
+      const node = job.prompt[id]!;
+      const behaviour = NODE_BEHAVIOUR[node.class_type] ?? { progress: false };
+      const { stepMs, progressSteps } = this.#ctx.timing();
+      const steps = behaviour.progress ? Math.max(1, progressSteps) : 1;
+      job.currentNode = id;
+      states[id] = nodeState(job, id, 0, steps, 'running');
+      this.#emit(job, 'progress_state', { prompt_id: job.prompt_id, nodes: { ...states } });
+      this.#emit(job, 'executing', { node: id, display_node: id, prompt_id: job.prompt_id });
+      const failure = this.#failureAt(job, id, node);
+      for (let i = 1; i <= steps; i++) {
+        if (!(await step(stepMs))) return;
+        if (failure) {
+          this.#fail(job, lane, id, failure);
+          return;
+        }
+        if (!behaviour.progress) continue;
+        this.#emit(job, 'progress', { value: i, max: steps, prompt_id: job.prompt_id, node: id });
+        states[id] = nodeState(job, id, i, steps, 'running');
+        this.#emit(job, 'progress_state', { prompt_id: job.prompt_id, nodes: { ...states } });
+        this.#ctx.emit({ kind: 'preview', key: job.key, promptId: job.prompt_id, nodeId: id, displayNodeId: id, image: makePng(8, 8, seedOf(`${job.prompt_id}/${id}/${i}`)), mime: 'image/png' });
+        this.#ctx.emit({ kind: 'text', key: job.key, promptId: job.prompt_id, nodeId: id, text: `${node.class_type}: step ${i}/${steps}` });
+      }
+      if (behaviour.save) {
+        const output: NodeOutput = { images: [this.#save(job, id, node, behaviour.save)] };
+        job.outputs[id] = output;
+        this.#emit(job, 'executed', { node: id, display_node: id, output: structuredClone(output), prompt_id: job.prompt_id });
+      }
+      states[id] = nodeState(job, id, steps, steps, 'finished');
+      this.#emit(job, 'progress_state', { prompt_id: job.prompt_id, nodes: { ...states } });
+      job.executed.push(id);
+    }
+    lane.cache.delete(job.cacheKey);
+    lane.cache.set(job.cacheKey, structuredClone(job.outputs));
+    if (lane.cache.size > CACHE_PER_KEY) lane.cache.delete(lane.cache.keys().next().value!);
+    this.#succeed(job, lane);
+  }
+
+  /** Whether (and how) node `id` fails: its own `fail_with`, the key's queued failure, or its partner key's state. */
+  #failureAt(job: Job, id: string, node: PromptNode): FailSpec | undefined {
+    const own = node.inputs.fail_with;
+    if (typeof own === 'string') {
+      const message = node.inputs.fail_message;
+      return { exceptionType: own, ...(typeof message === 'string' ? { message } : {}) };
+    }
+    if (job.fail && (job.fail.nodeId === undefined || job.fail.nodeId === id)) return job.fail;
+    if (NODE_BEHAVIOUR[node.class_type]?.partner) {
+      const mode = job.partnerKey === undefined ? undefined : this.#ctx.modeOf(job.partnerKey);
+      if (mode === 'insufficient_credits') return { exceptionType: 'InsufficientFundsError', message: `Insufficient balance to run ${node.class_type}` };
+      if (mode === 'inactive') return { exceptionType: 'InactiveSubscriptionError', message: `The subscription of the partner API key is not active (${node.class_type})` };
+      if (mode !== 'ok') return { exceptionType: 'ValidationError', message: `The partner API key is not valid (${node.class_type})` };
+    }
+    return undefined;
+  }
+
+  #save(job: Job, id: string, node: PromptNode, kind: 'output' | 'temp'): OutputRef {
+    let prefix: string;
+    if (kind === 'output') {
+      const raw = typeof node.inputs.filename_prefix === 'string' && node.inputs.filename_prefix ? node.inputs.filename_prefix : 'PlatformUI';
+      // Flat namespace: a prefix's folders become part of the name.
+      prefix = raw.replace(/[\\/]+/g, '_').replace(/[^\w.-]/g, '_');
+    } else {
+      prefix = `PlatformUI_temp_${Array.from({ length: 5 }, (_, i) => 'abcdefghijklmnopqrstuvwxyz'[seedOf(`${job.prompt_id}${id}${i}`) % 26]).join('')}`;
+    }
+    const counterKey = `${kind}/${prefix}`;
+    const n = (this.#counters.get(counterKey) ?? 0) + 1;
+    this.#counters.set(counterKey, n);
+    const filename = `${prefix}_${String(n).padStart(5, '0')}_.png`;
+    const data = makePng(16, 16, seedOf(`${job.prompt_id}/${id}`));
+    this.#ctx.files.put({ name: filename, type: kind, size: data.length, contentType: 'image/png', data, created: Date.now() });
+    return { filename, subfolder: '', type: kind };
+  }
+
+  #succeed(job: Job, lane: Lane): void {
+    this.#end(job, lane, 'completed');
+    this.#emit(job, 'execution_success', { prompt_id: job.prompt_id, timestamp: Date.now() });
+    this.#status(job.key);
+    this.#emit(job, 'executing', { node: null, prompt_id: job.prompt_id });
+    this.pump(job.key);
+  }
+
+  #fail(job: Job, lane: Lane, id: string, spec: FailSpec): void {
+    const node = job.prompt[id]!;
+    const message = spec.message ?? EXCEPTION_MESSAGES[spec.exceptionType] ?? `${spec.exceptionType} raised by the emulator`;
+    job.error = { exception_type: spec.exceptionType, exception_message: message, node_id: id, node_type: node.class_type };
+    this.#end(job, lane, 'failed');
+    const currentInputs: Record<string, unknown[]> = {};
+    for (const [k, v] of Object.entries(node.inputs)) if (!Array.isArray(v)) currentInputs[k] = [v];
+    this.#emit(job, 'execution_error', {
+      prompt_id: job.prompt_id,
+      node_id: id,
+      node_type: node.class_type,
+      executed: [...job.executed],
+      exception_message: message,
+      exception_type: spec.exceptionType,
+      traceback: [
+        '  File "/app/execution.py", line 518, in execute\n    output_data, output_ui = await get_output_data(prompt_id, unique_id, obj, input_data_all)\n',
+        `  File "/app/nodes.py", line 1664, in ${node.class_type.toLowerCase()}\n    raise ${spec.exceptionType}(msg)\n`,
+      ],
+      current_inputs: currentInputs,
+      current_outputs: [...job.order],
+      timestamp: Date.now(),
+    });
+    this.#status(job.key);
+    this.#emit(job, 'executing', { node: null, prompt_id: job.prompt_id });
+    this.pump(job.key);
+  }
+
+  /** Cancels a pending or running job now, events included (the runner then finds it no longer live). */
+  #interrupt(job: Job): void {
+    const lane = this.#lane(job.key);
+    const wasRunning = job.status === 'in_progress';
+    job.controller?.abort();
+    this.#end(job, lane, 'cancelled');
+    const node = job.currentNode === undefined ? undefined : job.prompt[job.currentNode];
+    this.#emit(job, 'execution_interrupted', {
+      prompt_id: job.prompt_id,
+      node_id: wasRunning ? (job.currentNode ?? null) : null,
+      node_type: wasRunning ? (node?.class_type ?? null) : null,
+      executed: [...job.executed],
+      timestamp: Date.now(),
+    });
+    this.#status(job.key);
+    if (wasRunning) this.#emit(job, 'executing', { node: null, prompt_id: job.prompt_id });
+    this.pump(job.key);
+  }
+
+  #end(job: Job, lane: Lane, status: JobStatusValue): void {
+    job.status = status;
+    job.ended = Date.now();
+    job.currentNode = status === 'cancelled' ? job.currentNode : undefined;
+    job.controller = undefined;
+    lane.running.delete(job);
+    const at = lane.pending.indexOf(job);
+    if (at >= 0) lane.pending.splice(at, 1);
+    // Bounded history: the oldest finished jobs are forgotten.
+    this.#finished.push(job.prompt_id);
+    while (this.#finished.length > this.#ctx.historyLimit) this.jobs.delete(this.#finished.shift()!);
+  }
+}
+
+function nodeState(job: Job, id: string, value: number, max: number, state: 'running' | 'finished'): Record<string, unknown> {
+  return { value, max, state, node_id: id, prompt_id: job.prompt_id, display_node_id: id, parent_node_id: null, real_node_id: id };
+}
+
+/** Resolves true after `ms`, false as soon as `signal` aborts. */
+function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
+  if (signal.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve(true);
+    }, ms);
+    // Job timers never hold a process open on their own; the listening server does while it runs.
+    timer.unref();
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** Canonical JSON (sorted keys) hash: identical workflows hit the cache whatever their key order. */
+function workflowHash(prompt: unknown): string {
+  const canon = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(canon);
+    if (v && typeof v === 'object') return Object.fromEntries(Object.keys(v).sort().map((k) => [k, canon((v as Record<string, unknown>)[k])]));
+    return v;
+  };
+  return createHash('sha256').update(JSON.stringify(canon(prompt))).digest('hex');
+}
+
+function seedOf(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
+  return h;
+}

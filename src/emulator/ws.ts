@@ -1,0 +1,263 @@
+/**
+ * The cloud's WebSocket (`/ws?clientId=…&token=…`) on the emulator's HTTP
+ * server. Every message of a key's jobs goes to every socket of that key,
+ * whatever its `clientId`, as the cloud spec says (the local counterpart
+ * server would route by the submission's `client_id` instead).
+ *
+ * Binary previews are encoded per socket: type 4 (with metadata) for sockets
+ * that announced `supports_preview_metadata`, type 1 otherwise; type 3
+ * progress text goes to all. The fault switches of {@link CloudState}
+ * (drops, silence, refused upgrades) are applied here, on every send.
+ *
+ * @module
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocket, WebSocketServer, type RawData } from 'ws';
+import { encodeFrame } from '../cloud/frames.ts';
+import type { CloudEvent, CloudState, SocketControl } from './cloud.ts';
+
+/** One connected socket. */
+interface Client {
+  ws: WebSocket;
+  key: string;
+  clientId: string;
+  /** Announced `supports_preview_metadata: true` in its `feature_flags`. */
+  previewMetadata: boolean;
+  /** Messages sent since the current drop switch was set (see `dropSockets`). */
+  sentSinceArm: number;
+  armGeneration: number;
+}
+
+/** The handle returned by {@link attachCloudSocket}. */
+export interface CloudSocketServer {
+  /** Number of open sockets (of one key, when given). */
+  count(key?: string): number;
+  /** Closes every socket (1001) and detaches from the server; resolves once they are gone. */
+  close(): Promise<void>;
+}
+
+const HOLD_LIMIT = 10_000;
+const CLOSE_GRACE_MS = 250;
+
+const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 404: 'Not Found', 429: 'Too Many Requests', 500: 'Internal Server Error', 503: 'Service Unavailable' };
+
+/** Answers an upgrade request with a plain HTTP error and closes the connection. */
+function refuse(socket: Duplex, status: number, message: string): void {
+  const body = JSON.stringify({ error: STATUS_TEXT[status]?.toLowerCase().replace(/ /g, '_') ?? 'error', message });
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}\r\n` +
+      'Connection: close\r\nContent-Type: application/json; charset=utf-8\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
+}
+
+/**
+ * Serves `/ws` on `server` for `state`: authenticates the `token` query
+ * against the API keys (unknown, missing or `unauthorized` → the upgrade is
+ * refused with 401), greets with `status` (`sid` = the `clientId`), answers
+ * the client's `feature_flags` with the server's, and relays job events.
+ */
+export function attachCloudSocket(server: Server, state: CloudState): CloudSocketServer {
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024 });
+  const clients = new Set<Client>();
+  // Sends postponed by `silenceSockets(ms, { hold: true })`, replayed in order afterwards.
+  let held: Array<() => void> = [];
+  let flushTimer: ReturnType<typeof setTimeout> | undefined;
+  let closed = false;
+
+  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const url = new URL(req.url ?? '/', 'http://emulator');
+    if (url.pathname !== '/ws') {
+      refuse(socket, 404, `No WebSocket at ${url.pathname}`);
+      return;
+    }
+    if (closed) {
+      refuse(socket, 503, 'Emulator is closing');
+      return;
+    }
+    const reject = state.socketFaults.rejectUpgrades;
+    if (reject) {
+      if (--reject.count <= 0) state.socketFaults.rejectUpgrades = null;
+      refuse(socket, reject.status, 'Injected fault: upgrade refused');
+      return;
+    }
+    const key = url.searchParams.get('token') ?? '';
+    const mode = key ? state.keyMode(key) : undefined;
+    // Billing states (402/429 on REST) still may watch their jobs; only a bad key is refused.
+    if (!key || mode === undefined || mode === 'unauthorized') {
+      refuse(socket, 401, key ? 'Invalid token' : 'Missing token');
+      return;
+    }
+    const clientId = url.searchParams.get('clientId') || randomUUID();
+    wss.handleUpgrade(req, socket, head, (ws) => onConnection(ws, key, clientId));
+  };
+
+  const onConnection = (ws: WebSocket, key: string, clientId: string) => {
+    const client: Client = { ws, key, clientId, previewMetadata: false, sentSinceArm: 0, armGeneration: state.socketFaults.drop?.generation ?? 0 };
+    clients.add(client);
+    ws.on('close', () => clients.delete(client));
+    ws.on('error', () => clients.delete(client));
+    ws.on('message', (data: RawData, isBinary: boolean) => {
+      if (isBinary) return;
+      let msg: unknown;
+      try {
+        msg = JSON.parse(rawToString(data));
+      } catch {
+        return; // the real server ignores what it cannot parse
+      }
+      if (!msg || typeof msg !== 'object') return;
+      const { type, data: payload } = msg as { type?: unknown; data?: unknown };
+      if (type === 'feature_flags') {
+        client.previewMetadata = !!payload && typeof payload === 'object' && (payload as Record<string, unknown>).supports_preview_metadata === true;
+        const flags: Record<string, unknown> = { supports_preview_metadata: true };
+        if (Number.isFinite(state.maxUploadBytes)) flags.max_upload_size = state.maxUploadBytes;
+        send(client, JSON.stringify({ type: 'feature_flags', data: flags }));
+      }
+    });
+    send(client, JSON.stringify({ type: 'status', data: { status: { exec_info: { queue_remaining: state.engine.queueRemaining(key) } }, sid: clientId } }));
+  };
+
+  /** Sends to one socket through the fault switches. Returns false when the socket was dropped instead. */
+  const send = (client: Client, payload: string | Uint8Array): boolean => {
+    if (client.ws.readyState !== WebSocket.OPEN) return false;
+    if (Date.now() < state.socketFaults.silentUntil) {
+      if (state.socketFaults.holdWhileSilent && held.length < HOLD_LIMIT) held.push(() => send(client, payload));
+      return false;
+    }
+    const drop = state.socketFaults.drop;
+    if (drop && (drop.key === undefined || drop.key === client.key)) {
+      if (client.armGeneration !== drop.generation) {
+        client.armGeneration = drop.generation;
+        client.sentSinceArm = 0;
+      }
+      const byCount = drop.afterMessages !== undefined && client.sentSinceArm >= drop.afterMessages;
+      const byChance = drop.probability !== undefined && state.random() < drop.probability;
+      if (byCount || byChance) {
+        drop.dropped++;
+        if (drop.times !== undefined && drop.dropped >= drop.times) state.socketFaults.drop = null;
+        client.ws.terminate();
+        clients.delete(client);
+        return false;
+      }
+      client.sentSinceArm++;
+    }
+    client.ws.send(payload);
+    return true;
+  };
+
+  /** Sends to every socket of `key`, building each socket's payload lazily (type 1 vs 4). */
+  const deliver = (key: string, payload: (c: Client) => string | Uint8Array | undefined) => {
+    for (const c of [...clients]) {
+      if (c.key !== key) continue;
+      const p = payload(c);
+      if (p !== undefined) send(c, p);
+    }
+  };
+
+  const onEvent = (event: CloudEvent) => {
+    if (event.kind === 'json') {
+      const text = JSON.stringify(event.message);
+      deliver(event.key, () => text);
+    } else if (event.kind === 'text') {
+      const frame = encodeFrame({ type: 'text', nodeId: event.nodeId, text: event.text });
+      deliver(event.key, () => frame);
+    } else {
+      let plain: Uint8Array | undefined;
+      let withMeta: Uint8Array | undefined;
+      deliver(event.key, (c) => {
+        if (!c.previewMetadata) return (plain ??= encodeFrame({ type: 'preview_image', imageType: 2, image: event.image }));
+        const metadata = {
+          node_id: event.nodeId,
+          display_node_id: event.displayNodeId,
+          real_node_id: event.nodeId,
+          prompt_id: event.promptId,
+          parent_node_id: null,
+          image_type: event.mime,
+        };
+        return (withMeta ??= encodeFrame({ type: 'preview_image_with_metadata', metadata, image: event.image }));
+      });
+    }
+  };
+
+  const flushHeld = () => {
+    flushTimer = undefined;
+    const wait = state.socketFaults.silentUntil - Date.now();
+    if (wait > 0) {
+      flushTimer = setTimeout(flushHeld, wait);
+      return;
+    }
+    const batch = held;
+    held = [];
+    for (const replay of batch) replay();
+  };
+
+  const onControl = (control: SocketControl) => {
+    if (control.action === 'drop-all') {
+      for (const c of [...clients]) {
+        if (control.key !== undefined && c.key !== control.key) continue;
+        c.ws.terminate();
+        clients.delete(c);
+      }
+      return;
+    }
+    clearTimeout(flushTimer);
+    flushTimer = undefined;
+    const wait = control.until - Date.now();
+    if (wait <= 0) {
+      if (held.length) flushHeld();
+      return;
+    }
+    flushTimer = setTimeout(flushHeld, wait);
+  };
+
+  server.on('upgrade', onUpgrade);
+  const offEvents = state.subscribe(onEvent);
+  const offControl = state.onSocketControl(onControl);
+
+  return {
+    count: (key) => [...clients].filter((c) => key === undefined || c.key === key).length,
+    close: () => {
+      if (closed) return Promise.resolve();
+      closed = true;
+      server.off('upgrade', onUpgrade);
+      offEvents();
+      offControl();
+      clearTimeout(flushTimer);
+      held = [];
+      const open = [...clients];
+      clients.clear();
+      return new Promise<void>((resolve) => {
+        if (open.length === 0) {
+          wss.close(() => resolve());
+          return;
+        }
+        let left = open.length;
+        const done = () => {
+          if (--left === 0) {
+            clearTimeout(force);
+            wss.close(() => resolve());
+          }
+        };
+        // A clean close frame first; a peer that does not answer is cut after a grace period.
+        const force = setTimeout(() => {
+          for (const c of open) c.ws.terminate();
+        }, CLOSE_GRACE_MS);
+        for (const c of open) {
+          if (c.ws.readyState === WebSocket.CLOSED) done();
+          else {
+            c.ws.once('close', done);
+            c.ws.close(1001, 'emulator closing');
+          }
+        }
+      });
+    },
+  };
+}
+
+function rawToString(data: RawData): string {
+  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
+  if (data instanceof ArrayBuffer) return Buffer.from(data).toString('utf8');
+  return data.toString('utf8');
+}

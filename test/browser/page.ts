@@ -1,0 +1,101 @@
+// The browser test page (bundled by test/browser/run.mjs with esbuild for the
+// browser, then opened in Chromium). It imports the SDK by its package name,
+// as a user's app does: the bundler resolves the name through package.json
+// "exports" to the built entry (dist/index.js), so this exercises the
+// published artefact and its exports map, not the TypeScript sources.
+// (Consequence: type-checking this file needs a prior `npm run build`.)
+//
+// The page runs a list of named checks, one after the other, against the
+// emulator whose URL comes in the query string (`?emulator=http://...`); the
+// emulator is on another origin, so every call is a real CORS request.
+// Each check gets a <section data-check="name" data-status="running|pass|fail">
+// with a one-line `.detail` and an `.out` element it renders into; the runner
+// reads those. When all are done, <body data-status="done">.
+//
+// To add a check (proxy relight, Blob upload, a workflow run with a preview
+// image, ...): append to `checks`, render what it saw into `out` (data-*
+// attributes are the easiest to assert on), return a short summary, throw on
+// failure; then, if the runner should verify the rendered values, add an
+// entry to `expectations` in run.mjs.
+import { RegistryClient } from '@platformui/sdk';
+
+interface Ctx {
+  /** The emulator's base URL (another origin than this page). */
+  baseUrl: string;
+  /** Where the check renders what it saw. */
+  out: HTMLElement;
+}
+
+interface Check {
+  name: string;
+  /** Resolves to a one-line summary; throws on failure. */
+  run(ctx: Ctx): Promise<string>;
+}
+
+const checks: Check[] = [
+  {
+    name: 'registry.searchNodes',
+    async run({ baseUrl, out }) {
+      const page = await new RegistryClient({ baseUrl }).searchNodes({ limit: 2 });
+      const list = document.createElement('ul');
+      for (const node of page.nodes) {
+        const li = document.createElement('li');
+        li.textContent = node.name ?? node.id ?? '';
+        list.append(li);
+      }
+      out.dataset.total = String(page.total);
+      out.append(list);
+      if (page.nodes.length < 1) throw new Error(`no nodes (total ${page.total})`);
+      return `${page.nodes.length} nodes shown, total ${page.total}`;
+    },
+  },
+];
+
+/** Fails a check that neither resolves nor rejects, so the page always finishes. */
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
+
+function section(name: string): { root: HTMLElement; detail: HTMLElement; out: HTMLElement } {
+  const root = document.createElement('section');
+  root.dataset.check = name;
+  root.dataset.status = 'running';
+  const title = document.createElement('h2');
+  title.textContent = name;
+  const detail = document.createElement('p');
+  detail.className = 'detail';
+  const out = document.createElement('div');
+  out.className = 'out';
+  root.append(title, detail, out);
+  document.body.append(root);
+  return { root, detail, out };
+}
+
+async function main(): Promise<void> {
+  const baseUrl = new URLSearchParams(location.search).get('emulator');
+  if (!baseUrl) throw new Error('missing ?emulator=<url>');
+  for (const check of checks) {
+    const { root, detail, out } = section(check.name);
+    try {
+      detail.textContent = await withTimeout(check.run({ baseUrl, out }), 20_000);
+      root.dataset.status = 'pass';
+    } catch (err) {
+      // Shown to the runner; not console.error, which would fail the run a
+      // second time for the same cause.
+      detail.textContent = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+      root.dataset.status = 'fail';
+    }
+  }
+}
+
+main()
+  .catch((err: unknown) => {
+    document.body.dataset.error = String(err);
+  })
+  .finally(() => {
+    document.body.dataset.status = 'done';
+  });

@@ -1,0 +1,169 @@
+// Browser test (npm run test:browser, after npm run build).
+//
+// 1. Bundles test/browser/page.ts for the browser with esbuild, the way a
+//    user's bundler would, and FAILS if the bundle pulls in Node built-ins,
+//    `Buffer`, `ws` or `form-data` (DESIGN §1: the default entry is browser-safe).
+// 2. Starts the emulator (dist/emulator.js) and, on another port (so another
+//    origin: CORS is exercised), a tiny static server for the page.
+// 3. Opens the page in Debian's Chromium via playwright-core, waits for its
+//    checks (see page.ts), asserts each passed and what it rendered, and fails
+//    on any page error or console error.
+//
+// Env: CHROMIUM=/path/to/chromium (default /usr/bin/chromium), HEADFUL=1.
+import { builtinModules } from 'node:module';
+import { createServer } from 'node:http';
+import { existsSync } from 'node:fs';
+import { join, dirname, relative } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import * as esbuild from 'esbuild';
+import { chromium } from 'playwright-core';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, '..', '..');
+const failures = [];
+const fail = (msg) => { failures.push(msg); console.log(`FAIL  ${msg}`); };
+
+for (const f of ['dist/index.js', 'dist/emulator.js']) {
+  if (!existsSync(join(root, f))) { console.error(`${f} is missing: run \`npm run build\` first.`); process.exit(1); }
+}
+
+// ---------------------------------------------------------------- 1. bundle
+// Node built-ins are recorded and left external (instead of esbuild's opaque
+// "could not resolve" error), so the report names each one and its importer.
+const builtins = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
+
+async function bundle(entry) {
+  const nodeImports = [];
+  const recordBuiltins = {
+    name: 'record-node-builtins',
+    setup(build) {
+      build.onResolve({ filter: /^[a-z_:/]+$/ }, (args) => {
+        if (!builtins.has(args.path) && !args.path.startsWith('node:')) return undefined;
+        nodeImports.push(`${args.path} (imported by ${args.importer ? relative(root, args.importer) : '?'})`);
+        return { path: args.path, external: true };
+      });
+    },
+  };
+  const result = await esbuild.build({
+    ...entry,
+    absWorkingDir: root,
+    bundle: true,
+    minify: true,
+    format: 'esm',
+    platform: 'browser', // honours "browser" fields: ws/form-data would show up as inputs
+    target: 'es2022',
+    outfile: 'page.js',
+    write: false,
+    metafile: true,
+    logLevel: 'warning',
+    plugins: [recordBuiltins],
+  });
+  return { text: result.outputFiles[0].text, inputs: Object.keys(result.metafile.inputs), nodeImports };
+}
+
+/** Fails for each Node-only thing in a bundle. */
+function checkBrowserSafe(label, { text, inputs, nodeImports }) {
+  const banned = [
+    ...nodeImports.map((m) => `Node built-in ${m}`),
+    ...inputs.filter((p) => /node_modules\/(ws|form-data)\//.test(p)).map((p) => `Node-only package file ${p}`),
+  ];
+  // Text checks catch what the metafile cannot: a global `Buffer`, or an
+  // import hidden from the bundler (e.g. a string handed to require/import()).
+  // \bBuffer\b does not match ArrayBuffer; "multipart/form-data" is a legit
+  // MIME string, hence only specifier forms for ws/form-data.
+  for (const [what, re] of [['`Buffer`', /\bBuffer\b/], ['a node: specifier', /["'`]node:[a-z_/]+["'`]/],
+    ['an import of `ws`/`form-data`', /(\b(require|import)\s*\(\s*|\bfrom\s*)["'`](ws|form-data)["'`]/]]) {
+    const m = re.exec(text);
+    if (m) banned.push(`${what} in the text: …${text.slice(Math.max(0, m.index - 60), m.index + 60)}…`);
+  }
+  if (banned.length) banned.forEach((b) => fail(`${label}: ${b}`));
+  else console.log(`PASS  ${label}: no Node built-ins, Buffer, ws or form-data (${(text.length / 1024).toFixed(1)} KB min, ${inputs.length} inputs)`);
+}
+
+// (a) Everything the default entry exports, so tree-shaking cannot hide a
+// Node-only corner the page happens not to use.
+checkBrowserSafe('browser bundle of every export of @platformui/sdk',
+  await bundle({ stdin: { contents: "export * from '@platformui/sdk';", resolveDir: root, loader: 'js' } }));
+// (b) The page itself; it must get the SDK from the built entry via the exports map.
+const pageBundle = await bundle({ entryPoints: [join(here, 'page.ts')] });
+checkBrowserSafe('browser bundle of test/browser/page.ts', pageBundle);
+if (!pageBundle.inputs.some((p) => p.endsWith('dist/index.js'))) fail('page bundle does not include dist/index.js (exports map?)');
+if (pageBundle.inputs.some((p) => p.startsWith('src/'))) fail('page bundle includes src/ files: it should test the built entry');
+
+// ---------------------------------------------------------------- 2. servers
+const { startEmulator } = await import(pathToFileURL(join(root, 'dist', 'emulator.js')).href);
+const emulator = await startEmulator({ port: 0 });
+const html = `<!doctype html><html><head><meta charset="utf-8"><title>@platformui/sdk browser checks</title>
+<link rel="icon" href="data:,"></head><body><h1>@platformui/sdk browser checks</h1>
+<script type="module" src="/page.js"></script></body></html>`;
+const pageServer = createServer((req, res) => {
+  const path = new URL(req.url ?? '/', 'http://x').pathname;
+  if (path === '/') res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(html);
+  else if (path === '/page.js') res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' }).end(pageBundle.text);
+  else res.writeHead(404).end();
+});
+await new Promise((resolve) => pageServer.listen(0, '127.0.0.1', resolve));
+const pageOrigin = `http://127.0.0.1:${pageServer.address().port}`;
+if (new URL(emulator.url).origin === pageOrigin) fail('page and emulator share an origin: CORS would not be tested');
+console.log(`emulator ${emulator.url}, page ${pageOrigin} (cross-origin)`);
+
+// ---------------------------------------------------------------- 3. browser
+// What the runner verifies beyond data-status, per check name, against the
+// emulator's own answer fetched here in Node (independent of the SDK).
+const expectations = {
+  async 'registry.searchNodes'(section) {
+    const raw = await (await fetch(new URL('nodes/search?limit=2', `${emulator.url.replace(/\/$/, '')}/`))).json();
+    const shown = await section.locator('.out li').allTextContents();
+    const total = await section.locator('.out').getAttribute('data-total');
+    if (shown.length < 1 || shown.length > 2) return `shows ${shown.length} nodes, expected 1–2`;
+    if (String(raw.total) !== total) return `shows total ${total}, emulator says ${raw.total}`;
+    const names = raw.nodes.map((n) => n.name ?? n.id);
+    if (JSON.stringify(shown) !== JSON.stringify(names)) return `shows ${JSON.stringify(shown)}, emulator says ${JSON.stringify(names)}`;
+    return undefined;
+  },
+};
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+  headless: !process.env.HEADFUL,
+  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync'],
+});
+try {
+  const page = await browser.newPage();
+  const pageErrors = [];
+  page.on('pageerror', (err) => pageErrors.push(`page error: ${err.message}`));
+  const firstPageError = new Promise((resolve) => page.once('pageerror', resolve));
+  page.on('console', (msg) => { if (msg.type() === 'error') pageErrors.push(`console error: ${msg.text()}`); });
+  page.on('requestfailed', (req) => pageErrors.push(`request failed: ${req.method()} ${req.url()} ${req.failure()?.errorText ?? ''}`));
+
+  await page.goto(`${pageOrigin}/?emulator=${encodeURIComponent(emulator.url)}`);
+  // Each check has its own 20 s timeout in the page. An uncaught page error
+  // (e.g. page.js failed to load) means "done" may never come: wait 2 s more.
+  const done = () => page.waitForSelector('body[data-status="done"]', { timeout: 60_000 });
+  const afterPageError = firstPageError.then(() => page.waitForSelector('body[data-status="done"]', { timeout: 2_000 }));
+  await Promise.race([done(), afterPageError]).catch(() => fail('the page did not finish (did page.js load?)'));
+  const pageError = await page.locator('body').getAttribute('data-error');
+  if (pageError) fail(`page: ${pageError}`);
+
+  const sections = page.locator('[data-check]');
+  const count = await sections.count();
+  if (count === 0) fail('page ran no checks');
+  for (let i = 0; i < count; i++) {
+    const section = sections.nth(i);
+    const name = await section.getAttribute('data-check');
+    const status = await section.getAttribute('data-status');
+    const detail = (await section.locator('.detail').textContent()) ?? '';
+    const problem = status !== 'pass' ? detail : await expectations[name]?.(section);
+    if (problem) fail(`${name}: ${problem}`);
+    else console.log(`PASS  ${name}: ${detail}`);
+  }
+  pageErrors.forEach((e) => fail(e));
+} finally {
+  await browser.close();
+  await emulator.close();
+  pageServer.close();
+}
+
+console.log(failures.length ? `\nbrowser: FAILED (${failures.length} problem(s))` : '\nbrowser: all checks passed');
+process.exitCode = failures.length ? 1 : 0;
