@@ -333,7 +333,7 @@ export class CloudClient {
   #upload(p: string, file: UploadInput, options: UploadImageOptions | Partial<UploadMaskOptions>, fields: () => Record<string, string>): APIPromise<UploadResponse> {
     return APIPromise.from(async () => {
       const { body, headers } = await multipart(file, fields(), options.filename);
-      return this.transport.request<UploadResponse>({ method: 'POST', path: p, body, headers, auth: true, schema: UploadResponse, options });
+      return this.transport.request<UploadResponse>({ method: 'POST', path: p, body, headers, auth: true, schema: UploadResponse, options, fetch: platform.uploadFetch });
     });
   }
 }

@@ -23,5 +23,6 @@ export const platform: Platform = {
   async webSocket() {
     return globalThis.WebSocket;
   },
+  uploadFetch: undefined,
   saveToFile: () => Promise.reject(nodeOnly('Saving to a file')),
 };

@@ -38,6 +38,8 @@ export const platform: Platform = {
     return WebSocket as unknown as WebSocketConstructor;
   },
 
+  uploadFetch: (input, init) => nodeHttpFetch(input instanceof Request ? input : new Request(input, init)),
+
   async saveToFile(body, path) {
     const [{ createWriteStream }, { Readable }, { pipeline }] = await Promise.all([
       import('node:fs'),
@@ -51,3 +53,33 @@ export const platform: Platform = {
     return bytes;
   },
 };
+
+/**
+ * The part of `fetch` the uploads need, over node:http: the request body is
+ * piped with backpressure, the response comes back as a standard `Response`.
+ */
+async function nodeHttpFetch(request: Request): Promise<Response> {
+  const [http, https, { Readable }, { pipeline }] = await Promise.all([
+    import('node:http'),
+    import('node:https'),
+    import('node:stream'),
+    import('node:stream/promises'),
+  ]);
+  const signal = request.signal;
+  signal.throwIfAborted();
+  return new Promise<Response>((resolve, reject) => {
+    // Through the module object, not the ESM binding: instrumentation (APM, msw) patches that one.
+    const send = request.url.startsWith('https:') ? https.default.request : http.default.request;
+    const req = send(request.url, { method: request.method, headers: Object.fromEntries(request.headers), signal });
+    req.once('error', reject);
+    req.once('response', (res: import('node:http').IncomingMessage) => {
+      const headers = new Headers();
+      for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) for (const one of [v].flat()) headers.append(k, one);
+      const nullBody = res.statusCode === 204 || res.statusCode === 304 || request.method === 'HEAD';
+      if (nullBody) res.resume();
+      resolve(new Response(nullBody ? null : (Readable.toWeb(res) as ReadableStream<Uint8Array>), { status: res.statusCode ?? 0, statusText: res.statusMessage ?? '', headers }));
+    });
+    if (request.body) pipeline(Readable.fromWeb(request.body as import('node:stream/web').ReadableStream), req).catch(reject);
+    else req.end();
+  });
+}

@@ -27,6 +27,13 @@ export interface Platform {
   streamMultipart(fields: Record<string, string>, fileField: string, stream: unknown, filename: string): Promise<MultipartBody>;
   /** The WebSocket to use: the runtime's global one, else `ws` (Node). */
   webSocket(): Promise<WebSocketConstructor>;
+  /**
+   * A `fetch` for requests with large streamed bodies, or `undefined` to use
+   * the ordinary one. Node's fetch reads a request body as fast as the disk
+   * gives it, whatever the socket takes (a 256 MiB upload held ~285 MiB), so
+   * Node sends uploads through node:http, which waits for the socket to drain.
+   */
+  readonly uploadFetch: typeof globalThis.fetch | undefined;
   /** Writes a response body to a file as it arrives; returns the number of bytes (Node only). */
   saveToFile(body: ReadableStream<Uint8Array>, path: string): Promise<number>;
 }

@@ -57,6 +57,8 @@ export interface RequestSpec {
   /** Schema of the JSON response; when absent the body is returned unparsed-but-JSON (or undefined when empty). */
   schema?: z.ZodMiniType | undefined;
   options?: RequestOptions | undefined;
+  /** Use this fetch instead of the client's (Node uploads; see `Platform.uploadFetch`). Ignored when the caller gave the client its own `fetch`. */
+  fetch?: typeof globalThis.fetch | undefined;
   /** `'manual'` returns a 3xx (or a browser's opaque redirect) instead of following it. */
   redirect?: 'manual' | undefined;
 }
@@ -101,6 +103,7 @@ export class Transport {
   readonly #credentialName: string;
   /** The bare fetch, for requests that must carry nothing of the client (signed URLs). */
   readonly fetch: typeof globalThis.fetch;
+  readonly #customFetch: boolean;
   /** The last credential value resolved: scrubbed from anything an error shows. */
   #secrets: string[] = [];
 
@@ -118,6 +121,7 @@ export class Transport {
     this.#credentialName = config.credentialName;
     if (typeof config.credential === 'string') this.#secrets = [config.credential];
     this.fetch = o.fetch ?? ((input, init) => globalThis.fetch(input, init));
+    this.#customFetch = o.fetch !== undefined;
     this.#ky = ky.create({
       prefix: this.baseUrl,
       ...(o.fetch ? { fetch: o.fetch } : {}),
@@ -200,6 +204,7 @@ export class Transport {
         ...(spec.body !== undefined ? { body: spec.body } : {}),
         timeout,
         ...(opts.signal ? { signal: opts.signal } : {}),
+        ...(spec.fetch && !this.#customFetch ? { fetch: spec.fetch } : {}),
         ...(spec.redirect ? { redirect: spec.redirect, throwHttpErrors: (s: number) => s !== 0 && (s < 200 || s >= 400) } : {}),
         retry: {
           limit: idempotent ? retry.limit : 0,
