@@ -93,6 +93,7 @@ export class CloudSocket {
   #everOpened = false;
   #timers = new Set<ReturnType<typeof setTimeout>>();
   #idleTimer: ReturnType<typeof setTimeout> | undefined;
+  #lastMessageAt = 0;
   #listeners = new Map<string, Set<Handler<never>>>();
   #jobs = new Map<string, Set<Handler<SocketEvent>>>();
   #held = new Map<string, { until: number; events: SocketEvent[] }>();
@@ -280,6 +281,7 @@ export class CloudSocket {
       this.#everOpened = true;
       this.#attempt = 0;
       this.#state = 'open';
+      this.#lastMessageAt = Date.now();
       ws.send(JSON.stringify({ type: 'feature_flags', data: this.#opts.featureFlags ?? { supports_preview_metadata: true } }));
       this.#armIdle();
       this.#resolveOpened();
@@ -287,7 +289,7 @@ export class CloudSocket {
       if (reconnect) this.#emit('reconnected', { attempt });
     };
     ws.onmessage = (ev: MessageEvent) => {
-      this.#armIdle();
+      this.#lastMessageAt = Date.now();
       this.#receive(ev.data);
     };
     // Ends this connection once, whichever event says so first.
@@ -333,14 +335,17 @@ export class CloudSocket {
   }
 
   // The watchdog only runs while jobs are followed: an idle account socket is fine.
+  // One timer checks the time of the last message, so the hot path only stores a number.
   #armIdle(): void {
-    clearTimeout(this.#idleTimer);
-    this.#idleTimer = undefined;
-    if (this.#jobs.size === 0 || this.#state !== 'open') return;
-    this.#idleTimer = setTimeout(() => {
+    if (this.#idleTimer !== undefined || this.#jobs.size === 0 || this.#state !== 'open') return;
+    const check = () => {
       this.#idleTimer = undefined;
-      this.#ws?.close(4000, 'idle');
-    }, this.#opts.idleTimeout);
+      if (this.#jobs.size === 0 || this.#state !== 'open') return;
+      const quiet = Date.now() - this.#lastMessageAt;
+      if (quiet >= this.#opts.idleTimeout) this.#ws?.close(4000, 'idle');
+      else this.#idleTimer = setTimeout(check, this.#opts.idleTimeout - quiet);
+    };
+    this.#idleTimer = setTimeout(check, this.#opts.idleTimeout);
   }
 
   #receive(data: unknown): void {
