@@ -197,7 +197,11 @@ export class CloudSocket {
         const value = queue.shift();
         return value ? { value, done: false } : { value: undefined, done: true };
       },
-      return: async () => (finish(), { value: undefined, done: true }),
+      return: async () => {
+        queue.length = 0; // the consumer left: nothing more is delivered
+        finish();
+        return { value: undefined, done: true };
+      },
       [Symbol.asyncIterator]: () => it,
     };
     return it;

@@ -1,0 +1,167 @@
+// CloudSocket logic with a stand-in WebSocket: routing, holding, malformed data, lifecycle.
+import { afterEach, describe, expect, it } from 'vitest';
+import { CloudClient, encodeFrame, type CloudSocket, type SocketEvent } from '../../src/index.ts';
+
+class FakeSocket {
+  static all: FakeSocket[] = [];
+  binaryType = 'blob';
+  readyState = 0;
+  sent: string[] = [];
+  url: string;
+  onopen: (() => void) | null = null;
+  onmessage: ((ev: { data: unknown }) => void) | null = null;
+  onclose: ((ev: { code: number }) => void) | null = null;
+  onerror: (() => void) | null = null;
+  constructor(url: string) {
+    this.url = url;
+    FakeSocket.all.push(this);
+    queueMicrotask(() => {
+      this.readyState = 1;
+      this.onopen?.();
+    });
+  }
+  send(data: string): void {
+    this.sent.push(data);
+  }
+  close(): void {
+    this.readyState = 3;
+  }
+  push(data: unknown): void {
+    this.onmessage?.({ data: typeof data === 'string' || data instanceof ArrayBuffer ? data : JSON.stringify(data) });
+  }
+  drop(code = 1006): void {
+    this.readyState = 3;
+    this.onclose?.({ code });
+  }
+}
+
+const KEY = 'sk_socket_SECRET_123';
+let cloud: CloudClient;
+afterEach(() => {
+  cloud?.close();
+  FakeSocket.all = [];
+});
+async function open(o: Parameters<CloudClient['connect']>[0] = {}): Promise<[CloudSocket, FakeSocket]> {
+  cloud = new CloudClient({ baseUrl: 'https://cloud.test/base', apiKey: KEY });
+  const socket = cloud.connect({ WebSocket: FakeSocket as never, ...o });
+  await socket.ready();
+  return [socket, FakeSocket.all.at(-1)!];
+}
+const progress = (id: string, value = 1) => ({ type: 'progress', data: { value, max: 10, prompt_id: id, node: '3' } });
+
+describe('CloudSocket', () => {
+  it('connects to wss://host/base/ws with clientId and token, binaryType arraybuffer, feature flags first', async () => {
+    const [socket, ws] = await open();
+    const u = new URL(ws.url);
+    expect(`${u.protocol}//${u.host}${u.pathname}`).toBe('wss://cloud.test/base/ws');
+    expect(u.searchParams.get('token')).toBe(KEY);
+    expect(u.searchParams.get('clientId')).toBe(socket.clientId);
+    expect(socket.url).not.toContain(KEY);
+    expect(ws.binaryType).toBe('arraybuffer');
+    expect(JSON.parse(ws.sent[0]!)).toEqual({ type: 'feature_flags', data: { supports_preview_metadata: true } });
+  });
+
+  it('shares one socket per client', async () => {
+    const [socket] = await open();
+    expect(cloud.connect()).toBe(socket);
+    expect(FakeSocket.all).toHaveLength(1);
+  });
+
+  it('routes events by prompt_id and holds the ones nobody claimed yet', async () => {
+    const [socket, ws] = await open();
+    const a: SocketEvent[] = [];
+    socket.subscribe('A', (e) => a.push(e));
+    ws.push(progress('B', 1));
+    ws.push(progress('A', 2));
+    ws.push(progress('B', 3));
+    expect(a).toHaveLength(1);
+    const b: SocketEvent[] = [];
+    socket.subscribe('B', (e) => b.push(e));
+    expect(b.map((e) => (e as { data: { value: number } }).data.value)).toEqual([1, 3]);
+    ws.push(progress('B', 4));
+    expect(b).toHaveLength(3);
+  });
+
+  it('survives malformed JSON, wrong types, unknown types and throwing handlers', async () => {
+    const [socket, ws] = await open();
+    const messages: string[] = [];
+    const errors: unknown[] = [];
+    socket.on('message', (m) => void messages.push(m.type));
+    socket.on('error', (e) => void errors.push(e.error));
+    socket.on('progress', () => {
+      throw new Error('handler bug');
+    });
+    ws.push('{not json');
+    ws.push({ type: 'progress', data: { value: 'x', max: 1, prompt_id: 'A' } });
+    ws.push({ type: 'brand_new_event', data: { prompt_id: 'A' } });
+    ws.push(progress('A'));
+    ws.push(new Uint8Array([0, 0, 0, 4, 0, 0, 0, 99]).buffer); // type 4 with a lying metadata length
+    await Promise.resolve();
+    expect(messages).toEqual(['malformed', 'invalid', 'unknown', 'progress']);
+    expect(errors).toHaveLength(2); // the handler's throw and the frame decode error
+    expect(socket.state).toBe('open');
+  });
+
+  it('attributes type-1 previews to the job that last reported progress, type-4 by metadata', async () => {
+    const [socket, ws] = await open();
+    const got: Array<[string, string]> = [];
+    socket.subscribe('A', (e) => void got.push(['A', e.type]));
+    socket.subscribe('B', (e) => void got.push(['B', e.type]));
+    ws.push(progress('A'));
+    ws.push(encodeFrame({ type: 'preview_image', imageType: 2, image: new Uint8Array([0x89, 0x50]) }).buffer);
+    ws.push(encodeFrame({ type: 'preview_image_with_metadata', metadata: { prompt_id: 'B', node_id: '3' }, image: new Uint8Array([0xff, 0xd8, 0xff]) }).buffer);
+    expect(got).toEqual([['A', 'progress'], ['A', 'binary'], ['B', 'binary']]);
+  });
+
+  it('gives a bounded async iterator per job', async () => {
+    const [socket, ws] = await open();
+    const it = socket.events({ promptId: 'A', bufferSize: 2 });
+    for (let v = 1; v <= 4; v++) ws.push(progress('A', v));
+    const first = await it.next();
+    expect((first.value as { data: { value: number } }).data.value).toBe(3); // oldest dropped
+    await it.return!();
+    expect((await it.next()).done).toBe(true);
+  });
+
+  it('reconnects with backoff, keeps the clientId, announces reconnected', async () => {
+    const [socket, ws] = await open({ reconnect: { baseDelay: 1, maxDelay: 5 } });
+    const events: string[] = [];
+    socket.on('reconnecting', (e) => void events.push(`reconnecting:${e.attempt}`));
+    socket.on('reconnected', () => void events.push('reconnected'));
+    ws.drop();
+    await socket.once('reconnected');
+    expect(events).toEqual(['reconnecting:1', 'reconnected']);
+    expect(new URL(FakeSocket.all[1]!.url).searchParams.get('clientId')).toBe(socket.clientId);
+  });
+
+  it('reopens a socket that falls silent while a job is followed', async () => {
+    const [socket, ws] = await open({ idleTimeout: 30, reconnect: { baseDelay: 1, maxDelay: 1 } });
+    socket.subscribe('A', () => {});
+    const closedWith = new Promise<number>((r) => {
+      const close = ws.close.bind(ws);
+      ws.close = (code?: number) => (close(), ws.drop(code), r(code ?? 0));
+    });
+    expect(await closedWith).toBe(4000);
+    await socket.once('reconnected');
+  });
+
+  it('does not watch an idle socket that follows no job', async () => {
+    const [, ws] = await open({ idleTimeout: 10 });
+    await new Promise((r) => setTimeout(r, 40));
+    expect(ws.readyState).toBe(1);
+  });
+
+  it('close() ends iterators, clears listeners and never reconnects', async () => {
+    const [socket, ws] = await open({ reconnect: { baseDelay: 1 } });
+    socket.on('progress', () => {});
+    socket.subscribe('A', () => {});
+    const it = socket.events();
+    const pending = it.next();
+    socket.close();
+    expect((await pending).done).toBe(true);
+    expect(socket.listenerCount).toBe(0);
+    ws.drop();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(FakeSocket.all).toHaveLength(1);
+  });
+});
