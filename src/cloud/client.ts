@@ -7,7 +7,7 @@
  */
 import * as z from 'zod/mini';
 import { checkArgs, checkId } from '../args.ts';
-import { APIError, DownloadError, InvalidArgumentError, SubmissionError, errorClassFor } from '../errors.ts';
+import { APIError, DownloadError, InvalidArgumentError, SubmissionError } from '../errors.ts';
 import { platform } from '../platform/node.ts';
 import {
   FileRef,
@@ -18,9 +18,9 @@ import {
   UploadResponse,
   Workflow,
 } from '../schemas/cloud.ts';
-import { fromEnv, type ClientOptions, type Credential, type RequestOptions } from '../transport/options.ts';
+import { type ClientOptions, type Credential, type RequestOptions } from '../transport/options.ts';
 import { APIPromise, type WithResponse } from '../transport/promise.ts';
-import { redactUrl } from '../transport/redact.ts';
+import { redactUrl, scrub } from '../transport/redact.ts';
 import { Transport, path } from '../transport/transport.ts';
 import { runJob, waitForJob, type JobResult, type RunOptions, type WaitForJobOptions } from './run.ts';
 import { CloudSocket, type CloudSocketOptions } from './socket.ts';
@@ -103,13 +103,12 @@ export class CloudClient {
   #socket: CloudSocket | undefined;
 
   constructor(options: CloudClientOptions = {}) {
-    const baseUrl = options.baseUrl ?? fromEnv('PLATFORMUI_CLOUD_URL');
-    if (!baseUrl) throw new InvalidArgumentError('is required (or set PLATFORMUI_CLOUD_URL in Node)', 'baseUrl');
     this.transport = new Transport({
       service: 'cloud',
-      baseUrl,
       options,
-      credential: options.apiKey ?? fromEnv('PLATFORMUI_API_KEY'),
+      baseUrlEnv: 'PLATFORMUI_CLOUD_URL',
+      credential: options.apiKey,
+      credentialEnv: 'PLATFORMUI_API_KEY',
       authScheme: 'apiKey',
       credentialName: 'apiKey',
     });
@@ -186,7 +185,8 @@ export class CloudClient {
           throw err;
         }
         if (r.data?.error !== undefined || typeof r.data?.prompt_id !== 'string') {
-          throw new SubmissionError(r.response.status, (r.data ?? { error: 'no prompt_id in the response' }) as Record<string, unknown>);
+          // A 2xx body is not scrubbed by the transport; this one becomes an error, so scrub it here.
+          throw new SubmissionError(r.response.status, scrub(r.data ?? { error: 'no prompt_id in the response' }, this.transport.secrets) as Record<string, unknown>);
         }
         return r as WithResponse<SubmissionResponse & { prompt_id: string }>;
     });
@@ -258,10 +258,7 @@ export class CloudClient {
       if (options.signal?.aborted) throw err;
       throw new DownloadError('unexpected_status', `Fetching the signed URL ${redactUrl(target)} failed: ${(err as Error).message}`);
     }
-    if (!signed.ok) {
-      const Cls = errorClassFor(signed.status, 'cloud');
-      throw new Cls({ status: signed.status, body: await signed.text().catch(() => ''), method: 'GET', url: redactUrl(target), headers: signed.headers });
-    }
+    if (!signed.ok) throw await this.transport.errorFromResponse(signed, 'GET', redactUrl(target));
     return signed;
   }
 

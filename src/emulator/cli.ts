@@ -1,40 +1,87 @@
 /**
  * `platformui-emulator`: starts the emulator from a shell.
  *
- *     platformui-emulator [--port N] [--host H]
+ *     platformui-emulator [--port N] [--host H] [--step-ms N] [--max-upload-bytes N|Infinity]
+ *                         [--synthetic-output NAME:SIZE]...
  *
  * @module
  */
 import { startEmulator } from './index.ts';
 
-const USAGE = 'Usage: platformui-emulator [--port N] [--host H]\n';
+const USAGE = `Usage: platformui-emulator [options]
+  --port N                      TCP port (default 0: a free one)
+  --host H                      interface to bind (default 127.0.0.1)
+  --step-ms N                   simulated step time of cloud jobs and proxy tasks, ms
+  --max-upload-bytes N          largest cloud upload in bytes, or Infinity for no limit (default 100 MiB)
+  --synthetic-output NAME:SIZE  register a cloud output of SIZE bytes generated when served
+                                (repeatable; SIZE in bytes, or with a KiB/MiB/GiB suffix)
+`;
 
-/** Parses `--port N`, `--port=N`, `--host H`, `--host=H`, `--help`. */
-function parseArgs(argv: readonly string[]): { port: number; host: string; help: boolean } {
-  const out = { port: 0, host: '127.0.0.1', help: false };
+interface CliArgs {
+  port: number;
+  host: string;
+  stepMs: number | undefined;
+  maxUploadBytes: number | undefined;
+  synthetic: Array<{ name: string; size: number }>;
+  help: boolean;
+}
+
+const UNITS: Record<string, number> = { '': 1, b: 1, k: 1024, kib: 1024, m: 1024 ** 2, mib: 1024 ** 2, g: 1024 ** 3, gib: 1024 ** 3 };
+
+/** `1073741824`, `1GiB`, `512MiB`, `64k` → bytes. */
+function parseSize(value: string, what: string): number {
+  const m = /^(\d+)\s*([a-z]*)$/i.exec(value.trim());
+  const unit = m ? UNITS[(m[2] ?? '').toLowerCase()] : undefined;
+  const n = m && unit !== undefined ? Number(m[1]) * unit : NaN;
+  if (!Number.isSafeInteger(n)) throw new Error(`Invalid ${what}: ${value}`);
+  return n;
+}
+
+/** Parses `--name value` and `--name=value` options, and `--help`. */
+function parseArgs(argv: readonly string[]): CliArgs {
+  const out: CliArgs = { port: 0, host: '127.0.0.1', stepMs: undefined, maxUploadBytes: undefined, synthetic: [], help: false };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? '';
     if (arg === '--help' || arg === '-h') {
       out.help = true;
       continue;
     }
-    const m = /^--(port|host)(?:=(.*))?$/.exec(arg);
+    const m = /^--(port|host|step-ms|max-upload-bytes|synthetic-output)(?:=(.*))?$/.exec(arg);
     if (!m) throw new Error(`Unknown argument: ${arg}`);
     const value = m[2] ?? argv[++i];
     if (value === undefined || value === '') throw new Error(`--${m[1]} needs a value`);
-    if (m[1] === 'port') {
-      const port = Number(value);
-      if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`Invalid port: ${value}`);
-      out.port = port;
-    } else {
-      out.host = value;
+    switch (m[1]) {
+      case 'port': {
+        const port = Number(value);
+        if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`Invalid port: ${value}`);
+        out.port = port;
+        break;
+      }
+      case 'host':
+        out.host = value;
+        break;
+      case 'step-ms': {
+        const ms = Number(value);
+        if (!Number.isFinite(ms) || ms < 0) throw new Error(`Invalid step time: ${value}`);
+        out.stepMs = ms;
+        break;
+      }
+      case 'max-upload-bytes':
+        out.maxUploadBytes = /^(inf|infinity|none)$/i.test(value) ? Infinity : parseSize(value, 'upload limit');
+        break;
+      default: {
+        const colon = value.lastIndexOf(':');
+        const name = colon > 0 ? value.slice(0, colon) : '';
+        if (!name) throw new Error(`--synthetic-output needs NAME:SIZE, got ${value}`);
+        out.synthetic.push({ name, size: parseSize(value.slice(colon + 1), 'synthetic output size') });
+      }
     }
   }
   return out;
 }
 
 async function main(): Promise<void> {
-  let args: ReturnType<typeof parseArgs>;
+  let args: CliArgs;
   try {
     args = parseArgs(process.argv.slice(2));
   } catch (err) {
@@ -45,9 +92,24 @@ async function main(): Promise<void> {
     process.stdout.write(USAGE);
     return;
   }
-  const emulator = await startEmulator({ port: args.port, host: args.host });
+  const emulator = await startEmulator({
+    port: args.port,
+    host: args.host,
+    cloud: {
+      ...(args.stepMs !== undefined ? { stepMs: args.stepMs } : {}),
+      ...(args.maxUploadBytes !== undefined ? { maxUploadBytes: args.maxUploadBytes } : {}),
+    },
+    ...(args.stepMs !== undefined ? { proxy: { stepMs: args.stepMs } } : {}),
+  });
+  const outputs = args.synthetic.map(({ name, size }) => {
+    const ref = emulator.cloud.addSyntheticOutput(name, size);
+    return `  ${JSON.stringify(ref)} (${size} bytes)`;
+  });
   const tokens = [...emulator.registry.tokens].map(([token, ids]) => `  ${token} -> ${[...ids].join(', ')}`);
-  process.stdout.write(`platformui emulator listening on ${emulator.url}\nBearer tokens:\n${tokens.join('\n')}\n`);
+  process.stdout.write(
+    `platformui emulator listening on ${emulator.url}\nBearer tokens:\n${tokens.join('\n')}\nCloud API key (X-API-Key): ${[...emulator.cloud.keys.keys()].join(', ')}\n` +
+      (outputs.length ? `Synthetic outputs:\n${outputs.join('\n')}\n` : ''),
+  );
 
   const stop = (signal: string) => {
     process.stdout.write(`\n${signal}: stopping\n`);

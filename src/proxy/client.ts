@@ -8,7 +8,7 @@ import { checkArgs, checkId } from '../args.ts';
 import { toBase64 } from '../base64.ts';
 import { InvalidArgumentError } from '../errors.ts';
 import { RelightParams, SkinEnhancerCreativeParams, TaskRecord } from '../schemas/proxy.ts';
-import { fromEnv, type ClientOptions, type Credential, type RequestOptions } from '../transport/options.ts';
+import { type ClientOptions, type Credential, type RequestOptions } from '../transport/options.ts';
 import { APIPromise } from '../transport/promise.ts';
 import { Transport, path } from '../transport/transport.ts';
 import { checkExclusive, checkPromptWeights, checkWebhookUrl } from './rules.ts';
@@ -44,14 +44,13 @@ export class ProxyClient {
   readonly vendor: string;
 
   constructor(options: ProxyClientOptions = {}) {
-    const baseUrl = options.baseUrl ?? fromEnv('PLATFORMUI_BASE_URL');
-    if (!baseUrl) throw new InvalidArgumentError('is required (or set PLATFORMUI_BASE_URL in Node)', 'baseUrl');
     this.vendor = checkId(options.vendor ?? 'vendor', 'vendor');
     this.transport = new Transport({
       service: 'proxy',
-      baseUrl,
       options,
-      credential: options.token ?? fromEnv('PLATFORMUI_TOKEN'),
+      baseUrlEnv: 'PLATFORMUI_BASE_URL',
+      credential: options.token,
+      credentialEnv: 'PLATFORMUI_TOKEN',
       authScheme: 'bearer',
       credentialName: 'token',
     });

@@ -14,7 +14,7 @@ import {
   SearchNodesParams,
   type Publisher,
 } from '../schemas/registry.ts';
-import { fromEnv, type ClientOptions, type Credential, type RequestOptions } from '../transport/options.ts';
+import { type ClientOptions, type Credential, type RequestOptions } from '../transport/options.ts';
 import { APIPromise } from '../transport/promise.ts';
 import { Transport, path, type Query } from '../transport/transport.ts';
 import { PagePromise, type PageBody } from './pagination.ts';
@@ -46,13 +46,12 @@ export class RegistryClient {
   readonly transport: Transport;
 
   constructor(options: RegistryClientOptions = {}) {
-    const baseUrl = options.baseUrl ?? fromEnv('PLATFORMUI_BASE_URL');
-    if (!baseUrl) throw new InvalidArgumentError('is required (or set PLATFORMUI_BASE_URL in Node)', 'baseUrl');
     this.transport = new Transport({
       service: 'registry',
-      baseUrl,
       options,
-      credential: options.token ?? fromEnv('PLATFORMUI_TOKEN'),
+      baseUrlEnv: 'PLATFORMUI_BASE_URL',
+      credential: options.token,
+      credentialEnv: 'PLATFORMUI_TOKEN',
       authScheme: 'bearer',
       credentialName: 'token',
     });

@@ -9,8 +9,10 @@ import ky, { isHTTPError, isNetworkError, isTimeoutError, type KyInstance } from
 import type * as z from 'zod/mini';
 import {
   APIConnectionError,
+  type APIError,
   APITimeoutError,
   APIUserAbortError,
+  InvalidArgumentError,
   MissingCredentialsError,
   PlatformUIError,
   ResponseValidationError,
@@ -18,7 +20,7 @@ import {
   type ServiceKind,
 } from '../errors.ts';
 import { validate } from '../schemas/check.ts';
-import { checkTimeout, resolveRetry, type ClientOptions, type Credential, type RequestOptions, type ResolvedRetry } from './options.ts';
+import { checkTimeout, fromEnv, resolveRetry, type ClientOptions, type Credential, type RequestOptions, type ResolvedRetry } from './options.ts';
 import type { WithResponse } from './promise.ts';
 import { redactUrl, scrub } from './redact.ts';
 
@@ -28,12 +30,15 @@ export type AuthScheme = 'bearer' | 'apiKey';
 /** What one client configures once. */
 export interface TransportConfig {
   service: ServiceKind;
-  baseUrl: string;
-  /** Client-wide options (already merged with environment fallbacks). */
+  /** Client-wide options. */
   options: ClientOptions;
-  credential?: Credential | undefined;
+  /** Environment variable that supplies the base URL when the options do not (Node only). */
+  baseUrlEnv: string;
+  credential: Credential | undefined;
+  /** Environment variable that supplies the credential when the options do not (Node only). */
+  credentialEnv: string;
   authScheme: AuthScheme;
-  /** Name of the credential for error messages (`'token'`, `'apiKey'`). */
+  /** Name of the credential option, for error messages (`'token'`, `'apiKey'`). */
   credentialName: string;
 }
 
@@ -110,16 +115,20 @@ export class Transport {
   constructor(config: TransportConfig) {
     const o = config.options;
     checkTimeout(o.timeout);
+    const baseUrl = o.baseUrl ?? fromEnv(config.baseUrlEnv);
+    if (!baseUrl || !URL.canParse(baseUrl)) {
+      throw new InvalidArgumentError(`must be an absolute URL (or set ${config.baseUrlEnv} in Node)`, 'baseUrl');
+    }
     this.service = config.service;
-    this.baseUrl = config.baseUrl.replace(/\/+$/, '');
+    this.baseUrl = baseUrl.replace(/\/+$/, '');
     this.validate = o.validate !== false;
     this.#retry = resolveRetry(o.retry);
     this.#timeout = o.timeout ?? 60_000;
     this.#headers = lowerKeys(o.headers);
-    this.#credential = config.credential;
+    this.#credential = config.credential ?? fromEnv(config.credentialEnv);
     this.#scheme = config.authScheme;
     this.#credentialName = config.credentialName;
-    if (typeof config.credential === 'string') this.#secrets = [config.credential];
+    if (typeof this.#credential === 'string') this.#secrets = [this.#credential];
     this.fetch = o.fetch ?? ((input, init) => globalThis.fetch(input, init));
     this.#customFetch = o.fetch !== undefined;
     this.#ky = ky.create({
@@ -220,6 +229,22 @@ export class Transport {
     } catch (err) {
       throw this.#mapError(err, spec, opts.signal, timeout);
     }
+  }
+
+  /**
+   * The {@link APIError} for a non-2xx response read outside ky (a signed
+   * download URL): body parsed as JSON when it is JSON, secrets scrubbed.
+   */
+  async errorFromResponse(res: Response, method: string, url: string): Promise<APIError> {
+    const text = await res.text().catch(() => '');
+    let body: unknown = text;
+    try {
+      if (text) body = JSON.parse(text);
+    } catch {
+      // not JSON: keep the text
+    }
+    const Cls = errorClassFor(res.status, this.service);
+    return new Cls({ status: res.status, body: scrub(body, this.#secrets), method, url, headers: res.headers });
   }
 
   #mapError(err: unknown, spec: RequestSpec, signal: AbortSignal | undefined, timeout: number | false): PlatformUIError {
