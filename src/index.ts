@@ -56,7 +56,7 @@ export {
   type UnknownMessage,
 } from './cloud/messages.ts';
 export { APIPromise, type WithResponse } from './transport/promise.ts';
-export type { ClientOptions, Credential, RequestOptions, RetryOptions } from './transport/options.ts';
+export type { ClientOptions, Credential, Hooks, RequestOptions, RetryOptions } from './transport/options.ts';
 export { redactUrl } from './transport/redact.ts';
 export * from './schemas/registry.ts';
 export * from './schemas/proxy.ts';

@@ -21,7 +21,7 @@ import {
 import { type ClientOptions, type Credential, type RequestOptions } from '../transport/options.ts';
 import { APIPromise, type WithResponse } from '../transport/promise.ts';
 import { redactUrl, scrub } from '../transport/redact.ts';
-import { Transport, path } from '../transport/transport.ts';
+import { Transport, path, type RequestBody } from '../transport/transport.ts';
 import { runJob, waitForJob, type JobResult, type RunOptions, type WaitForJobOptions } from './run.ts';
 import { CloudSocket, type CloudSocketOptions } from './socket.ts';
 
@@ -335,7 +335,7 @@ export class CloudClient {
   }
 }
 
-async function multipart(file: UploadInput, fields: Record<string, string>, filename?: string): Promise<{ body: BodyInit; headers: Record<string, string> }> {
+async function multipart(file: UploadInput, fields: Record<string, string>, filename?: string): Promise<{ body: RequestBody; headers: Record<string, string> }> {
   if (typeof file === 'string') {
     const blob = await platform.fileBlob(file);
     return formData(fields, blob, filename ?? file.split(/[\\/]/).pop() ?? 'upload.bin');

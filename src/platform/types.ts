@@ -11,7 +11,7 @@ export type WebSocketConstructor = new (url: string, protocols?: string | string
 
 /** A multipart request body together with its content type. */
 export interface MultipartBody {
-  body: BodyInit;
+  body: FormData | ReadableStream<Uint8Array>;
   headers: Record<string, string>;
 }
 

@@ -4,8 +4,20 @@
  *
  * @module
  */
-import type { Hooks } from 'ky';
 import { InvalidArgumentError } from '../errors.ts';
+
+/**
+ * Hooks run around every request. The SDK's own types (a subset of ky's hooks,
+ * which run underneath) so that the public declarations do not depend on ky's.
+ */
+export interface Hooks {
+  /** Before the request is sent: return a `Request` to replace it, or a `Response` to answer it without the network. */
+  beforeRequest?: Array<(state: { request: Request; retryCount: number }) => Request | Response | void | Promise<Request | Response | void>>;
+  /** After each response (retries included): return a `Response` to replace it. */
+  afterResponse?: Array<(state: { request: Request; response: Response; retryCount: number }) => Response | void | Promise<Response | void>>;
+  /** Before a retry, with the error that caused it. */
+  beforeRetry?: Array<(state: { request: Request; error: Error; retryCount: number }) => void | Promise<void>>;
+}
 
 /** A credential: a string, or a function called before each request that needs it (sync or async). */
 export type Credential = string | (() => string | Promise<string>);
@@ -37,7 +49,7 @@ export interface ClientOptions {
   retry?: RetryOptions | number | false;
   /** Headers added to every request. Credentials headers are set by the client and win over these. */
   headers?: Record<string, string>;
-  /** ky hooks, run on every request (see ky's documentation). */
+  /** Hooks run on every request of this client. */
   hooks?: Hooks;
   /** Check responses against the schemas at runtime. Default `true`. */
   validate?: boolean;

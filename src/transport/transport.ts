@@ -5,7 +5,7 @@
  *
  * @module
  */
-import ky, { isHTTPError, isNetworkError, isTimeoutError, type KyInstance } from 'ky';
+import ky, { isHTTPError, isNetworkError, isTimeoutError, type Hooks as KyHooks, type KyInstance } from 'ky';
 import type * as z from 'zod/mini';
 import {
   APIConnectionError,
@@ -42,6 +42,9 @@ export interface TransportConfig {
   credentialName: string;
 }
 
+/** A request body other than JSON. (Not `BodyInit`: that name exists only with the DOM lib.) */
+export type RequestBody = FormData | Blob | ReadableStream<Uint8Array> | string;
+
 /** Query values; `undefined` entries are left out. */
 export type Query = Record<string, string | number | boolean | undefined>;
 
@@ -54,7 +57,7 @@ export interface RequestSpec {
   /** JSON body. */
   json?: unknown;
   /** Any other body (multipart `FormData`, a stream). */
-  body?: BodyInit | undefined;
+  body?: RequestBody | undefined;
   /** Extra request headers decided by the method (e.g. a multipart content type). */
   headers?: Record<string, string> | undefined;
   /** Whether the endpoint takes the client's credential. Without it, no credential header is sent at all. */
@@ -134,7 +137,8 @@ export class Transport {
     this.#ky = ky.create({
       prefix: this.baseUrl,
       ...(o.fetch ? { fetch: o.fetch } : {}),
-      ...(o.hooks ? { hooks: o.hooks } : {}),
+      // Our hook types are a structural subset of ky's.
+      ...(o.hooks ? { hooks: o.hooks as KyHooks } : {}),
     });
   }
 

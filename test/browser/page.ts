@@ -1,9 +1,10 @@
 // The browser test page (bundled by test/browser/run.mjs with esbuild for the
 // browser, then opened in Chromium). It imports the SDK by its package name,
 // as a user's app does: the bundler resolves the name through package.json
-// "exports" to the built entry (dist/index.js), so this exercises the
+// "exports" to the built browser entry (dist/index.browser.js), so this exercises the
 // published artefact and its exports map, not the TypeScript sources.
-// (Consequence: type-checking this file needs a prior `npm run build`.)
+// (The type-checker maps the name to src/ via tsconfig `paths`; run.mjs
+// makes esbuild ignore that, so the bundle uses dist/.)
 //
 // The page runs a list of named checks, one after the other, against the
 // emulator whose URL comes in the query string (`?emulator=http://...`); the
@@ -17,7 +18,13 @@
 // attributes are the easiest to assert on), return a short summary, throw on
 // failure; then, if the runner should verify the rendered values, add an
 // entry to `expectations` in run.mjs.
-import { RegistryClient } from '@platformui/sdk';
+import { CloudClient, ProxyClient, RegistryClient } from '@platformui/sdk';
+
+// The emulator's default credentials (see @platformui/sdk/emulator).
+const TOKEN = 'emulator-token';
+const API_KEY = 'emulator-key';
+// A 1×1 PNG.
+const PNG = Uint8Array.from(atob('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=='), (c) => c.charCodeAt(0));
 
 interface Ctx {
   /** The emulator's base URL (another origin than this page). */
@@ -47,6 +54,61 @@ const checks: Check[] = [
       out.append(list);
       if (page.nodes.length < 1) throw new Error(`no nodes (total ${page.total})`);
       return `${page.nodes.length} nodes shown, total ${page.total}`;
+    },
+  },
+  {
+    name: 'proxy.relightImage',
+    async run({ baseUrl, out }) {
+      // Bytes become base64 in the browser build, without Buffer.
+      const { data } = await new ProxyClient({ baseUrl, token: TOKEN }).relightImage({ image: PNG, style: 'smooth', light_transfer_strength: 40 });
+      out.dataset.taskId = data.task_id;
+      out.dataset.status = data.status;
+      out.textContent = `${data.task_id} ${data.status}`;
+      return `task ${data.task_id} ${data.status}`;
+    },
+  },
+  {
+    name: 'cloud.uploadImage(Blob)',
+    async run({ baseUrl, out }) {
+      const res = await new CloudClient({ baseUrl, apiKey: API_KEY }).uploadImage(new Blob([PNG], { type: 'image/png' }), { filename: 'pixel.png' });
+      out.dataset.name = res.name;
+      out.textContent = res.name;
+      return `uploaded as ${res.name}`;
+    },
+  },
+  {
+    name: 'cloud.run with a preview',
+    async run({ baseUrl, out }) {
+      const cloud = new CloudClient({ baseUrl, apiKey: API_KEY });
+      try {
+        const { name } = await cloud.uploadImage(new Blob([PNG], { type: 'image/png' }), { filename: 'in.png' });
+        const shown: Array<Promise<void>> = [];
+        const result = await cloud.run(
+          {
+            '1': { class_type: 'LoadImage', inputs: { image: name } },
+            '2': { class_type: 'ImageInvert', inputs: { image: ['1', 0] } },
+            '3': { class_type: 'SaveImage', inputs: { images: ['2', 0], filename_prefix: 'browser' } },
+          },
+          {
+            timeout: 15_000,
+            onPreview: (frame) => {
+              // The frame's bytes are a view into the socket's ArrayBuffer: shown as is.
+              const img = document.createElement('img');
+              img.className = 'preview';
+              shown.push(new Promise((resolve, reject) => ((img.onload = () => resolve()), (img.onerror = () => reject(new Error('preview did not decode'))))));
+              img.src = URL.createObjectURL(new Blob([frame.image as Uint8Array<ArrayBuffer>], { type: frame.mime ?? 'image/png' }));
+              out.append(img);
+            },
+          },
+        );
+        await Promise.all(shown);
+        if (shown.length === 0) throw new Error('no preview frame arrived');
+        out.dataset.promptId = result.prompt_id;
+        out.dataset.files = result.files.map((f) => f.filename).join(',');
+        return `job ${result.prompt_id}: ${shown.length} preview(s), ${result.files.length} file(s)`;
+      } finally {
+        cloud.close();
+      }
     },
   },
 ];

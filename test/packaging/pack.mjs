@@ -12,7 +12,7 @@
 // installed from npm into ~/.cache/node-bin/<major> (like .ci/run).
 // KEEP_TMP=1 keeps the temp dir for inspection.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, homedir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -78,7 +78,7 @@ const app = join(tmp, 'consumer');
 mkdirSync(app);
 writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'consumer', private: true, version: '0.0.0' }, null, 2));
 // @types/node: a Node consumer has it; the emulator's types refer to node:http.
-const typesNode = JSON.parse(execFileSync('node', ['-p', 'JSON.stringify(require("./package.json").devDependencies)'], { cwd: root, encoding: 'utf8' }))['@types/node'];
+const typesNode = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).devDependencies['@types/node'];
 const inst = run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', tarball, `@types/node@${typesNode}`], { cwd: app });
 check('npm install <tarball> in a fresh project', inst);
 if (!inst.ok) process.exit(1);
