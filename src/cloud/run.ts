@@ -8,7 +8,7 @@
  */
 import { APITimeoutError, APIUserAbortError, ExecutionError, JobCancelledError } from '../errors.ts';
 import { FINAL_JOB_STATUSES, type FileRef, type JobStatus, type NodeOutputs, type Workflow } from '../schemas/cloud.ts';
-import type { RequestOptions } from '../transport/options.ts';
+import { checkTimeout, type RequestOptions } from '../transport/options.ts';
 import type { CloudClient, SubmitOptions } from './client.ts';
 import { isImageFrame, type ImageFrame } from './frames.ts';
 import type { BinaryEvent, SocketEvent } from './socket.ts';
@@ -49,6 +49,7 @@ const CONNECT_GRACE_MS = 3000;
 
 /** Polls a job's status until it is final (`completed`, `failed` or `cancelled`) and returns it. */
 export async function waitForJob(cloud: CloudClient, promptId: string, options: WaitForJobOptions = {}): Promise<JobStatus> {
+  checkTimeout(options.pollInterval, 'pollInterval');
   const interval = options.pollInterval ?? 1000;
   for (;;) {
     const s = await cloud.getJobStatus(promptId, options);
@@ -60,6 +61,8 @@ export async function waitForJob(cloud: CloudClient, promptId: string, options: 
 /** Submits `workflow` and follows it to the end. See `CloudClient.run`. */
 export async function runJob(cloud: CloudClient, workflow: Workflow, opts: RunOptions = {}): Promise<JobResult> {
   const { signal } = opts;
+  checkTimeout(opts.timeout, 'timeout');
+  checkTimeout(opts.pollInterval, 'pollInterval');
   if (signal?.aborted) throw new APIUserAbortError();
   const socket = cloud.connect();
   // The socket should be open before the submission so no early event is missed,

@@ -1,6 +1,6 @@
 // CloudSocket logic with a stand-in WebSocket: routing, holding, malformed data, lifecycle.
 import { afterEach, describe, expect, it } from 'vitest';
-import { CloudClient, encodeFrame, type CloudSocket, type SocketEvent } from '../../src/index.ts';
+import { CloudClient, InvalidArgumentError, encodeFrame, type CloudSocket, type SocketEvent } from '../../src/index.ts';
 
 class FakeSocket {
   static all: FakeSocket[] = [];
@@ -163,5 +163,13 @@ describe('CloudSocket', () => {
     ws.drop();
     await new Promise((r) => setTimeout(r, 20));
     expect(FakeSocket.all).toHaveLength(1);
+  });
+
+  it('run() and waitForJob() reject bad options at once', async () => {
+    cloud = new CloudClient({ baseUrl: 'https://cloud.test', apiKey: KEY });
+    const wf = { '1': { class_type: 'SaveImage', inputs: {} } };
+    await expect(cloud.run(wf, { timeout: -1 })).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(cloud.run(wf, { pollInterval: Number.NaN })).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(cloud.waitForJob('p', { pollInterval: 0 })).rejects.toBeInstanceOf(InvalidArgumentError);
   });
 });
