@@ -247,9 +247,13 @@ export type ExceptionType =
 /** A job ended with `execution_error` (or status `failed`). */
 export class ExecutionError extends PlatformUIError {
   override name = 'ExecutionError';
+  /** The job that failed. */
   readonly prompt_id: string;
+  /** The spec's `exception_type` (one of six known values, or another string), when the server said. */
   readonly exception_type: ExceptionType | undefined;
+  /** The server's human-readable message. */
   readonly exception_message: string | undefined;
+  /** The server's traceback (a list of lines, or a string). */
   readonly traceback: unknown;
   /** Id of the node that failed, when the server said. */
   readonly node_id: string | undefined;
@@ -271,6 +275,7 @@ export class ExecutionError extends PlatformUIError {
 /** A job was cancelled (`execution_interrupted` or status `cancelled`). */
 export class JobCancelledError extends PlatformUIError {
   override name = 'JobCancelledError';
+  /** The job that was cancelled. */
   readonly prompt_id: string;
   constructor(promptId: string) {
     super(`Job ${promptId} was cancelled`);

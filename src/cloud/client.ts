@@ -7,7 +7,7 @@
  */
 import * as z from 'zod/mini';
 import { checkArgs, checkId } from '../args.ts';
-import { APIError, DownloadError, InvalidArgumentError, SubmissionError } from '../errors.ts';
+import { APIConnectionError, APIError, APITimeoutError, APIUserAbortError, DownloadError, InvalidArgumentError, SubmissionError } from '../errors.ts';
 import { platform } from '../platform/node.ts';
 import {
   FileRef,
@@ -18,7 +18,7 @@ import {
   UploadResponse,
   Workflow,
 } from '../schemas/cloud.ts';
-import { type ClientOptions, type Credential, type RequestOptions } from '../transport/options.ts';
+import { checkTimeout, type ClientOptions, type Credential, type RequestOptions } from '../transport/options.ts';
 import { APIPromise, type WithResponse } from '../transport/promise.ts';
 import { redactUrl, scrub } from '../transport/redact.ts';
 import { Transport, path, type RequestBody } from '../transport/transport.ts';
@@ -98,9 +98,12 @@ const SAFE_HTTP_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
  * ```
  */
 export class CloudClient {
-  /** The transport this client sends through. */
+  /** @internal The transport this client sends through. Not part of the stable API. */
   readonly transport: Transport;
   #socket: CloudSocket | undefined;
+  /** Whether the socket was opened by run() alone (then it closes after the last run). */
+  #closeWhenIdle = false;
+  #runs = 0;
 
   constructor(options: CloudClientOptions = {}) {
     this.transport = new Transport({
@@ -170,6 +173,7 @@ export class CloudClient {
         const extra: Record<string, unknown> = { ...options.extraData };
         if (options.partnerApiKey !== undefined) {
           extra.api_key_platform_org = options.partnerApiKey === true ? await this.transport.credential() : options.partnerApiKey;
+          this.transport.rememberSecret(extra.api_key_platform_org as string);
         }
         const body: Record<string, unknown> = { prompt };
         if (Object.keys(extra).length) body.extra_data = extra;
@@ -184,7 +188,7 @@ export class CloudClient {
           if (b !== null && typeof b === 'object' && 'error' in b) throw new SubmissionError((err as APIError).status, b as Record<string, unknown>);
           throw err;
         }
-        if (r.data?.error !== undefined || typeof r.data?.prompt_id !== 'string') {
+        if (r.data?.error != null || typeof r.data?.prompt_id !== 'string') {
           // A 2xx body is not scrubbed by the transport; this one becomes an error, so scrub it here.
           throw new SubmissionError(r.response.status, scrub(r.data ?? { error: 'no prompt_id in the response' }, this.transport.secrets) as Record<string, unknown>);
         }
@@ -251,14 +255,18 @@ export class CloudClient {
       throw new DownloadError('insecure_location', `Refusing to fetch a signed URL over ${target.protocol} on ${target.host}`);
     }
     // Bare fetch: no ky hooks, no default headers, no cookies; nothing of the client goes along.
+    const shown = redactUrl(target);
+    const timeout = options.timeout ?? 60_000;
+    const signals = [options.signal, timeout === false ? undefined : AbortSignal.timeout(timeout)].filter((x) => x !== undefined);
     let signed: Response;
     try {
-      signed = await this.transport.fetch(target, { method: 'GET', credentials: 'omit', redirect: 'follow', ...(options.signal ? { signal: options.signal } : {}) });
+      signed = await this.transport.fetch(target, { method: 'GET', credentials: 'omit', redirect: 'follow', ...(signals.length ? { signal: AbortSignal.any(signals) } : {}) });
     } catch (err) {
-      if (options.signal?.aborted) throw err;
-      throw new DownloadError('unexpected_status', `Fetching the signed URL ${redactUrl(target)} failed: ${(err as Error).message}`);
+      if (options.signal?.aborted) throw new APIUserAbortError();
+      if ((err as Error).name === 'TimeoutError') throw new APITimeoutError('GET', shown, timeout === false ? undefined : timeout);
+      throw new APIConnectionError('GET', shown, `Connection failed (${(err as Error).message})`);
     }
-    if (!signed.ok) throw await this.transport.errorFromResponse(signed, 'GET', redactUrl(target));
+    if (!signed.ok) throw await this.transport.errorFromResponse(signed, 'GET', shown);
     return signed;
   }
 
@@ -285,6 +293,11 @@ export class CloudClient {
    * ```
    */
   connect(options?: CloudSocketOptions): CloudSocket {
+    this.#closeWhenIdle = false; // asked for: stays open until close()
+    return this.#openSocket(options);
+  }
+
+  #openSocket(options?: CloudSocketOptions): CloudSocket {
     if (this.#socket && this.#socket.state !== 'closed') return this.#socket;
     const transport = this.transport;
     return (this.#socket = new CloudSocket({ baseUrl: transport.baseUrl, credential: () => transport.credential() }, options));
@@ -314,8 +327,19 @@ export class CloudClient {
    * for (const file of result.files) await cloud.downloadToFile(file, file.filename);
    * ```
    */
-  run(workflow: Workflow, options?: RunOptions): Promise<JobResult> {
-    return runJob(this, workflow, options);
+  async run(workflow: Workflow, options: RunOptions = {}): Promise<JobResult> {
+    checkTimeout(options.timeout, 'timeout');
+    checkTimeout(options.pollInterval, 'pollInterval');
+    // A socket that run() opened by itself closes after the last run, so a script
+    // that never calls connect() or close() can still exit.
+    if (!this.#socket || this.#socket.state === 'closed') this.#closeWhenIdle = true;
+    const socket = this.#openSocket();
+    this.#runs++;
+    try {
+      return await runJob(this, socket, workflow, options);
+    } finally {
+      if (--this.#runs === 0 && this.#closeWhenIdle) this.close();
+    }
   }
 
   /** Polls `GET /api/job/{id}/status` until the job is `completed`, `failed` or `cancelled`; returns that status. */

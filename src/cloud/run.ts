@@ -6,12 +6,12 @@
  *
  * @module
  */
-import { APITimeoutError, APIUserAbortError, ExecutionError, JobCancelledError } from '../errors.ts';
+import { APIError, APITimeoutError, APIUserAbortError, ExecutionError, JobCancelledError } from '../errors.ts';
 import { FINAL_JOB_STATUSES, type FileRef, type JobStatus, type NodeOutputs, type Workflow } from '../schemas/cloud.ts';
 import { checkTimeout, type RequestOptions } from '../transport/options.ts';
 import type { CloudClient, SubmitOptions } from './client.ts';
 import { isImageFrame, type ImageFrame } from './frames.ts';
-import type { BinaryEvent, SocketEvent } from './socket.ts';
+import type { BinaryEvent, CloudSocket, SocketEvent } from './socket.ts';
 
 /** Options of `CloudClient.run`. */
 export interface RunOptions extends Pick<SubmitOptions, 'partnerApiKey' | 'extraData'> {
@@ -59,19 +59,13 @@ export async function waitForJob(cloud: CloudClient, promptId: string, options: 
 }
 
 /** Submits `workflow` and follows it to the end. See `CloudClient.run`. */
-export async function runJob(cloud: CloudClient, workflow: Workflow, opts: RunOptions = {}): Promise<JobResult> {
+export async function runJob(cloud: CloudClient, socket: CloudSocket, workflow: Workflow, opts: RunOptions = {}): Promise<JobResult> {
   const { signal } = opts;
-  checkTimeout(opts.timeout, 'timeout');
-  checkTimeout(opts.pollInterval, 'pollInterval');
   if (signal?.aborted) throw new APIUserAbortError();
-  const socket = cloud.connect();
   // The socket should be open before the submission so no early event is missed,
   // but a job must not depend on it: after a grace period it runs on polling alone.
-  await new Promise<void>((resolve) => {
-    const t = setTimeout(resolve, CONNECT_GRACE_MS);
-    const done = () => (clearTimeout(t), resolve());
-    socket.ready(signal).then(done, done);
-  });
+  const grace = AbortSignal.timeout(CONNECT_GRACE_MS);
+  await socket.ready(signal ? AbortSignal.any([signal, grace]) : grace).catch(() => undefined);
   if (signal?.aborted) throw new APIUserAbortError();
   // Not given the signal: an aborted submission may still have created a job we could then not cancel.
   const { prompt_id } = await cloud.submit(workflow, {
@@ -92,9 +86,12 @@ export async function runJob(cloud: CloudClient, workflow: Workflow, opts: RunOp
       if (settled) return;
       settled = true;
       clearTimeout(silence);
-      for (const f of cleanup) f();
+      for (const f of cleanup.splice(0)) f();
       settle();
     };
+    // Registers an undo; runs it at once when the job has already settled
+    // (held events replayed by subscribe() can end a job before setup is over).
+    const own = (undo: () => void) => (settled ? undo() : void cleanup.push(undo));
     const succeed = (fromStatus?: unknown) => {
       if (fromStatus && typeof fromStatus === 'object') {
         for (const [node, out] of Object.entries(fromStatus as Record<string, NodeOutputs>)) outputs[node] ??= out;
@@ -102,7 +99,8 @@ export async function runJob(cloud: CloudClient, workflow: Workflow, opts: RunOp
       finish(() => resolve({ prompt_id, status: 'completed', outputs, files: filesOf(outputs) }));
     };
     const fail = (err: Error) => finish(() => reject(err));
-    const cancelOnServer = () => void cloud.cancel([prompt_id]).catch(() => undefined);
+    // `delete` is idempotent, so this POST may be repeated; the job must not run on unpaid-for.
+    const cancelOnServer = () => void cloud.cancel([prompt_id], { retry: { limit: 3, allowPost: true } }).catch(() => undefined);
     // A callback that throws ends the run with its error (and cancels the job
     // nobody follows any more) instead of escaping into the socket.
     const guard = (f: () => void): boolean => {
@@ -137,8 +135,10 @@ export async function runJob(cloud: CloudClient, workflow: Workflow, opts: RunOp
       try {
         const s = await cloud.getJobStatus(prompt_id, signal ? { signal } : {});
         if (!settled) onStatus(s);
-      } catch {
-        // A failed poll is retried by the loop (or by the next reconnect).
+      } catch (err) {
+        // Connection failures, timeouts and 5xx are retried by the loop (or the next
+        // reconnect); a revoked key or an unknown job will not get better.
+        if (err instanceof APIError && err.status >= 400 && err.status < 500 && err.status !== 408) fail(err);
       }
     };
 
@@ -154,20 +154,25 @@ export async function runJob(cloud: CloudClient, workflow: Workflow, opts: RunOp
         delay = Math.min(delay * 2, 5000);
       }
       polling = false;
+      // The socket is back (first open included): whatever ended while it was down shows here.
+      if (!settled) await pollOnce();
     };
 
     const onEvent = (e: SocketEvent) => {
       if (settled) return;
       resetSilence();
       if (opts.onEvent && !guard(() => opts.onEvent!(e))) return;
-      switch (e.type) {
+      // An ending whose payload is off-spec still ends the job.
+      const type = e.type === 'invalid' ? e.rawType : e.type;
+      switch (type) {
         case 'executed': {
+          if (e.type !== 'executed') break;
           const node = e.data.node;
           if (typeof node === 'string' && e.data.output) outputs[node] = mergeOutputs(outputs[node], e.data.output as NodeOutputs);
           break;
         }
         case 'progress':
-          if (opts.onProgress) guard(() => opts.onProgress!({ value: e.data.value as number, max: e.data.max as number, node: e.data.node as string | undefined }));
+          if (e.type === 'progress' && opts.onProgress) guard(() => opts.onProgress!({ value: e.data.value as number, max: e.data.max as number, node: e.data.node as string | undefined }));
           break;
         case 'binary': {
           const f = (e as BinaryEvent).frame;
@@ -178,7 +183,7 @@ export async function runJob(cloud: CloudClient, workflow: Workflow, opts: RunOp
           succeed();
           break;
         case 'execution_error':
-          fail(new ExecutionError(prompt_id, e.data as Record<string, unknown>));
+          fail(new ExecutionError(prompt_id, (e as { data?: Record<string, unknown> }).data));
           break;
         case 'execution_interrupted':
           fail(new JobCancelledError(prompt_id));
@@ -186,21 +191,22 @@ export async function runJob(cloud: CloudClient, workflow: Workflow, opts: RunOp
       }
     };
 
-    cleanup.push(socket.subscribe(prompt_id, onEvent));
-    cleanup.push(socket.on('reconnecting', () => void pollWhileDown()));
-    cleanup.push(socket.on('reconnected', () => void pollOnce()));
-    cleanup.push(socket.on('close', () => void pollWhileDown()));
+    own(socket.on('reconnecting', () => void pollWhileDown()));
+    own(socket.on('reconnected', () => void pollOnce()));
+    own(socket.on('close', () => void pollWhileDown()));
     if (signal) {
       const onAbort = () => {
         cancelOnServer();
         fail(new APIUserAbortError('Run was aborted; its job was cancelled'));
       };
       signal.addEventListener('abort', onAbort, { once: true });
-      cleanup.push(() => signal.removeEventListener('abort', onAbort));
+      own(() => signal.removeEventListener('abort', onAbort));
       if (signal.aborted) onAbort();
     }
     resetSilence();
-    if (socket.state !== 'open') void pollWhileDown();
+    // Last: replaying held events may end the job right here.
+    own(socket.subscribe(prompt_id, onEvent));
+    if (!settled && socket.state !== 'open') void pollWhileDown();
   });
 }
 

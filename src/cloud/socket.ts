@@ -98,15 +98,12 @@ export class CloudSocket {
   #jobs = new Map<string, Set<Handler<SocketEvent>>>();
   #held = new Map<string, { until: number; events: SocketEvent[] }>();
   #lastPromptId: string | undefined;
-  #opened: Promise<void>;
-  #resolveOpened!: () => void;
   #displayUrl: string;
 
   constructor(target: SocketTarget, options: CloudSocketOptions = {}) {
     this.#target = target;
     this.#opts = { idleTimeout: 30_000, holdFor: 30_000, ...options };
     this.clientId = options.clientId ?? randomId();
-    this.#opened = new Promise((r) => (this.#resolveOpened = r));
     this.#displayUrl = redactUrl(this.#url('[REDACTED]'));
     void this.#connect();
   }
@@ -121,19 +118,23 @@ export class CloudSocket {
     return this.#state;
   }
 
-  /** Resolves once the socket is open (the first time); rejects if the signal aborts or the socket is closed first. */
+  /** Resolves once the socket is open; rejects if the signal aborts or the socket is closed first. */
   ready(signal?: AbortSignal): Promise<void> {
     if (this.#state === 'open') return Promise.resolve();
     if (this.#state === 'closed') return Promise.reject(new PlatformUIError('Socket is closed'));
+    if (signal?.aborted) return Promise.reject(new APIUserAbortError());
     return new Promise((resolve, reject) => {
-      const onAbort = () => reject(new APIUserAbortError());
-      signal?.addEventListener('abort', onAbort, { once: true });
-      const offClose = this.on('close', () => reject(new PlatformUIError('Socket is closed')));
-      this.#opened.then(() => {
+      const done = (err?: Error) => {
+        offOpen();
         offClose();
         signal?.removeEventListener('abort', onAbort);
-        resolve();
-      });
+        if (err) reject(err);
+        else resolve();
+      };
+      const onAbort = () => done(new APIUserAbortError());
+      const offOpen = this.on('open', () => done());
+      const offClose = this.on('close', () => done(new PlatformUIError('Socket is closed')));
+      signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
 
@@ -153,6 +154,7 @@ export class CloudSocket {
 
   /** Resolves with the next event of that type. */
   once<K extends Named>(type: K, signal?: AbortSignal): Promise<EventOf<K>> {
+    if (signal?.aborted) return Promise.reject(new APIUserAbortError());
     return new Promise((resolve, reject) => {
       const off = this.on(type, (e) => {
         off();
@@ -172,28 +174,33 @@ export class CloudSocket {
   events(options: { promptId?: string; bufferSize?: number; signal?: AbortSignal } = {}): AsyncIterableIterator<SocketEvent> {
     const max = options.bufferSize ?? 1024;
     const queue: SocketEvent[] = [];
-    let wake: (() => void) | undefined;
-    let done = false;
+    const waiters: Array<() => void> = [];
+    const signal = options.signal;
+    let done = this.#state === 'closed' || signal?.aborted === true;
+    const wake = () => {
+      for (const w of waiters.splice(0)) w();
+    };
     const push = (e: SocketEvent) => {
       if (queue.length >= max) queue.shift();
       queue.push(e);
-      wake?.();
+      wake();
     };
-    const offs = options.promptId
-      ? [this.subscribe(options.promptId, push)]
-      : [this.on('message', push), this.on('binary', push)];
+    const offs: Array<() => void> = [];
     const finish = () => {
       done = true;
-      for (const off of offs) off();
-      offs.length = 0;
-      wake?.();
+      for (const off of offs.splice(0)) off();
+      signal?.removeEventListener('abort', finish);
+      wake();
     };
-    offs.push(this.on('close', finish));
-    options.signal?.addEventListener('abort', finish, { once: true });
+    if (!done) {
+      if (options.promptId) offs.push(this.subscribe(options.promptId, push));
+      else offs.push(this.on('message', push), this.on('binary', push));
+      offs.push(this.on('close', finish));
+      signal?.addEventListener('abort', finish, { once: true });
+    }
     const it: AsyncIterableIterator<SocketEvent> = {
       next: async () => {
-        while (queue.length === 0 && !done) await new Promise<void>((r) => (wake = r));
-        wake = undefined;
+        while (queue.length === 0 && !done) await new Promise<void>((r) => waiters.push(r));
         const value = queue.shift();
         return value ? { value, done: false } : { value: undefined, done: true };
       },
@@ -229,7 +236,7 @@ export class CloudSocket {
   }
 
   /** Closes the socket for good: clears every timer and listener. */
-  close(): void {
+  close(reason = 'closed by client'): void {
     if (this.#state === 'closed') return;
     this.#state = 'closed';
     for (const t of this.#timers) clearTimeout(t);
@@ -245,7 +252,7 @@ export class CloudSocket {
         // already closing
       }
     }
-    this.#emit('close', { code: 1000, reason: 'closed by client' });
+    this.#emit('close', { code: 1000, reason });
     this.#listeners.clear();
     this.#jobs.clear();
     this.#held.clear();
@@ -288,7 +295,6 @@ export class CloudSocket {
       this.#lastMessageAt = Date.now();
       ws.send(JSON.stringify({ type: 'feature_flags', data: this.#opts.featureFlags ?? { supports_preview_metadata: true } }));
       this.#armIdle();
-      this.#resolveOpened();
       this.#emit('open', { reconnect });
       if (reconnect) this.#emit('reconnected', { attempt });
     };
@@ -296,26 +302,30 @@ export class CloudSocket {
       this.#lastMessageAt = Date.now();
       this.#receive(ev.data);
     };
-    // Ends this connection once, whichever event says so first.
-    const ended = (code: number | undefined) => {
-      detach(ws);
-      if (this.#ws === ws) this.#ws = undefined;
-      if (this.#state !== 'closed') this.#scheduleReconnect(code);
-    };
     ws.onerror = () => {
       // Node's global WebSocket fires only `error` (no `close`, readyState stuck at
       // CONNECTING) when the upgrade is refused, so an error before open ends the attempt.
       // Nothing of the event is kept: it may quote the URL, token included.
-      if (ws.readyState !== 1 /* OPEN */) {
-        ended(1006); // detaches first: close() below re-fires `error` synchronously
-        try {
-          ws.close();
-        } catch {
-          // not closable while CONNECTING in some implementations
-        }
-      }
+      if (ws.readyState !== 1 /* OPEN */) this.#drop(ws, 1006);
     };
-    ws.onclose = (ev: CloseEvent) => ended(ev.code);
+    ws.onclose = (ev: CloseEvent) => this.#ended(ws, ev.code);
+  }
+
+  /** This connection is over (whichever event said so first): reconnect unless closed. */
+  #ended(ws: WebSocket, code: number | undefined): void {
+    detach(ws);
+    if (this.#ws === ws) this.#ws = undefined;
+    if (this.#state !== 'closed') this.#scheduleReconnect(code);
+  }
+
+  /** Gives up on a connection without waiting for a close handshake a dead link never completes. */
+  #drop(ws: WebSocket, code: number): void {
+    this.#ended(ws, code); // detaches first: close() may re-fire `error` synchronously
+    try {
+      ws.close(code === 1006 ? undefined : code);
+    } catch {
+      // not closable while CONNECTING in some implementations
+    }
   }
 
   #scheduleReconnect(code: number | undefined): void {
@@ -324,7 +334,7 @@ export class CloudSocket {
     this.#attempt++;
     if (this.#attempt > maxAttempts) {
       this.#emit('error', { error: new PlatformUIError(`Gave up reconnecting after ${maxAttempts} attempts`) });
-      this.close();
+      this.close(`gave up after ${maxAttempts} reconnect attempts`);
       return;
     }
     this.#state = 'reconnecting';
@@ -346,7 +356,9 @@ export class CloudSocket {
       this.#idleTimer = undefined;
       if (this.#jobs.size === 0 || this.#state !== 'open') return;
       const quiet = Date.now() - this.#lastMessageAt;
-      if (quiet >= this.#opts.idleTimeout) this.#ws?.close(4000, 'idle');
+      if (quiet >= this.#opts.idleTimeout) {
+        if (this.#ws) this.#drop(this.#ws, 4000);
+      }
       else this.#idleTimer = setTimeout(check, this.#opts.idleTimeout - quiet);
     };
     this.#idleTimer = setTimeout(check, this.#opts.idleTimeout);
@@ -381,6 +393,8 @@ export class CloudSocket {
       for (const h of subs) this.#safely(h, event);
       return;
     }
+    // Every socket of an account sees every job: previews of jobs nobody claims would pile up.
+    if (event.type === 'binary') return;
     const now = Date.now();
     let held = this.#held.get(promptId);
     if (!held) {
@@ -409,7 +423,9 @@ export class CloudSocket {
 }
 
 function detach(ws: WebSocket): void {
-  ws.onopen = ws.onmessage = ws.onerror = ws.onclose = null;
+  ws.onopen = ws.onmessage = ws.onclose = null;
+  // Not null: the `ws` package throws an `error` with no listener (closing while connecting).
+  ws.onerror = () => undefined;
 }
 
 function randomId(): string {

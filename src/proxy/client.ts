@@ -38,7 +38,7 @@ const IMAGE_FIELDS = ['image', 'transfer_light_from_lightmap', 'transfer_light_f
  * ```
  */
 export class ProxyClient {
-  /** The transport this client sends through. */
+  /** @internal The transport this client sends through. Not part of the stable API. */
   readonly transport: Transport;
   /** The provider path segment in use. */
   readonly vendor: string;

@@ -42,7 +42,7 @@ export interface RegistryClientOptions extends ClientOptions {
  * ```
  */
 export class RegistryClient {
-  /** The transport this client sends through (for advanced use and tests). */
+  /** @internal The transport this client sends through. Not part of the stable API. */
   readonly transport: Transport;
 
   constructor(options: RegistryClientOptions = {}) {

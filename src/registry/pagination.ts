@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { APIUserAbortError } from '../errors.ts';
+import { APIUserAbortError, InvalidArgumentError } from '../errors.ts';
 import { APIPromise, type WithResponse } from '../transport/promise.ts';
 
 /** Fetches the page with the given number. */
@@ -60,9 +60,9 @@ export class Page<T> implements AsyncIterable<T> {
     return this.nodes.length > 0 && this.page < this.totalPages;
   }
 
-  /** Fetches the following page. Throws a `RangeError`-free `Error` when there is none: check {@link hasNextPage} first. */
+  /** Fetches the following page. Throws {@link InvalidArgumentError} when there is none: check {@link hasNextPage} first. */
   async getNextPage(): Promise<Page<T>> {
-    if (!this.hasNextPage()) throw new Error(`No page after page ${this.page} of ${this.totalPages}`);
+    if (!this.hasNextPage()) throw new InvalidArgumentError(`there is no page after page ${this.page} of ${this.totalPages}`);
     return new Page(await this.#fetch(this.page + 1), this.#fetch, this.#signal);
   }
 

@@ -5,7 +5,9 @@
  * @module
  */
 
-const SECRET_PARAMS = /^(token|api[-_]?key|key|access[-_]?token|signature|sig|x-amz-signature)$/i;
+// Credentials and signed-URL capabilities: token, api_key, key, sig, signature,
+// X-Amz-Signature, X-Amz-Security-Token, X-Amz-Credential, X-Goog-Signature, X-Goog-Credential, …
+const SECRET_PARAMS = /(token|key|sig|signature|credential|secret|password|auth)$/i;
 
 /** Placeholder that replaces a secret. */
 export const REDACTED = '[REDACTED]';

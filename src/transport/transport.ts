@@ -74,11 +74,7 @@ export interface RequestSpec {
 // 429 means "subscription inactive" on the cloud and 402 "insufficient credits":
 // waiting does not fix either, so neither is ever retried there.
 const FIVE_XX = Array.from({ length: 100 }, (_, i) => 500 + i);
-const RETRY_STATUSES: Record<ServiceKind, number[]> = {
-  registry: [408, 429, ...FIVE_XX],
-  proxy: [408, 429, ...FIVE_XX],
-  cloud: [408, ...FIVE_XX],
-};
+const retryStatuses = (service: ServiceKind) => (service === 'cloud' ? [408, ...FIVE_XX] : [408, 429, ...FIVE_XX]);
 
 const CREDENTIAL_HEADERS = ['authorization', 'x-api-key', 'cookie', 'proxy-authorization'];
 
@@ -104,6 +100,7 @@ export class Transport {
   readonly validate: boolean;
   readonly #ky: KyInstance;
   readonly #retry: ResolvedRetry;
+  readonly #retryStatuses: number[];
   readonly #timeout: number | false;
   readonly #headers: Record<string, string>;
   readonly #credential: Credential | undefined;
@@ -126,6 +123,7 @@ export class Transport {
     this.baseUrl = baseUrl.replace(/\/+$/, '');
     this.validate = o.validate !== false;
     this.#retry = resolveRetry(o.retry);
+    this.#retryStatuses = retryStatuses(config.service);
     this.#timeout = o.timeout ?? 60_000;
     this.#headers = lowerKeys(o.headers);
     this.#credential = config.credential ?? fromEnv(config.credentialEnv);
@@ -142,14 +140,14 @@ export class Transport {
     });
   }
 
-  /** Whether a credential is configured (some endpoints refuse to start without one). */
-  get hasCredential(): boolean {
-    return this.#credential !== undefined && this.#credential !== '';
-  }
-
   /** Values to scrub from anything shown to users. */
   get secrets(): readonly string[] {
     return this.#secrets;
+  }
+
+  /** Adds a value (e.g. a partner API key sent in a body) to those scrubbed from errors. */
+  rememberSecret(value: string): void {
+    if (!this.#secrets.includes(value)) this.#secrets = [value, ...this.#secrets].slice(0, 8);
   }
 
   /** Resolves the credential, or throws {@link MissingCredentialsError} before any request. */
@@ -159,7 +157,7 @@ export class Transport {
     if (typeof value !== 'string' || value === '') {
       throw new MissingCredentialsError(`this call needs a ${this.#credentialName}; pass it to the client or set it in the environment`, this.#credentialName);
     }
-    if (!this.#secrets.includes(value)) this.#secrets = [value, ...this.#secrets].slice(0, 4);
+    this.rememberSecret(value);
     // A header value with CR/LF would make fetch throw a TypeError quoting it.
     if (/[\r\n\0]/.test(value)) throw new MissingCredentialsError('contains characters not allowed in a header', this.#credentialName);
     return value;
@@ -175,7 +173,13 @@ export class Transport {
   /** Sends a request and returns the validated JSON body together with the response. */
   async request<T>(spec: RequestSpec): Promise<WithResponse<T>> {
     const response = await this.send(spec);
-    const text = await response.text();
+    const timeout = spec.options?.timeout ?? this.#timeout;
+    let text: string;
+    try {
+      text = await readText(response, timeout);
+    } catch (err) {
+      throw this.#mapError(err, spec, spec.options?.signal, timeout);
+    }
     let data: unknown;
     if (text !== '') {
       try {
@@ -206,7 +210,7 @@ export class Transport {
     }
     if (opts.signal?.aborted) throw new APIUserAbortError();
     const timeout = opts.timeout ?? this.#timeout;
-    const statuses = RETRY_STATUSES[this.service];
+    const statuses = this.#retryStatuses;
     const idempotent = spec.method !== 'POST' || retry.allowPost;
     try {
       return await this.#ky(spec.path, {
@@ -218,7 +222,12 @@ export class Transport {
         timeout,
         ...(opts.signal ? { signal: opts.signal } : {}),
         ...(spec.fetch && !this.#customFetch ? { fetch: spec.fetch } : {}),
-        ...(spec.redirect ? { redirect: spec.redirect, throwHttpErrors: (s: number) => s !== 0 && (s < 200 || s >= 400) } : {}),
+        ...(spec.redirect
+          ? { redirect: spec.redirect, throwHttpErrors: (s: number) => s !== 0 && (s < 200 || s >= 400) }
+          : // fetch would carry X-API-Key (and a 307's body) to wherever a redirect points.
+            spec.auth
+            ? { redirect: 'manual' as const }
+            : {}),
         retry: {
           limit: idempotent ? retry.limit : 0,
           methods: idempotent ? [spec.method.toLowerCase()] : [],
@@ -259,7 +268,7 @@ export class Transport {
       const Cls = errorClassFor(err.response.status, this.service);
       return new Cls({ status: err.response.status, body: scrub(err.data ?? '', this.#secrets), method: spec.method, url, headers: err.response.headers });
     }
-    if (isTimeoutError(err)) return new APITimeoutError(spec.method, url, timeout === false ? undefined : timeout);
+    if (isTimeoutError(err) || err instanceof BodyTimeout) return new APITimeoutError(spec.method, url, timeout === false ? undefined : timeout);
     // Only the innermost cause's text is kept: ky's error holds the Request and its headers.
     const inner = isNetworkError(err) ? err.cause : err;
     const detail = inner instanceof Error ? describeCause(inner) : 'Connection failed';
@@ -284,3 +293,26 @@ function definedOnly(q: Query): Record<string, string | number | boolean> {
   for (const [k, v] of Object.entries(q)) if (v !== undefined) out[k] = v;
   return out;
 }
+
+/**
+ * The body as text, under the same per-attempt timeout: ky's timeout covers
+ * only the wait for the headers, and a server that stalls mid-body would
+ * otherwise hang the call.
+ */
+async function readText(response: Response, timeout: number | false): Promise<string> {
+  if (timeout === false) return response.text();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const stalled = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      void response.body?.cancel().catch(() => undefined);
+      reject(new BodyTimeout());
+    }, timeout);
+  });
+  try {
+    return await Promise.race([response.text(), stalled]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+class BodyTimeout extends Error {}
