@@ -77,6 +77,15 @@ describe('CloudSocket', () => {
     expect(socket.clientId).toBe(id);
   });
 
+  it('closes a ws-package socket that is still connecting without an uncaught error', async () => {
+    const c = client();
+    const socket = c.connect({ WebSocket: WsWebSocket as never });
+    await new Promise((r) => setTimeout(r, 0)); // the constructor has run; the handshake has not finished
+    c.close();
+    expect(socket.state).toBe('closed');
+    await new Promise((r) => setTimeout(r, 50));
+  });
+
   it('works with the ws package injected', async () => {
     const c = client();
     const socket = c.connect({ WebSocket: WsWebSocket as never });

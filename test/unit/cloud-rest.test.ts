@@ -118,6 +118,14 @@ describe('submit', () => {
     expect(bodies[2].extra_data).toEqual({ api_key_platform_org: 'other_key_123' });
   });
 
+  it('scrubs an explicit partner key that a rejection echoes', async () => {
+    const partner = 'pk_partner_SECRET_777';
+    answer(400, { error: { type: 'bad', message: `partner key ${partner} refused` }, node_errors: {} });
+    const err: any = await cloud().submit(workflow, { partnerApiKey: partner }).catch((e) => e);
+    expect(err).toBeInstanceOf(SubmissionError);
+    for (const text of [err.message, JSON.stringify(err), inspect(err, { depth: 10, showHidden: true })]) expect(text).not.toContain(partner);
+  });
+
   it('throws SubmissionError for an error body, whatever the status', async () => {
     const error = { type: 'invalid_prompt', message: 'Cannot execute because node NoSuchNode does not exist.', details: '', extra_info: {} };
     answer(400, { error, node_errors: {} });

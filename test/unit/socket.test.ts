@@ -1,6 +1,6 @@
 // CloudSocket logic with a stand-in WebSocket: routing, holding, malformed data, lifecycle.
 import { afterEach, describe, expect, it } from 'vitest';
-import { CloudClient, InvalidArgumentError, encodeFrame, type CloudSocket, type SocketEvent } from '../../src/index.ts';
+import { APIUserAbortError, AuthenticationError, CloudClient, InvalidArgumentError, encodeFrame, type CloudSocket, type SocketEvent } from '../../src/index.ts';
 
 class FakeSocket {
   static all: FakeSocket[] = [];
@@ -134,15 +134,69 @@ describe('CloudSocket', () => {
     expect(new URL(FakeSocket.all[1]!.url).searchParams.get('clientId')).toBe(socket.clientId);
   });
 
-  it('reopens a socket that falls silent while a job is followed', async () => {
-    const [socket, ws] = await open({ idleTimeout: 30, reconnect: { baseDelay: 1, maxDelay: 1 } });
+  it('gives up on a silent socket at once while a job is followed, even if the close handshake never comes', async () => {
+    // FakeSocket.close() never fires onclose: a half-open link.
+    const [socket] = await open({ idleTimeout: 30, reconnect: { baseDelay: 1, maxDelay: 1 } });
     socket.subscribe('A', () => {});
-    const closedWith = new Promise<number>((r) => {
-      const close = ws.close.bind(ws);
-      ws.close = (code?: number) => (close(), ws.drop(code), r(code ?? 0));
-    });
-    expect(await closedWith).toBe(4000);
+    const dropped = await socket.once('reconnecting');
+    expect(dropped.code).toBe(4000);
     await socket.once('reconnected');
+    expect(FakeSocket.all).toHaveLength(2);
+  });
+
+  it('events() and once() settle for aborted signals, closed sockets and concurrent next() calls', async () => {
+    const [socket, ws] = await open();
+    expect((await socket.events({ signal: AbortSignal.abort() }).next()).done).toBe(true);
+    await expect(socket.once('progress', AbortSignal.abort())).rejects.toBeInstanceOf(APIUserAbortError);
+    const ac = new AbortController();
+    const it = socket.events({ promptId: 'A', signal: ac.signal });
+    const a = it.next();
+    const b = it.next();
+    ws.push(progress('A', 1));
+    expect((await a).done).toBe(false);
+    ac.abort();
+    expect((await b).done).toBe(true);
+    socket.close();
+    expect((await socket.events().next()).done).toBe(true);
+  });
+
+  it('run(): a job that ended before its submit answered resolves and leaves nothing subscribed', async () => {
+    let ws!: FakeSocket;
+    const fetchImpl = async (input: RequestInfo | URL) => {
+      const url = new URL((input as Request).url);
+      if (url.pathname === '/api/prompt') {
+        // The whole job happens before the submit response arrives.
+        ws.push({ type: 'executed', data: { node: '2', output: { images: [{ filename: 'o.png', subfolder: '', type: 'output' }] }, prompt_id: 'P' } });
+        ws.push({ type: 'execution_success', data: { prompt_id: 'P', timestamp: 'not-a-number' } }); // off-spec payload
+        return Response.json({ prompt_id: 'P' });
+      }
+      return Response.json({ status: 'in_progress' });
+    };
+    cloud = new CloudClient({ baseUrl: 'https://cloud.test', apiKey: KEY, fetch: fetchImpl as typeof fetch });
+    const socket = cloud.connect({ WebSocket: FakeSocket as never, idleTimeout: 20 });
+    await socket.ready();
+    ws = FakeSocket.all.at(-1)!;
+    const result = await cloud.run({ '2': { class_type: 'SaveImage', inputs: {} } });
+    expect(result.files.map((f) => f.filename)).toEqual(['o.png']);
+    expect(socket.listenerCount).toBe(0);
+    await new Promise((r) => setTimeout(r, 60));
+    expect(FakeSocket.all).toHaveLength(1); // no job left subscribed, so the watchdog never fired
+  });
+
+  it('run(): a key revoked while polling rejects instead of polling forever', async () => {
+    class Refused {
+      constructor() {
+        throw new Error('connection refused');
+      }
+    }
+    const fetchImpl = async (input: RequestInfo | URL) => {
+      const url = new URL((input as Request).url);
+      if (url.pathname === '/api/prompt') return Response.json({ prompt_id: 'P' });
+      return Response.json({ error: 'unauthorized', message: 'key revoked' }, { status: 401 });
+    };
+    cloud = new CloudClient({ baseUrl: 'https://cloud.test', apiKey: KEY, fetch: fetchImpl as typeof fetch });
+    cloud.connect({ WebSocket: Refused as never, reconnect: { baseDelay: 50, maxDelay: 50 } });
+    await expect(cloud.run({ '2': { class_type: 'SaveImage', inputs: {} } }, { pollInterval: 10 })).rejects.toBeInstanceOf(AuthenticationError);
   });
 
   it('does not watch an idle socket that follows no job', async () => {

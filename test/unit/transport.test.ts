@@ -20,6 +20,7 @@ import {
   RateLimitError,
   RegistryClient,
   ResponseValidationError,
+  redactUrl,
 } from '../../src/index.ts';
 
 const BASE = 'https://registry.test';
@@ -409,5 +410,31 @@ describe('pagination', () => {
     };
     await expect(run()).rejects.toBeInstanceOf(APIUserAbortError);
     expect(ids).toHaveLength(20);
+  });
+});
+
+describe('review regressions', () => {
+  it('never follows a redirect with the credential', async () => {
+    server.use(
+      http.get(`${BASE}/publishers/acme/nodes/v2`, () => new HttpResponse(null, { status: 307, headers: { location: 'https://elsewhere.test/steal' } })),
+      http.get('https://elsewhere.test/steal', () => HttpResponse.json({ stolen: true })),
+    );
+    const err: any = await client().listPublisherNodes('acme').catch((e) => e);
+    expect(err).toBeInstanceOf(APIError);
+    expect(err.status).toBe(307);
+    expect(seen.map((r) => new URL(r.url).host)).toEqual(['registry.test']);
+  });
+
+  it('times out a body that stalls after the headers', async () => {
+    server.use(http.get(`${BASE}/publishers`, () => new HttpResponse(new ReadableStream({ start: (c) => c.enqueue(new TextEncoder().encode('[')) }), { headers: { 'content-type': 'application/json' } })));
+    const t0 = performance.now();
+    await expect(client().listPublishers({ timeout: 100 })).rejects.toBeInstanceOf(APITimeoutError);
+    expect(performance.now() - t0).toBeLessThan(2000);
+  });
+
+  it('redacts credentials and signed-URL capabilities from shown URLs', () => {
+    const shown = redactUrl('https://s.test/o?X-Amz-Credential=v1cred&X-Amz-Security-Token=v2sess&X-Amz-Signature=v3sig&X-Goog-Signature=v4sig&sig=v5&token=v6&api_key=v7&expires=9');
+    for (let i = 1; i <= 7; i++) expect(shown).not.toContain(`=v${i}`);
+    expect(shown).toContain('expires=9');
   });
 });
