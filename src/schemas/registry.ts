@@ -53,6 +53,17 @@ const publisherFields = {
 /** `Publisher`. */
 export const Publisher = z.looseObject({ ...publisherFields, status: opt(PublisherStatus) });
 
+// Fields a Node and a NodeVersion both carry.
+const compatibilityFields = {
+  supported_accelerators: opt(strings),
+  supported_platformui_frontend_version: opt(z.string()),
+  supported_platformui_version: opt(z.string()),
+  supported_os: opt(strings),
+  tags: opt(strings),
+  /** Admin-only tags (security warnings, admin metadata). */
+  tags_admin: opt(strings),
+};
+
 const nodeVersionFields = {
   id: opt(z.string()),
   node_id: opt(z.string()),
@@ -64,12 +75,7 @@ const nodeVersionFields = {
   deprecated: opt(z.boolean()),
   downloadUrl: opt(z.string()),
   status_reason: opt(z.string()),
-  supported_accelerators: opt(strings),
-  supported_platformui_frontend_version: opt(z.string()),
-  supported_platformui_version: opt(z.string()),
-  supported_os: opt(strings),
-  tags: opt(strings),
-  tags_admin: opt(strings),
+  ...compatibilityFields,
 };
 
 /** `NodeVersion`. */
@@ -93,12 +99,7 @@ const nodeFields = {
   repository: opt(z.string()),
   search_ranking: opt(z.int()),
   status_detail: opt(z.string()),
-  supported_accelerators: opt(strings),
-  supported_platformui_frontend_version: opt(z.string()),
-  supported_platformui_version: opt(z.string()),
-  supported_os: opt(strings),
-  tags: opt(strings),
-  tags_admin: opt(strings),
+  ...compatibilityFields,
   translations: opt(z.record(z.string(), z.unknown())),
 };
 
