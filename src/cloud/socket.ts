@@ -64,8 +64,11 @@ export interface SocketTarget {
   credential(): Promise<string>;
 }
 
+/** A listener of one event type. */
 type Handler<T> = (event: T) => void;
+/** Everything `on()` accepts: a lifecycle or data event name, or a message type. */
 type Named = keyof CloudSocketEvents | CloudMessage['type'];
+/** The payload `on(K)` delivers. */
 type EventOf<K> = K extends keyof CloudSocketEvents ? CloudSocketEvents[K] : Extract<CloudMessage, { type: K }>;
 
 const HOLD_MAX_JOBS = 256;
