@@ -27,6 +27,8 @@ export interface RunOptions extends Pick<SubmitOptions, 'partnerApiKey' | 'extra
   timeout?: number;
   /** First polling interval (ms) while the socket is down. Default 500, doubling to 5000. */
   pollInterval?: number;
+  /** Extra headers for the requests this run makes (submit, status polls, cancel). */
+  headers?: Record<string, string>;
 }
 
 /** What a completed job produced. */
@@ -68,7 +70,9 @@ export async function runJob(cloud: CloudClient, socket: CloudSocket, workflow: 
   await socket.ready(signal ? AbortSignal.any([signal, grace]) : grace).catch(() => undefined);
   if (signal?.aborted) throw new APIUserAbortError();
   // Not given the signal: an aborted submission may still have created a job we could then not cancel.
+  const headers = opts.headers ? { headers: opts.headers } : {};
   const { prompt_id } = await cloud.submit(workflow, {
+    ...headers,
     ...(opts.partnerApiKey !== undefined ? { partnerApiKey: opts.partnerApiKey } : {}),
     ...(opts.extraData ? { extraData: opts.extraData } : {}),
     clientId: socket.clientId,
@@ -100,7 +104,7 @@ export async function runJob(cloud: CloudClient, socket: CloudSocket, workflow: 
     };
     const fail = (err: Error) => finish(() => reject(err));
     // `delete` is idempotent, so this POST may be repeated; the job must not run on unpaid-for.
-    const cancelOnServer = () => void cloud.cancel([prompt_id], { retry: { limit: 3, allowPost: true } }).catch(() => undefined);
+    const cancelOnServer = () => void cloud.cancel([prompt_id], { ...headers, retry: { limit: 3, allowPost: true } }).catch(() => undefined);
     // A callback that throws ends the run with its error (and cancels the job
     // nobody follows any more) instead of escaping into the socket.
     const guard = (f: () => void): boolean => {
@@ -133,7 +137,7 @@ export async function runJob(cloud: CloudClient, socket: CloudSocket, workflow: 
 
     const pollOnce = async () => {
       try {
-        const s = await cloud.getJobStatus(prompt_id, signal ? { signal } : {});
+        const s = await cloud.getJobStatus(prompt_id, { ...headers, ...(signal ? { signal } : {}) });
         if (!settled) onStatus(s);
       } catch (err) {
         // Connection failures, timeouts and 5xx are retried by the loop (or the next

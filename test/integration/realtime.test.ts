@@ -238,6 +238,13 @@ describe('run()', () => {
     expect(result.status).toBe('completed');
   }, 20_000);
 
+  it('sends the run headers with its requests', async () => {
+    const c = client();
+    await c.run(workflow(await input(c), 'traced'), { headers: { 'x-trace': 'run-42' } });
+    const submit = emu.requests.find((r) => r.method === 'POST' && r.path === '/api/prompt');
+    expect(submit?.headers['x-trace']).toBe('run-42');
+  });
+
   it('waitForJob polls to a final status', async () => {
     const c = client();
     const { prompt_id } = await c.submit(workflow(await input(c), 'waited'));
