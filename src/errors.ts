@@ -7,6 +7,7 @@
  *
  * @module
  */
+import type { ExceptionTypeValue } from './schemas/events.ts';
 
 /** Base class of every error thrown by `@platformui/sdk`. */
 export class PlatformUIError extends Error {
@@ -127,8 +128,8 @@ export class APIConnectionError extends PlatformUIError {
   readonly method: string;
   /** Request URL, secrets redacted. */
   readonly url: string;
-  constructor(method: string, url: string, message = 'Connection failed', options?: { cause?: unknown }) {
-    super(`${message}: ${method} ${url}`, options);
+  constructor(method: string, url: string, message = 'Connection failed') {
+    super(`${message}: ${method} ${url}`);
     this.method = method;
     this.url = url;
   }
@@ -234,15 +235,8 @@ export class SubmissionError extends PlatformUIError {
   }
 }
 
-/** The six `exception_type` values of the spec; others are kept as strings. */
-export type ExceptionType =
-  | 'ValidationError'
-  | 'ModelDownloadError'
-  | 'ImageDownloadError'
-  | 'OOMError'
-  | 'InsufficientFundsError'
-  | 'InactiveSubscriptionError'
-  | (string & {});
+/** The six `exception_type` values of the spec (`EXCEPTION_TYPES`); others are kept as strings. */
+export type ExceptionType = ExceptionTypeValue;
 
 /** A job ended with `execution_error` (or status `failed`). */
 export class ExecutionError extends PlatformUIError {

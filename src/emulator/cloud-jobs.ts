@@ -26,15 +26,8 @@ import { NODE_BEHAVIOUR, type PromptNode, type ValidatedPrompt } from './cloud-n
 /** Job status values of the spec. */
 export type JobStatusValue = 'pending' | 'in_progress' | 'completed' | 'failed' | 'cancelled';
 
-/** The six `exception_type` values of the spec. */
-export const EXCEPTION_TYPES = [
-  'ValidationError',
-  'ModelDownloadError',
-  'ImageDownloadError',
-  'OOMError',
-  'InsufficientFundsError',
-  'InactiveSubscriptionError',
-] as const;
+/** The six `exception_type` values of the spec (one list, shared with the SDK's schemas). */
+export { EXCEPTION_TYPES } from '../schemas/events.ts';
 
 /** A file reference in outputs. */
 export interface OutputRef {

@@ -50,8 +50,18 @@ export interface Publisher {
   createdAt?: string;
 }
 
+/** Fields a `Node` and a `NodeVersion` both carry. */
+export interface CompatibilityFields {
+  supported_accelerators?: string[];
+  supported_platformui_frontend_version?: string;
+  supported_platformui_version?: string;
+  supported_os?: string[];
+  tags?: string[];
+  tags_admin?: string[];
+}
+
 /** `NodeVersion`. */
-export interface NodeVersion {
+export interface NodeVersion extends CompatibilityFields {
   id?: string;
   node_id?: string;
   version?: string;
@@ -63,16 +73,10 @@ export interface NodeVersion {
   downloadUrl?: string;
   status?: NodeVersionStatus;
   status_reason?: string;
-  supported_accelerators?: string[];
-  supported_platformui_frontend_version?: string;
-  supported_platformui_version?: string;
-  supported_os?: string[];
-  tags?: string[];
-  tags_admin?: string[];
 }
 
 /** `Node` as the wire carries it; `id` is always present in the emulator. */
-export interface Node {
+export interface Node extends CompatibilityFields {
   id: string;
   name?: string;
   author?: string;
@@ -92,12 +96,6 @@ export interface Node {
   search_ranking?: number;
   status?: NodeStatus;
   status_detail?: string;
-  supported_accelerators?: string[];
-  supported_platformui_frontend_version?: string;
-  supported_platformui_version?: string;
-  supported_os?: string[];
-  tags?: string[];
-  tags_admin?: string[];
   translations?: Record<string, unknown>;
 }
 

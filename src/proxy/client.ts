@@ -10,7 +10,7 @@ import { InvalidArgumentError } from '../errors.ts';
 import { RelightParams, SkinEnhancerCreativeParams, TaskRecord } from '../schemas/proxy.ts';
 import { type ClientOptions, type Credential, type RequestOptions } from '../transport/options.ts';
 import { APIPromise } from '../transport/promise.ts';
-import { Transport, path } from '../transport/transport.ts';
+import { BEARER_SERVICE, Transport, path } from '../transport/transport.ts';
 import { checkExclusive, checkPromptWeights, checkWebhookUrl } from './rules.ts';
 
 /** Options of {@link ProxyClient}. */
@@ -45,15 +45,7 @@ export class ProxyClient {
 
   constructor(options: ProxyClientOptions = {}) {
     this.vendor = checkId(options.vendor ?? 'vendor', 'vendor');
-    this.transport = new Transport({
-      service: 'proxy',
-      options,
-      baseUrlEnv: 'PLATFORMUI_BASE_URL',
-      credential: options.token,
-      credentialEnv: 'PLATFORMUI_TOKEN',
-      authScheme: 'bearer',
-      credentialName: 'token',
-    });
+    this.transport = new Transport({ service: 'proxy', options, credential: options.token, ...BEARER_SERVICE });
   }
 
   /**

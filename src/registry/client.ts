@@ -16,7 +16,7 @@ import {
 } from '../schemas/registry.ts';
 import { type ClientOptions, type Credential, type RequestOptions } from '../transport/options.ts';
 import { APIPromise } from '../transport/promise.ts';
-import { Transport, path, type Query } from '../transport/transport.ts';
+import { BEARER_SERVICE, Transport, path, type Query } from '../transport/transport.ts';
 import { PagePromise, type PageBody } from './pagination.ts';
 
 /** Options of {@link RegistryClient}. */
@@ -46,15 +46,7 @@ export class RegistryClient {
   readonly transport: Transport;
 
   constructor(options: RegistryClientOptions = {}) {
-    this.transport = new Transport({
-      service: 'registry',
-      options,
-      baseUrlEnv: 'PLATFORMUI_BASE_URL',
-      credential: options.token,
-      credentialEnv: 'PLATFORMUI_TOKEN',
-      authScheme: 'bearer',
-      credentialName: 'token',
-    });
+    this.transport = new Transport({ service: 'registry', options, credential: options.token, ...BEARER_SERVICE });
   }
 
   /**

@@ -176,7 +176,7 @@ export type ExecutionSuccessData = z.infer<typeof ExecutionSuccessData>;
 export type ExecutionErrorData = z.infer<typeof ExecutionErrorData>;
 /** `data` of `execution_interrupted`. */
 export type ExecutionInterruptedData = z.infer<typeof ExecutionInterruptedData>;
-/** An `exception_type`: one of the six of the spec, or any other string (same as `ExceptionType` of `errors.ts`). */
+/** An `exception_type`: one of the six of the spec, or any other string (`ExceptionType` of `errors.ts` is this type). */
 export type ExceptionTypeValue = (typeof EXCEPTION_TYPES)[number] | (string & {});
 /** A node state of `progress_state` (open). */
 export type NodeState = (typeof NODE_STATES)[number] | (string & {});

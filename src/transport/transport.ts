@@ -42,6 +42,14 @@ export interface TransportConfig {
   credentialName: string;
 }
 
+/** Where the registry and the proxy (one service, `{base_url}`) find their URL and Bearer token. */
+export const BEARER_SERVICE = {
+  baseUrlEnv: 'PLATFORMUI_BASE_URL',
+  credentialEnv: 'PLATFORMUI_TOKEN',
+  authScheme: 'bearer',
+  credentialName: 'token',
+} as const;
+
 /** A request body other than JSON. (Not `BodyInit`: that name exists only with the DOM lib.) */
 export type RequestBody = FormData | Blob | ReadableStream<Uint8Array> | string;
 
