@@ -350,6 +350,16 @@ function authorize(state: RegistryState, ctx: RequestContext): Publisher {
 
 type FieldKind = 'string' | 'int' | 'number' | 'boolean' | 'strings' | 'object';
 
+// Field kinds a Node and a NodeVersion both carry.
+const COMPATIBILITY_FIELDS: Record<string, FieldKind> = {
+  supported_accelerators: 'strings',
+  supported_platformui_frontend_version: 'string',
+  supported_platformui_version: 'string',
+  supported_os: 'strings',
+  tags: 'strings',
+  tags_admin: 'strings',
+};
+
 const NODE_FIELDS: Record<string, FieldKind> = {
   name: 'string',
   author: 'string',
@@ -366,12 +376,7 @@ const NODE_FIELDS: Record<string, FieldKind> = {
   repository: 'string',
   search_ranking: 'int',
   status_detail: 'string',
-  supported_accelerators: 'strings',
-  supported_platformui_frontend_version: 'string',
-  supported_platformui_version: 'string',
-  supported_os: 'strings',
-  tags: 'strings',
-  tags_admin: 'strings',
+  ...COMPATIBILITY_FIELDS,
   translations: 'object',
 };
 
@@ -386,12 +391,7 @@ const VERSION_FIELDS: Record<string, FieldKind> = {
   deprecated: 'boolean',
   downloadUrl: 'string',
   status_reason: 'string',
-  supported_accelerators: 'strings',
-  supported_platformui_frontend_version: 'string',
-  supported_platformui_version: 'string',
-  supported_os: 'strings',
-  tags: 'strings',
-  tags_admin: 'strings',
+  ...COMPATIBILITY_FIELDS,
 };
 
 const PUBLISHER_FIELDS: Record<string, FieldKind> = {
