@@ -6,12 +6,13 @@
  */
 export * from './errors.ts';
 export { RegistryClient, type RegistryClientOptions } from './registry/client.ts';
-export { Page, PagePromise, type PageBody, type PageFetcher } from './registry/pagination.ts';
+export { Page, type PageBody, type PageFetcher } from './registry/pagination.ts';
 export { ProxyClient, type ProxyClientOptions } from './proxy/client.ts';
 export { parseTaskNotification, TaskNotification } from './proxy/notification.ts';
 export {
   CloudClient,
   type CloudClientOptions,
+  type InterruptOptions,
   type NodeReadableLike,
   type SubmitOptions,
   type UploadImageOptions,
@@ -26,6 +27,20 @@ export {
   type SocketEvent,
 } from './cloud/socket.ts';
 export type { JobResult, RunOptions, WaitForJobOptions } from './cloud/run.ts';
+export {
+  filesOf,
+  isFinalPhase,
+  jobPhase,
+  JobPage,
+  toQueueItem,
+  type JobBackend,
+  type JobPageFetcher,
+  type JobPhase,
+  type JobRecord,
+  type JobStatusResult,
+  type QueueItem,
+  type QueueState,
+} from './cloud/jobs.ts';
 export {
   decodeFrame,
   decodeFrameAsync,
@@ -55,7 +70,7 @@ export {
   type MessageOf,
   type UnknownMessage,
 } from './cloud/messages.ts';
-export { APIPromise, type WithResponse } from './transport/promise.ts';
+export { APIPromise, PagePromise, type ItemOf, type WithResponse } from './transport/promise.ts';
 export type { ClientOptions, Credential, Hooks, RequestOptions, RetryOptions } from './transport/options.ts';
 export { redactUrl } from './transport/redact.ts';
 export * from './schemas/registry.ts';

@@ -7,21 +7,26 @@
  */
 import * as z from 'zod/mini';
 import { checkArgs, checkId } from '../args.ts';
-import { APIConnectionError, APIError, APITimeoutError, APIUserAbortError, DownloadError, InvalidArgumentError, SubmissionError } from '../errors.ts';
+import { APIConnectionError, APIError, APITimeoutError, APIUserAbortError, DownloadError, InvalidArgumentError, NotFoundError, PlatformUIError, SubmissionError } from '../errors.ts';
 import { platform } from '../platform/node.ts';
 import {
   FileRef,
+  History,
+  JobList,
+  JobRecord as JobRecordSchema,
   JobStatus,
+  ListJobsParams,
   ObjectInfo,
   Queue,
   SubmissionResponse,
   UploadResponse,
   Workflow,
 } from '../schemas/cloud.ts';
-import { checkTimeout, type ClientOptions, type Credential, type RequestOptions } from '../transport/options.ts';
-import { APIPromise, type WithResponse } from '../transport/promise.ts';
+import { checkTimeout, fromEnv, type ClientOptions, type Credential, type RequestOptions } from '../transport/options.ts';
+import { APIPromise, PagePromise, type WithResponse } from '../transport/promise.ts';
 import { redactUrl, scrub } from '../transport/redact.ts';
 import { Transport, path, type RequestBody } from '../transport/transport.ts';
+import { JobPage, jobPhase, recordFromHistory, toJobRecord, toQueueState, type JobBackend, type JobRecord, type JobStatusResult, type QueueState } from './jobs.ts';
 import { runJob, waitForJob, type JobResult, type RunOptions, type WaitForJobOptions } from './run.ts';
 import { CloudSocket, type CloudSocketOptions } from './socket.ts';
 
@@ -39,8 +44,25 @@ export type UploadInput = Blob | Uint8Array | ArrayBuffer | ReadableStream<Uint8
 export interface CloudClientOptions extends ClientOptions {
   /** Cloud base URL (`https://…`; the WebSocket uses the same host). In Node, defaults to `PLATFORMUI_CLOUD_URL`. */
   baseUrl?: string;
-  /** Account API key, or a function returning it. In Node, defaults to `PLATFORMUI_API_KEY`. */
+  /** Account API key, or a function returning it. In Node, defaults to `PLATFORMUI_API_KEY`. Not needed by a local server. */
   apiKey?: Credential;
+  /**
+   * What `baseUrl` is. `'cloud'`: the cloud service; an API key is required.
+   * `'local'`: a self-hosted server of the same protocol; no key needed, and
+   * a running job is stopped with `POST /interrupt { prompt_id }`.
+   * `'auto'` (default): `'local'` when no API key is configured and the host
+   * is loopback (`localhost`, `127.x.x.x`, `[::1]`), else `'cloud'`.
+   */
+  server?: 'auto' | 'cloud' | 'local';
+}
+
+/** Options of {@link CloudClient.interrupt}. */
+export interface InterruptOptions extends RequestOptions {
+  /**
+   * Stop only this prompt, if it is the one running (a local server). The
+   * cloud takes no body and interrupts every running job of the account.
+   */
+  promptId?: string;
 }
 
 /** Options of {@link CloudClient.uploadImage}. */
@@ -86,6 +108,8 @@ const PromptIds = z.array(z.string().check(z.minLength(1))).check(z.minLength(1)
 
 const STATUS_OVER_SUBMISSION = new Set([401, 402, 403, 429]);
 const SAFE_HTTP_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+const isLoopback = (host: string) => SAFE_HTTP_HOSTS.has(host) || /^127(\.\d{1,3}){3}$/.test(host);
+const SERVER_KINDS = new Set(['auto', 'cloud', 'local']);
 
 /**
  * Client of the cloud workflow service.
@@ -97,15 +121,27 @@ const SAFE_HTTP_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
  * const { prompt_id } = await cloud.submit(workflow);
  * ```
  */
-export class CloudClient {
+export class CloudClient implements JobBackend {
   /** @internal The transport this client sends through. Not part of the stable API. */
   readonly transport: Transport;
+  /** `'cloud'` or `'local'`: the kind of server this client talks to, decided once from the options (see {@link CloudClientOptions.server}). */
+  readonly server: 'cloud' | 'local';
+  /** Whether `GET /api/job/{id}/status` exists here: unknown until a status call says (a local server has none). */
+  #statusEndpoint: boolean | undefined;
+  /** Whether `GET /api/jobs/{id}` exists here (recent servers; old local ones only have `/history`). */
+  #jobsApi: boolean | undefined;
   #socket: CloudSocket | undefined;
   /** Whether the socket was opened by run() alone (then it closes after the last run). */
   #closeWhenIdle = false;
   #runs = 0;
 
   constructor(options: CloudClientOptions = {}) {
+    const server = options.server ?? 'auto';
+    if (!SERVER_KINDS.has(server)) throw new InvalidArgumentError("must be 'auto', 'cloud' or 'local'", 'server');
+    const baseUrl = options.baseUrl ?? fromEnv('PLATFORMUI_CLOUD_URL');
+    const hasKey = (options.apiKey ?? fromEnv('PLATFORMUI_API_KEY')) !== undefined;
+    const host = baseUrl && URL.canParse(baseUrl) ? new URL(baseUrl).hostname : '';
+    this.server = server === 'local' || (server === 'auto' && !hasKey && isLoopback(host)) ? 'local' : 'cloud';
     this.transport = new Transport({
       service: 'cloud',
       options,
@@ -114,6 +150,8 @@ export class CloudClient {
       credentialEnv: 'PLATFORMUI_API_KEY',
       authScheme: 'apiKey',
       credentialName: 'apiKey',
+      credentialOptional: this.server === 'local',
+      credentialHint: server === 'cloud' ? '' : " (a self-hosted server needs none: use a loopback baseUrl or pass server: 'local')",
     });
   }
 
@@ -196,19 +234,95 @@ export class CloudClient {
     });
   }
 
-  /** `GET /api/job/{prompt_id}/status`: `pending`, `in_progress`, `completed`, `failed`, `cancelled` (others kept). */
-  getJobStatus(promptId: string, options?: RequestOptions): APIPromise<JobStatus> {
-    return this.#get(() => path`api/job/${checkId(promptId, 'promptId')}/status`, JobStatus, options);
-  }
-
-  /** `GET /api/queue`: `queue_running` and `queue_pending`. */
-  getQueue(options?: RequestOptions): APIPromise<Queue> {
-    return this.#get(() => 'api/queue', Queue, options);
+  /**
+   * The job's status with its normalized {@link JobPhase} (`phase`), `status`
+   * kept raw. `GET /api/job/{id}/status` answers the live cloud's raw states
+   * (`queued_limited`, `executing`, `success`, `lost`, …) or the seed's five
+   * values. Where that endpoint does not exist (a local server), the job
+   * record answers instead: {@link getJob}.
+   *
+   * @example
+   * ```ts
+   * const { status, phase } = await cloud.getJobStatus(promptId);
+   * if (phase === 'failed') console.log('ended with', status); // 'error', 'non_retryable_error' or 'lost'
+   * ```
+   */
+  getJobStatus(promptId: string, options?: RequestOptions): APIPromise<JobStatusResult> {
+    return APIPromise.from<JobStatusResult>(async () => {
+      const id = checkId(promptId, 'promptId');
+      if (this.server === 'cloud' && this.#statusEndpoint !== false) {
+        try {
+          const r = await this.transport.request<JobStatus>({ method: 'GET', path: path`api/job/${id}/status`, auth: true, schema: JobStatus, options });
+          this.#statusEndpoint = true;
+          return { data: { ...r.data, phase: jobPhase(r.data.status) }, response: r.response };
+        } catch (err) {
+          // Once the endpoint has answered, its 404 means this job is unknown.
+          if (!(err instanceof NotFoundError) || this.#statusEndpoint === true) throw err;
+        }
+      }
+      const r = await this.#record(id, options);
+      if (this.server === 'cloud') this.#statusEndpoint = false; // the record knows the job, the status endpoint did not: skip it from now on
+      return r;
+    });
   }
 
   /**
-   * `POST /api/queue` with `delete`: cancels the listed pending or running
-   * jobs, and no other. (To stop whatever is running, see {@link interrupt}.)
+   * The job record, outputs included: `GET /api/jobs/{id}` (status mapped to
+   * `pending | in_progress | completed | failed | cancelled`, `outputs`,
+   * `execution_error`, `workflow`, times), with `phase` added. On a local
+   * server without the jobs API, built from `/history/{id}` and `/queue`.
+   * Throws {@link NotFoundError} for a job the server does not know.
+   *
+   * @example
+   * ```ts
+   * const job = await cloud.getJob(promptId);
+   * if (job.phase === 'failed') console.log(job.execution_error?.exception_message);
+   * ```
+   */
+  getJob(promptId: string, options?: RequestOptions): APIPromise<JobRecord> {
+    return APIPromise.from(() => this.#record(checkId(promptId, 'promptId'), options));
+  }
+
+  /**
+   * `GET /api/jobs`: the account's jobs, newest first by default. Awaiting
+   * gives one {@link JobPage}; `for await` gives every job, later pages
+   * fetched by offset as the loop asks for them. Parameters are checked
+   * before the request (`limit` 1–1000, `offset` ≥ 0, known `sort_by`,
+   * `sort_order`, `output_type`); `status` may be a list.
+   *
+   * @example
+   * ```ts
+   * const page = await cloud.listJobs({ status: ['failed', 'cancelled'], limit: 20 });
+   * for await (const job of cloud.listJobs({ output_type: 'video' })) console.log(job.id, job.status);
+   * ```
+   */
+  listJobs(params: ListJobsParams = {}, options?: RequestOptions): PagePromise<JobPage> {
+    return new PagePromise(async () => {
+      const p = checkArgs(ListJobsParams, params, 'params');
+      const query = { ...p, status: Array.isArray(p.status) ? p.status.join(',') : p.status };
+      const fetchPage = (offset: number) =>
+        this.transport.request<JobList>({ method: 'GET', path: 'api/jobs', query: offset === (p.offset ?? 0) ? query : { ...query, offset }, auth: true, schema: JobList, options });
+      const r = await fetchPage(p.offset ?? 0);
+      return { data: new JobPage(r, fetchPage, options?.signal), response: r.response };
+    });
+  }
+
+  /**
+   * `GET /api/queue`, each entry normalized ({@link QueueItem}: `number`,
+   * `promptId`, `workflow`, `outputNodeIds`, `createTime`, and the tuple as
+   * sent in `raw`). The cloud and a local server send different tuples.
+   */
+  getQueue(options?: RequestOptions): APIPromise<QueueState> {
+    return APIPromise.from(async () => {
+      const r = await this.transport.request<Queue>({ method: 'GET', path: 'api/queue', auth: true, schema: Queue, options });
+      return { data: toQueueState(r.data), response: r.response };
+    });
+  }
+
+  /**
+   * `POST /api/queue` with `delete`: cancels the listed jobs, and no other.
+   * The cloud cancels pending and running jobs; a local server removes only
+   * pending ones (to stop one job wherever it is, use {@link stopJob}).
    */
   cancel(promptIds: string | string[], options?: RequestOptions): APIPromise<unknown> {
     return APIPromise.from(() => {
@@ -217,9 +331,28 @@ export class CloudClient {
     });
   }
 
-  /** `POST /api/interrupt`: interrupts the running job, whichever of the account's jobs it is. */
-  interrupt(options?: RequestOptions): APIPromise<unknown> {
-    return APIPromise.from(() => this.transport.request({ method: 'POST', path: 'api/interrupt', auth: true, options }));
+  /**
+   * `POST /api/interrupt`. On the cloud: no body, and it interrupts every
+   * running job of the account. With `promptId` (a local server): sends
+   * `{ prompt_id }`, which stops that prompt only if it is the one running.
+   */
+  interrupt(options: InterruptOptions = {}): APIPromise<unknown> {
+    return APIPromise.from(() => {
+      const json = options.promptId === undefined ? {} : { json: { prompt_id: checkId(options.promptId, 'promptId') } };
+      return this.transport.request({ method: 'POST', path: 'api/interrupt', auth: true, ...json, options });
+    });
+  }
+
+  /**
+   * Stops one job, pending or running, and never another: what aborting
+   * `run()` does. The cloud: `POST /api/queue { delete }`. A local server:
+   * that, then `POST /interrupt { prompt_id }` (its queue delete leaves a
+   * running job alone; an interrupt without the id would stop whatever runs).
+   */
+  async stopJob(promptId: string, options?: RequestOptions): Promise<void> {
+    const id = checkId(promptId, 'promptId');
+    await this.cancel([id], options);
+    if (this.server === 'local') await this.interrupt({ ...options, promptId: id });
   }
 
   /**
@@ -300,7 +433,7 @@ export class CloudClient {
   #openSocket(options?: CloudSocketOptions): CloudSocket {
     if (this.#socket && this.#socket.state !== 'closed') return this.#socket;
     const transport = this.transport;
-    return (this.#socket = new CloudSocket({ baseUrl: transport.baseUrl, credential: () => transport.credential() }, options));
+    return (this.#socket = new CloudSocket({ baseUrl: transport.baseUrl, credential: () => transport.optionalCredential(), hasCredential: transport.hasCredential }, options));
   }
 
   /** Closes the client's socket, if any. Running `run()` calls fall back to polling. */
@@ -342,9 +475,65 @@ export class CloudClient {
     }
   }
 
-  /** Polls `GET /api/job/{id}/status` until the job is `completed`, `failed` or `cancelled`; returns that status. */
-  waitForJob(promptId: string, options?: WaitForJobOptions): Promise<JobStatus> {
+  /**
+   * Polls the job until it ends (every terminal state of the cloud, the seed
+   * and a local server). Resolves with the job record, outputs included
+   * (read again, briefly, while a completed job's outputs are not persisted
+   * yet); rejects with {@link ExecutionError} when it failed (`error`,
+   * `non_retryable_error`, `lost`) and {@link JobCancelledError} when cancelled.
+   *
+   * @example
+   * ```ts
+   * const { prompt_id } = await cloud.submit(workflow);
+   * const job = await cloud.waitForJob(prompt_id, { pollInterval: 2000 });
+   * for (const file of filesOf(job.outputs ?? {})) await cloud.downloadToFile(file, file.filename);
+   * ```
+   */
+  waitForJob(promptId: string, options?: WaitForJobOptions): Promise<JobRecord> {
     return waitForJob(this, promptId, options);
+  }
+
+  /** The job record from `/api/jobs/{id}`, else (a local server without it) from `/history/{id}` and `/queue`. */
+  async #record(id: string, options?: RequestOptions): Promise<WithResponse<JobRecord>> {
+    let notFound: NotFoundError | undefined;
+    if (this.#jobsApi !== false) {
+      try {
+        const r = await this.transport.request<JobRecord>({ method: 'GET', path: path`api/jobs/${id}`, auth: true, schema: JobRecordSchema, options });
+        this.#jobsApi = true;
+        return { data: toJobRecord(r.data), response: r.response };
+      } catch (err) {
+        if (!(err instanceof NotFoundError) || this.#jobsApi === true) throw err;
+        notFound = err;
+      }
+    }
+    let found: WithResponse<JobRecord> | undefined;
+    try {
+      found = await this.#fromHistory(id, options);
+    } catch (err) {
+      // No history either: the 404 of the jobs API said it all.
+      if (!notFound || !(err instanceof PlatformUIError) || err instanceof APIUserAbortError) throw err;
+    }
+    if (found) {
+      if (notFound) this.#jobsApi = false; // the history knows a job the jobs API did not: it has none
+      return found;
+    }
+    throw notFound ?? new NotFoundError({ status: 404, body: { error: 'Job not found' }, method: 'GET', url: this.transport.displayUrl(path`api/history/${id}`) });
+  }
+
+  /** A local server's answer: history when the job ended, else its place in the queue; `undefined` when unknown. */
+  async #fromHistory(id: string, options?: RequestOptions): Promise<WithResponse<JobRecord> | undefined> {
+    const history = () => this.transport.request<History>({ method: 'GET', path: path`api/history/${id}`, auth: true, schema: History, options });
+    const h = await history();
+    const ended = recordFromHistory(id, h.data);
+    if (ended) return { data: ended, response: h.response };
+    const q = await this.getQueue(options).withResponse();
+    const has = (list: QueueState['queue_running']) => list.some((item) => item.promptId === id);
+    if (has(q.data.queue_running)) return { data: toJobRecord({ id, status: 'in_progress' }), response: q.response };
+    if (has(q.data.queue_pending)) return { data: toJobRecord({ id, status: 'pending' }), response: q.response };
+    // It may have ended between the two reads.
+    const again = await history();
+    const late = recordFromHistory(id, again.data);
+    return late ? { data: late, response: again.response } : undefined;
   }
 
   #get<T>(p: () => string, schema: z.ZodMiniType<T>, options?: RequestOptions): APIPromise<T> {

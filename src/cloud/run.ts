@@ -1,16 +1,20 @@
 /**
  * Job orchestration: submit, follow on the shared socket, fall back to
- * polling, and settle exactly once. The socket is a live feed; the job status
- * endpoint is the truth (a completion missed while disconnected is found by
- * polling).
+ * polling, and settle exactly once, with every output file. The socket is a
+ * live feed; the job status is the truth (a completion missed while
+ * disconnected is found by polling) and the job record is where outputs the
+ * socket did not carry are recovered (DESIGN §8).
+ *
+ * Depends on the narrow {@link JobBackend}, not on `CloudClient`.
  *
  * @module
  */
-import { APIError, APITimeoutError, APIUserAbortError, ExecutionError, JobCancelledError } from '../errors.ts';
-import { FINAL_JOB_STATUSES, type FileRef, type JobStatus, type NodeOutputs, type Workflow } from '../schemas/cloud.ts';
+import { APIError, APITimeoutError, APIUserAbortError, ExecutionError, JobCancelledError, NotFoundError } from '../errors.ts';
+import type { FileRef, NodeOutputs, Workflow } from '../schemas/cloud.ts';
 import { checkTimeout, type RequestOptions } from '../transport/options.ts';
-import type { CloudClient, SubmitOptions } from './client.ts';
+import type { SubmitOptions } from './client.ts';
 import { isImageFrame, type ImageFrame } from './frames.ts';
+import { filesOf, isFinalPhase, jobEndError, toJobRecord, type JobBackend, type JobRecord, type JobStatusResult } from './jobs.ts';
 import type { BinaryEvent, CloudSocket, SocketEvent } from './socket.ts';
 
 /** Options of `CloudClient.run`. */
@@ -21,13 +25,18 @@ export interface RunOptions extends Pick<SubmitOptions, 'partnerApiKey' | 'extra
   onProgress?: (progress: { value: number; max: number; node: string | undefined }) => void;
   /** Preview images of this job (binary frames of types 1 and 4). */
   onPreview?: (frame: ImageFrame) => void;
-  /** Aborting cancels this job on the server (`POST /api/queue` with `delete`), never the account's other jobs. */
+  /** Aborting stops this job on the server (see `CloudClient.stopJob`), never the account's other jobs. */
   signal?: AbortSignal;
-  /** Silence deadline (ms): rejects with `APITimeoutError` and cancels the job when it sends nothing for this long. */
+  /** Silence deadline (ms): rejects with `APITimeoutError` and stops the job when it sends nothing for this long. */
   timeout?: number;
-  /** First polling interval (ms) while the socket is down. Default 500, doubling to 5000. */
+  /**
+   * Polling interval (ms). While the socket is down the status is polled from
+   * this interval (default 500), doubling to 5000; while it is open, once
+   * every 20 intervals (default 10 s), so a job whose ending the socket never
+   * tells (a lost worker) still ends.
+   */
   pollInterval?: number;
-  /** Extra headers for the requests this run makes (submit, status polls, cancel). */
+  /** Extra headers for the requests this run makes (submit, status polls, records, stop). */
   headers?: Record<string, string>;
 }
 
@@ -35,10 +44,12 @@ export interface RunOptions extends Pick<SubmitOptions, 'partnerApiKey' | 'extra
 export interface JobResult {
   prompt_id: string;
   status: 'completed';
-  /** Outputs by node id, from `executed` events (and from the status response when it carries them). */
+  /** Outputs by node id: from `executed` events, completed from the job record when the socket did not carry them all. */
   outputs: Record<string, NodeOutputs>;
   /** Every file reference of every output, in node order: images, then video, then audio. */
   files: FileRef[];
+  /** The job record, when it was read (outputs recovered, or the ending found by polling). */
+  record?: JobRecord;
 }
 
 /** Options of `CloudClient.waitForJob`. */
@@ -48,20 +59,70 @@ export interface WaitForJobOptions extends RequestOptions {
 }
 
 const CONNECT_GRACE_MS = 3000;
+/** Reads of a completed job's record while its outputs are not persisted yet: 250 ms doubling to 2 s, about 6 s in all. */
+const OUTPUT_READS = 6;
+const OUTPUT_FIRST_DELAY_MS = 250;
+const OUTPUT_MAX_DELAY_MS = 2000;
+/** While the socket is open, the status is still confirmed every this many poll intervals. */
+const OPEN_POLL_FACTOR = 20;
 
-/** Polls a job's status until it is final (`completed`, `failed` or `cancelled`) and returns it. */
-export async function waitForJob(cloud: CloudClient, promptId: string, options: WaitForJobOptions = {}): Promise<JobStatus> {
+/** Whether a status or record lists outputs (a local server's record, the seed emulator's status). */
+function hasOutputs(s: unknown): s is JobRecord {
+  const outputs = (s as { outputs?: unknown } | undefined)?.outputs;
+  return !!outputs && typeof outputs === 'object' && Object.keys(outputs).length > 0;
+}
+
+/**
+ * The record of a completed job, read until it lists outputs: `execution_success`
+ * can precede the persisted outputs. Bounded; gives the last record read, or
+ * `undefined` when the server keeps no records (the seed's status endpoint only).
+ */
+export async function readCompletedRecord(jobs: JobBackend, promptId: string, options: RequestOptions = {}): Promise<JobRecord | undefined> {
+  let delay = OUTPUT_FIRST_DELAY_MS;
+  let last: JobRecord | undefined;
+  for (let read = 1; ; read++) {
+    try {
+      last = await jobs.getJob(promptId, options);
+      if (hasOutputs(last)) return last;
+    } catch (err) {
+      if (err instanceof NotFoundError && last === undefined) return undefined;
+      if (err instanceof APIUserAbortError) throw err;
+      // A connection failure or a 5xx the transport's retries did not cure: read again below.
+    }
+    if (read >= OUTPUT_READS) return last;
+    await sleep(delay, options.signal);
+    delay = Math.min(delay * 2, OUTPUT_MAX_DELAY_MS);
+  }
+}
+
+/**
+ * What an ended job resolves or rejects with, given the status that said so:
+ * the record (outputs recovered) of a completed job, else the job's error.
+ */
+async function settleEnded(jobs: JobBackend, promptId: string, s: JobStatusResult, options: RequestOptions): Promise<JobRecord> {
+  if (s.phase === 'completed') {
+    const record = hasOutputs(s) ? s : await readCompletedRecord(jobs, promptId, options);
+    return record ?? toJobRecord({ ...s, id: promptId, status: 'completed', outputs: {} });
+  }
+  if (s.phase === 'cancelled') throw jobEndError(promptId, 'cancelled', {});
+  // The record says where and why, when the server keeps one.
+  const record = 'execution_error' in s ? (s as JobRecord) : await Promise.resolve(jobs.getJob(promptId, options)).catch(() => undefined);
+  throw jobEndError(promptId, 'failed', { status: s, record });
+}
+
+/** Polls a job until it ends. See `CloudClient.waitForJob`. */
+export async function waitForJob(jobs: JobBackend, promptId: string, options: WaitForJobOptions = {}): Promise<JobRecord> {
   checkTimeout(options.pollInterval, 'pollInterval');
   const interval = options.pollInterval ?? 1000;
   for (;;) {
-    const s = await cloud.getJobStatus(promptId, options);
-    if (FINAL_JOB_STATUSES.has(s.status)) return s;
+    const s = await jobs.getJobStatus(promptId, options);
+    if (isFinalPhase(s.phase)) return settleEnded(jobs, promptId, s, options);
     await sleep(interval, options.signal);
   }
 }
 
 /** Submits `workflow` and follows it to the end. See `CloudClient.run`. */
-export async function runJob(cloud: CloudClient, socket: CloudSocket, workflow: Workflow, opts: RunOptions = {}): Promise<JobResult> {
+export async function runJob(jobs: JobBackend, socket: CloudSocket, workflow: Workflow, opts: RunOptions = {}): Promise<JobResult> {
   const { signal } = opts;
   if (signal?.aborted) throw new APIUserAbortError();
   // The socket should be open before the submission so no early event is missed,
@@ -71,12 +132,14 @@ export async function runJob(cloud: CloudClient, socket: CloudSocket, workflow: 
   if (signal?.aborted) throw new APIUserAbortError();
   // Not given the signal: an aborted submission may still have created a job we could then not cancel.
   const headers = opts.headers ? { headers: opts.headers } : {};
-  const { prompt_id } = await cloud.submit(workflow, {
+  const { prompt_id } = await jobs.submit(workflow, {
     ...headers,
     ...(opts.partnerApiKey !== undefined ? { partnerApiKey: opts.partnerApiKey } : {}),
     ...(opts.extraData ? { extraData: opts.extraData } : {}),
     clientId: socket.clientId,
   });
+  const requestOptions: RequestOptions = { ...headers, ...(signal ? { signal } : {}) };
+  const interval = opts.pollInterval ?? 500;
 
   return new Promise<JobResult>((resolve, reject) => {
     const outputs: Record<string, NodeOutputs> = {};
@@ -85,34 +148,45 @@ export async function runJob(cloud: CloudClient, socket: CloudSocket, workflow: 
     let lastStatus: string | undefined;
     let silence: ReturnType<typeof setTimeout> | undefined;
     let polling = false;
+    // The socket's outputs are complete only if it heard the whole job: open throughout,
+    // and no cached node whose outputs it was not sent (the cloud sends no `executed` for those).
+    let heardAll = socket.state === 'open';
+    const cachedUnheard = new Set<string>();
 
-    const finish = (settle: () => void) => {
+    // Stops listening at once (nothing more may change the outcome), then settles.
+    const finish = (settle: () => void | Promise<void>) => {
       if (settled) return;
       settled = true;
       clearTimeout(silence);
       for (const f of cleanup.splice(0)) f();
-      settle();
+      Promise.resolve()
+        .then(settle)
+        .catch((err: unknown) => reject(err));
     };
     // Registers an undo; runs it at once when the job has already settled
     // (held events replayed by subscribe() can end a job before setup is over).
     const own = (undo: () => void) => (settled ? undo() : void cleanup.push(undo));
-    const succeed = (fromStatus?: unknown) => {
-      if (fromStatus && typeof fromStatus === 'object') {
-        for (const [node, out] of Object.entries(fromStatus as Record<string, NodeOutputs>)) outputs[node] ??= out;
-      }
-      finish(() => resolve({ prompt_id, status: 'completed', outputs, files: filesOf(outputs) }));
-    };
+    const complete = (fromStatus?: JobStatusResult) =>
+      finish(async () => {
+        let record: JobRecord | undefined = hasOutputs(fromStatus) ? fromStatus : undefined;
+        if (!record && !(heardAll && cachedUnheard.size === 0 && filesOf(outputs).length > 0)) {
+          record = await readCompletedRecord(jobs, prompt_id, requestOptions);
+        }
+        // The record is the server's own account: it wins for every node it lists.
+        if (record?.outputs) Object.assign(outputs, record.outputs);
+        resolve({ prompt_id, status: 'completed', outputs, files: filesOf(outputs), ...(record ? { record } : {}) });
+      });
     const fail = (err: Error) => finish(() => reject(err));
-    // `delete` is idempotent, so this POST may be repeated; the job must not run on unpaid-for.
-    const cancelOnServer = () => void cloud.cancel([prompt_id], { ...headers, retry: { limit: 3, allowPost: true } }).catch(() => undefined);
-    // A callback that throws ends the run with its error (and cancels the job
+    // `delete` and `interrupt { prompt_id }` are idempotent, so these POSTs may be repeated; the job must not run on unpaid-for.
+    const stopOnServer = () => void Promise.resolve(jobs.stopJob(prompt_id, { ...headers, retry: { limit: 3, allowPost: true } })).catch(() => undefined);
+    // A callback that throws ends the run with its error (and stops the job
     // nobody follows any more) instead of escaping into the socket.
     const guard = (f: () => void): boolean => {
       try {
         f();
         return true;
       } catch (err) {
-        cancelOnServer();
+        stopOnServer();
         fail(err instanceof Error ? err : new Error(String(err)));
         return false;
       }
@@ -122,22 +196,21 @@ export async function runJob(cloud: CloudClient, socket: CloudSocket, workflow: 
       if (!opts.timeout || settled) return;
       clearTimeout(silence);
       silence = setTimeout(() => {
-        cancelOnServer();
+        stopOnServer();
         fail(new APITimeoutError('RUN', `job ${prompt_id}`, opts.timeout));
       }, opts.timeout);
     };
 
-    const onStatus = (s: JobStatus) => {
+    const onStatus = (s: JobStatusResult) => {
       if (s.status !== lastStatus) resetSilence();
       lastStatus = s.status;
-      if (s.status === 'completed') succeed((s as { outputs?: unknown }).outputs);
-      else if (s.status === 'failed') fail(new ExecutionError(prompt_id, errorDataOf(s)));
-      else if (s.status === 'cancelled') fail(new JobCancelledError(prompt_id));
+      if (s.phase === 'completed') complete(s);
+      else if (s.phase === 'failed' || s.phase === 'cancelled') finish(() => settleEnded(jobs, prompt_id, s, requestOptions).then(() => undefined));
     };
 
     const pollOnce = async () => {
       try {
-        const s = await cloud.getJobStatus(prompt_id, { ...headers, ...(signal ? { signal } : {}) });
+        const s = await jobs.getJobStatus(prompt_id, requestOptions);
         if (!settled) onStatus(s);
       } catch (err) {
         // Connection failures, timeouts and 5xx are retried by the loop (or the next
@@ -146,11 +219,12 @@ export async function runJob(cloud: CloudClient, socket: CloudSocket, workflow: 
       }
     };
 
-    // While the socket is down, the status endpoint is the only feed.
+    // While the socket is down, polling is the only feed.
     const pollWhileDown = async () => {
+      heardAll = false;
       if (polling) return;
       polling = true;
-      let delay = opts.pollInterval ?? 500;
+      let delay = interval;
       while (!settled && socket.state !== 'open') {
         await pollOnce();
         if (settled) break;
@@ -162,6 +236,12 @@ export async function runJob(cloud: CloudClient, socket: CloudSocket, workflow: 
       if (!settled) await pollOnce();
     };
 
+    // While the socket is open, a slow confirming poll: an ending it never tells still ends the run.
+    const confirm = setInterval(() => {
+      if (!polling && socket.state === 'open') void pollOnce();
+    }, interval * OPEN_POLL_FACTOR);
+    own(() => clearInterval(confirm));
+
     const onEvent = (e: SocketEvent) => {
       if (settled) return;
       resetSilence();
@@ -172,7 +252,15 @@ export async function runJob(cloud: CloudClient, socket: CloudSocket, workflow: 
         case 'executed': {
           if (e.type !== 'executed') break;
           const node = e.data.node;
-          if (typeof node === 'string' && e.data.output) outputs[node] = mergeOutputs(outputs[node], e.data.output as NodeOutputs);
+          if (typeof node === 'string' && e.data.output) {
+            outputs[node] = mergeOutputs(outputs[node], e.data.output as NodeOutputs);
+            cachedUnheard.delete(node);
+          }
+          break;
+        }
+        case 'execution_cached': {
+          const nodes = (e as { data?: { nodes?: unknown } }).data?.nodes;
+          if (Array.isArray(nodes)) for (const n of nodes) if (typeof n === 'string' && !outputs[n]) cachedUnheard.add(n);
           break;
         }
         case 'progress':
@@ -184,7 +272,7 @@ export async function runJob(cloud: CloudClient, socket: CloudSocket, workflow: 
           break;
         }
         case 'execution_success':
-          succeed();
+          complete();
           break;
         case 'execution_error':
           fail(new ExecutionError(prompt_id, (e as { data?: Record<string, unknown> }).data));
@@ -200,7 +288,7 @@ export async function runJob(cloud: CloudClient, socket: CloudSocket, workflow: 
     own(socket.on('close', () => void pollWhileDown()));
     if (signal) {
       const onAbort = () => {
-        cancelOnServer();
+        stopOnServer();
         fail(new APIUserAbortError('Run was aborted; its job was cancelled'));
       };
       signal.addEventListener('abort', onAbort, { once: true });
@@ -219,17 +307,6 @@ function mergeOutputs(a: NodeOutputs | undefined, b: NodeOutputs): NodeOutputs {
   const out: Record<string, unknown> = { ...a };
   for (const [k, v] of Object.entries(b)) out[k] = Array.isArray(v) && Array.isArray(out[k]) ? [...(out[k] as unknown[]), ...v] : v;
   return out as NodeOutputs;
-}
-
-function filesOf(outputs: Record<string, NodeOutputs>): FileRef[] {
-  const files: FileRef[] = [];
-  for (const out of Object.values(outputs)) for (const k of ['images', 'video', 'audio'] as const) if (Array.isArray(out[k])) files.push(...out[k]);
-  return files;
-}
-
-function errorDataOf(s: JobStatus): Record<string, unknown> | undefined {
-  const e = (s as { error?: unknown }).error;
-  return e && typeof e === 'object' ? (e as Record<string, unknown>) : undefined;
 }
 
 

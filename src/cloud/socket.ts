@@ -61,7 +61,10 @@ export interface CloudSocketOptions {
 /** Internal: what the client hands the socket. */
 export interface SocketTarget {
   baseUrl: string;
-  credential(): Promise<string>;
+  /** The `token` query value; `undefined` connects without one (a local server). */
+  credential(): Promise<string | undefined>;
+  /** Whether a token will be sent (so `url` shows it redacted). */
+  hasCredential: boolean;
 }
 
 /** A listener of one event type. */
@@ -107,7 +110,7 @@ export class CloudSocket {
     this.#target = target;
     this.#opts = { idleTimeout: 30_000, holdFor: 30_000, ...options };
     this.clientId = options.clientId ?? randomId();
-    this.#displayUrl = redactUrl(this.#url('[REDACTED]'));
+    this.#displayUrl = redactUrl(this.#url(target.hasCredential ? '[REDACTED]' : undefined));
     void this.#connect();
   }
 
@@ -268,11 +271,11 @@ export class CloudSocket {
     return n;
   }
 
-  #url(token: string): string {
+  #url(token: string | undefined): string {
     const u = new URL('ws', `${this.#target.baseUrl.replace(/\/+$/, '')}/`);
     u.protocol = u.protocol === 'http:' ? 'ws:' : 'wss:';
     u.searchParams.set('clientId', this.clientId);
-    u.searchParams.set('token', token);
+    if (token !== undefined) u.searchParams.set('token', token);
     return u.toString();
   }
 

@@ -15,9 +15,9 @@ import {
   type Publisher,
 } from '../schemas/registry.ts';
 import { type ClientOptions, type Credential, type RequestOptions } from '../transport/options.ts';
-import { APIPromise } from '../transport/promise.ts';
+import { APIPromise, PagePromise } from '../transport/promise.ts';
 import { BEARER_SERVICE, Transport, path, type Query } from '../transport/transport.ts';
-import { PagePromise, type PageBody } from './pagination.ts';
+import { Page, type PageBody } from './pagination.ts';
 
 /** Options of {@link RegistryClient}. */
 export interface RegistryClientOptions extends ClientOptions {
@@ -60,7 +60,7 @@ export class RegistryClient {
    * for await (const node of registry.searchNodes({ supported_accelerator: 'CUDA' })) {} // every page
    * ```
    */
-  searchNodes(params: SearchNodesParams = {}, options?: RequestOptions): PagePromise<Node> {
+  searchNodes(params: SearchNodesParams = {}, options?: RequestOptions): PagePromise<Page<Node>> {
     return this.#pages(() => {
       const p = checkArgs(SearchNodesParams, params, 'params');
       return { path: 'nodes/search', query: { ...p, page: undefined, limit: p.limit ?? 10 }, first: p.page ?? 1, auth: false };
@@ -90,7 +90,7 @@ export class RegistryClient {
    * Needs the token. Parameters other than `page`, `limit` and
    * `include_banned` are passed through as query parameters.
    */
-  listPublisherNodes(publisherId: string, params: ListPublisherNodesParams = {}, options?: RequestOptions): PagePromise<Node> {
+  listPublisherNodes(publisherId: string, params: ListPublisherNodesParams = {}, options?: RequestOptions): PagePromise<Page<Node>> {
     return this.#pages(() => {
       checkId(publisherId, 'publisherId');
       const p = checkArgs(ListPublisherNodesParams, params, 'params');
@@ -112,12 +112,13 @@ export class RegistryClient {
     return APIPromise.from(() => this.transport.request<Publisher[]>({ method: 'GET', path: 'publishers', auth: false, schema: PublisherList, options }));
   }
 
-  #pages(prepare: () => { path: string; query: Query; first: number; auth: boolean }, options?: RequestOptions): PagePromise<Node> {
-    return new PagePromise<Node>(() => {
+  #pages(prepare: () => { path: string; query: Query; first: number; auth: boolean }, options?: RequestOptions): PagePromise<Page<Node>> {
+    return new PagePromise(async () => {
       const { path: p, query, first, auth } = prepare();
       const fetchPage = (page: number) =>
         this.transport.request<PageBody<Node>>({ method: 'GET', path: p, query: { ...query, page }, auth, schema: NodePage, options });
-      return { first, fetchPage };
-    }, options?.signal);
+      const r = await fetchPage(first);
+      return { data: new Page(r, fetchPage, options?.signal), response: r.response };
+    });
   }
 }

@@ -5,7 +5,7 @@
  * @module
  */
 import { APIUserAbortError, InvalidArgumentError } from '../errors.ts';
-import { APIPromise, type WithResponse } from '../transport/promise.ts';
+import type { WithResponse } from '../transport/promise.ts';
 
 /** Fetches the page with the given number. */
 export type PageFetcher<T> = (page: number) => Promise<WithResponse<PageBody<T>>>;
@@ -91,31 +91,4 @@ function fingerprint(p: Page<unknown>): string {
   const first = p.nodes[0] as { id?: unknown } | undefined;
   const last = p.nodes[p.nodes.length - 1] as { id?: unknown } | undefined;
   return `${p.nodes.length}:${String(first?.id)}:${String(last?.id)}`;
-}
-
-/**
- * The result of a paginated method: awaitable as the first {@link Page},
- * async-iterable over every item of every page.
- *
- * @example
- * ```ts
- * const page = await registry.searchNodes({ search: 'upscale' }); // one page
- * for await (const node of registry.searchNodes({ supported_os: 'MacOS' })) console.log(node.id); // all
- * ```
- */
-export class PagePromise<T> extends APIPromise<Page<T>> implements AsyncIterable<T> {
-  /** `init` checks the arguments and names the first page; a throw there rejects the promise. */
-  constructor(init: () => { first: number; fetchPage: PageFetcher<T> }, signal?: AbortSignal) {
-    super(
-      (async () => {
-        const { first, fetchPage } = init();
-        const r = await fetchPage(first);
-        return { data: new Page(r, fetchPage, signal), response: r.response };
-      })(),
-    );
-  }
-
-  async *[Symbol.asyncIterator](): AsyncIterator<T> {
-    yield* await this;
-  }
 }

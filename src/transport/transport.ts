@@ -40,6 +40,10 @@ export interface TransportConfig {
   authScheme: AuthScheme;
   /** Name of the credential option, for error messages (`'token'`, `'apiKey'`). */
   credentialName: string;
+  /** Without a configured credential, authenticated endpoints are sent without one (a local server) instead of failing. */
+  credentialOptional?: boolean;
+  /** Appended to the missing-credential message (e.g. how to reach a local server instead). */
+  credentialHint?: string;
 }
 
 /** Where the registry and the proxy (one service, `{base_url}`) find their URL and Bearer token. */
@@ -114,6 +118,8 @@ export class Transport {
   readonly #credential: Credential | undefined;
   readonly #scheme: AuthScheme;
   readonly #credentialName: string;
+  readonly #credentialOptional: boolean;
+  readonly #credentialHint: string;
   /** The bare fetch, for requests that must carry nothing of the client (signed URLs). */
   readonly fetch: typeof globalThis.fetch;
   readonly #customFetch: boolean;
@@ -137,6 +143,8 @@ export class Transport {
     this.#credential = config.credential ?? fromEnv(config.credentialEnv);
     this.#scheme = config.authScheme;
     this.#credentialName = config.credentialName;
+    this.#credentialOptional = config.credentialOptional ?? false;
+    this.#credentialHint = config.credentialHint ?? '';
     if (typeof this.#credential === 'string') this.#secrets = [this.#credential];
     this.fetch = o.fetch ?? ((input, init) => globalThis.fetch(input, init));
     this.#customFetch = o.fetch !== undefined;
@@ -158,12 +166,26 @@ export class Transport {
     if (!this.#secrets.includes(value)) this.#secrets = [value, ...this.#secrets].slice(0, 8);
   }
 
+  /** Whether a credential was configured (option or environment); it is not resolved. */
+  get hasCredential(): boolean {
+    return this.#credential !== undefined;
+  }
+
+  /**
+   * The credential to send, or `undefined` when none is configured and the
+   * client may go without (a local server). Throws {@link MissingCredentialsError}
+   * before any request when one is needed and missing.
+   */
+  async optionalCredential(): Promise<string | undefined> {
+    return this.#credential === undefined && this.#credentialOptional ? undefined : this.credential();
+  }
+
   /** Resolves the credential, or throws {@link MissingCredentialsError} before any request. */
   async credential(): Promise<string> {
     const c = this.#credential;
     const value = typeof c === 'function' ? await c() : c;
     if (typeof value !== 'string' || value === '') {
-      throw new MissingCredentialsError(`this call needs a ${this.#credentialName}; pass it to the client or set it in the environment`, this.#credentialName);
+      throw new MissingCredentialsError(`this call needs a ${this.#credentialName}; pass it to the client or set it in the environment${this.#credentialHint}`, this.#credentialName);
     }
     this.rememberSecret(value);
     // A header value with CR/LF would make fetch throw a TypeError quoting it.
@@ -211,8 +233,8 @@ export class Transport {
     const headers = { ...this.#headers, ...lowerKeys(opts.headers), ...spec.headers };
     // Unauthenticated endpoints get no credential at all, even one a caller put in default headers.
     for (const h of CREDENTIAL_HEADERS) if (!spec.auth || h === 'authorization' || h === 'x-api-key') delete headers[h];
-    if (spec.auth) {
-      const value = await this.credential();
+    const value = spec.auth ? await this.optionalCredential() : undefined;
+    if (value !== undefined) {
       if (this.#scheme === 'bearer') headers.authorization = `Bearer ${value}`;
       else headers['x-api-key'] = value;
     }

@@ -309,21 +309,25 @@ describe('getQueue, cancel, interrupt', () => {
     return { image, ids: ids as [string, string, string] };
   }
 
-  it('lists running and pending jobs as [number, prompt_id, prompt, extra_data, outputs]', async () => {
+  it('lists running and pending jobs, normalized from [number, prompt_id, prompt, extra_data, outputs]', async () => {
     const c = client();
     const { image, ids } = await threeJobs(c);
     const q = await c.getQueue();
     expect(q.queue_running).toHaveLength(1);
-    const running = q.queue_running[0] as [number, string, unknown, Record<string, unknown>, string[]];
-    expect(running[1]).toBe(ids[0]);
-    expect(running[2]).toEqual(workflow(image, 'a'));
-    expect(running[4]).toEqual(['3']);
-    expect(typeof running[0]).toBe('number');
-    expect(typeof running[3].create_time).toBe('number');
-    const pending = q.queue_pending as Array<[number, string]>;
-    expect(pending.map((e) => e[1])).toEqual([ids[1], ids[2]]);
-    expect(pending[0]![0]).toBeLessThan(pending[1]![0]);
-    expect(pending[0]![0]).toBeGreaterThan(running[0]);
+    const running = q.queue_running[0]!;
+    expect(running.promptId).toBe(ids[0]);
+    expect(running.workflow).toEqual(workflow(image, 'a'));
+    expect(running.outputNodeIds).toEqual(['3']);
+    expect(typeof running.number).toBe('number');
+    expect(typeof running.createTime).toBe('number');
+    expect(running.extraData?.create_time).toBe(running.createTime);
+    const raw = running.raw as [number, string, unknown, Record<string, unknown>, string[]];
+    expect(raw[1]).toBe(ids[0]);
+    expect(raw[4]).toEqual(['3']);
+    const pending = q.queue_pending;
+    expect(pending.map((e) => e.promptId)).toEqual([ids[1], ids[2]]);
+    expect(pending[0]!.number).toBeLessThan(pending[1]!.number!);
+    expect(pending[0]!.number).toBeGreaterThan(running.number!);
     // Another key sees none of them.
     expect(await client({ apiKey: EMULATOR_API_KEY }).getQueue()).toEqual({ queue_running: [], queue_pending: [] });
     await c.cancel(ids);

@@ -9,6 +9,10 @@ import {
   type APIPromise,
   type FileRef,
   type JobStatus,
+  type JobStatusResult,
+  type JobPhase,
+  type JobRecord,
+  JobPage,
   type Node,
   type NodeStatus,
   type Publisher,
@@ -23,9 +27,9 @@ const cloud = new CloudClient({ baseUrl: 'http://x' });
 
 describe('RegistryClient', () => {
   it('returns pages and nodes', () => {
-    expectTypeOf(registry.searchNodes()).toEqualTypeOf<PagePromise<Node>>();
+    expectTypeOf(registry.searchNodes()).toEqualTypeOf<PagePromise<Page<Node>>>();
     expectTypeOf(registry.searchNodes()).resolves.toEqualTypeOf<Page<Node>>();
-    expectTypeOf(registry.listPublisherNodes('p')).toEqualTypeOf<PagePromise<Node>>();
+    expectTypeOf(registry.listPublisherNodes('p')).toEqualTypeOf<PagePromise<Page<Node>>>();
     expectTypeOf(registry.createNode('p', { id: 'n' })).toEqualTypeOf<APIPromise<Node>>();
     expectTypeOf(registry.deletePublisher('p')).resolves.toBeVoid();
     expectTypeOf(registry.listPublishers()).resolves.toEqualTypeOf<Publisher[]>();
@@ -64,7 +68,12 @@ describe('CloudClient', () => {
   it('returns the REST shapes', () => {
     expectTypeOf(cloud.uploadImage(new Blob())).resolves.toEqualTypeOf<UploadResponse>();
     expectTypeOf(cloud.submit({ '1': { inputs: {} } })).resolves.toHaveProperty('prompt_id').toBeString();
-    expectTypeOf(cloud.getJobStatus('p')).resolves.toEqualTypeOf<JobStatus>();
+    expectTypeOf(cloud.getJobStatus('p')).resolves.toEqualTypeOf<JobStatusResult>();
+    expectTypeOf(cloud.getJobStatus('p')).resolves.toHaveProperty('phase').toEqualTypeOf<JobPhase>();
+    expectTypeOf(cloud.getJob('p')).resolves.toEqualTypeOf<JobRecord>();
+    expectTypeOf(cloud.waitForJob('p')).resolves.toEqualTypeOf<JobRecord>();
+    expectTypeOf(cloud.listJobs()).toEqualTypeOf<PagePromise<JobPage>>();
+    expectTypeOf<JobPhase>().toEqualTypeOf<'pending' | 'running' | 'completed' | 'failed' | 'cancelled'>();
     expectTypeOf<JobStatus['status']>().toExtend<string>();
     expectTypeOf(cloud.download({ filename: 'x' })).resolves.toEqualTypeOf<Response>();
     expectTypeOf(cloud.run({})).resolves.toHaveProperty('files').toEqualTypeOf<FileRef[]>();

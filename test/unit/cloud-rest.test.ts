@@ -180,7 +180,7 @@ describe('jobs and queue', () => {
       http.post(`${BASE}/api/queue`, async ({ request }) => (posted.push(await request.json()), HttpResponse.json({}))),
       http.post(`${BASE}/api/interrupt`, () => new HttpResponse(null, { status: 200 })),
     );
-    expect((await cloud().getQueue()).queue_running).toEqual([[0, 'a']]);
+    expect((await cloud().getQueue()).queue_running).toMatchObject([{ number: 0, promptId: 'a', raw: [0, 'a'] }]);
     await cloud().cancel(['a', 'b']);
     await cloud().cancel('c');
     await cloud().interrupt();
