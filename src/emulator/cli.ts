@@ -1,16 +1,20 @@
 /**
  * `platformui-emulator`: starts the emulator from a shell.
  *
- *     platformui-emulator [--port N] [--host H] [--step-ms N] [--max-upload-bytes N|Infinity]
- *                         [--synthetic-output NAME:SIZE]...
+ *     platformui-emulator [--port N] [--host H] [--personality spec|cloud|local] [--step-ms N]
+ *                         [--max-upload-bytes N|Infinity] [--synthetic-output NAME:SIZE]...
  *
  * @module
  */
 import { startEmulator } from './index.ts';
+import { isPersonalityName, type PersonalityName } from './personality.ts';
 
 const USAGE = `Usage: platformui-emulator [options]
   --port N                      TCP port (default 0: a free one)
   --host H                      interface to bind (default 127.0.0.1)
+  --personality NAME            the cloud server imitated: spec (default; the documented service),
+                                cloud (the live service: raw job states, /api/jobs, late outputs)
+                                or local (a self-hosted server: no API key, /history, events by client_id)
   --step-ms N                   simulated step time of cloud jobs and proxy tasks, ms
   --max-upload-bytes N          largest cloud upload in bytes, or Infinity for no limit (default 100 MiB)
   --synthetic-output NAME:SIZE  register a cloud output of SIZE bytes generated when served
@@ -20,6 +24,7 @@ const USAGE = `Usage: platformui-emulator [options]
 interface CliArgs {
   port: number;
   host: string;
+  personality: PersonalityName;
   stepMs: number | undefined;
   maxUploadBytes: number | undefined;
   synthetic: Array<{ name: string; size: number }>;
@@ -39,14 +44,14 @@ function parseSize(value: string, what: string): number {
 
 /** Parses `--name value` and `--name=value` options, and `--help`. */
 function parseArgs(argv: readonly string[]): CliArgs {
-  const out: CliArgs = { port: 0, host: '127.0.0.1', stepMs: undefined, maxUploadBytes: undefined, synthetic: [], help: false };
+  const out: CliArgs = { port: 0, host: '127.0.0.1', personality: 'spec', stepMs: undefined, maxUploadBytes: undefined, synthetic: [], help: false };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? '';
     if (arg === '--help' || arg === '-h') {
       out.help = true;
       continue;
     }
-    const m = /^--(port|host|step-ms|max-upload-bytes|synthetic-output)(?:=(.*))?$/.exec(arg);
+    const m = /^--(port|host|personality|step-ms|max-upload-bytes|synthetic-output)(?:=(.*))?$/.exec(arg);
     if (!m) throw new Error(`Unknown argument: ${arg}`);
     const value = m[2] ?? argv[++i];
     if (value === undefined || value === '') throw new Error(`--${m[1]} needs a value`);
@@ -59,6 +64,10 @@ function parseArgs(argv: readonly string[]): CliArgs {
       }
       case 'host':
         out.host = value;
+        break;
+      case 'personality':
+        if (!isPersonalityName(value)) throw new Error(`Invalid personality: ${value} (spec, cloud or local)`);
+        out.personality = value;
         break;
       case 'step-ms': {
         const ms = Number(value);
@@ -95,6 +104,7 @@ async function main(): Promise<void> {
   const emulator = await startEmulator({
     port: args.port,
     host: args.host,
+    personality: args.personality,
     cloud: {
       ...(args.stepMs !== undefined ? { stepMs: args.stepMs } : {}),
       ...(args.maxUploadBytes !== undefined ? { maxUploadBytes: args.maxUploadBytes } : {}),
@@ -106,8 +116,12 @@ async function main(): Promise<void> {
     return `  ${JSON.stringify(ref)} (${size} bytes)`;
   });
   const tokens = [...emulator.registry.tokens].map(([token, ids]) => `  ${token} -> ${[...ids].join(', ')}`);
+  const cloudKey = emulator.cloud.personality.requireKey
+    ? `Cloud API key (X-API-Key): ${[...emulator.cloud.keys.keys()].join(', ')}`
+    : 'Cloud API key: none needed (local server: X-API-Key and the socket token are ignored; routes also without /api)';
   process.stdout.write(
-    `platformui emulator listening on ${emulator.url}\nBearer tokens:\n${tokens.join('\n')}\nCloud API key (X-API-Key): ${[...emulator.cloud.keys.keys()].join(', ')}\n` +
+    `platformui emulator listening on ${emulator.url}\nBearer tokens:\n${tokens.join('\n')}\n` +
+      `Cloud personality: ${emulator.cloud.personality.name}\n${cloudKey}\n` +
       (outputs.length ? `Synthetic outputs:\n${outputs.join('\n')}\n` : ''),
   );
 

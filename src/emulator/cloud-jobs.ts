@@ -12,9 +12,16 @@
  *     execution_success · status · executing {node: null}
  *
  * A cached rerun: status · status · execution_start · execution_cached {every node}
- * · executed (output nodes, no executing) · progress_state · execution_success · status · executing null.
+ * · executed (output nodes, no executing) · progress_state · execution_success · status · executing null;
+ * without `executed` and `progress_state` when the personality's `cachedExecuted` is false (the live cloud).
  * A failure replaces the tail by execution_error · status · executing null;
- * a cancel or interrupt by execution_interrupted · status · executing null.
+ * a cancel or interrupt by execution_interrupted · status · executing null;
+ * a `lost` failure (a worker that died) by nothing at all.
+ * Removing a pending job from the queue (the local server's `delete`) sends only `status`.
+ *
+ * Each job keeps the messages the local server keeps in its history
+ * (`execution_start`, `execution_cached`, and the ending one), from which
+ * `cloud-records.ts` renders job records and history entries.
  *
  * @module
  */
@@ -22,6 +29,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { makePng, type FileStore } from './cloud-files.ts';
 import { HttpError } from './http.ts';
 import { NODE_BEHAVIOUR, type PromptNode, type ValidatedPrompt } from './cloud-nodes.ts';
+import type { Personality } from './personality.ts';
 
 /** Job status values of the spec. */
 export type JobStatusValue = 'pending' | 'in_progress' | 'completed' | 'failed' | 'cancelled';
@@ -50,7 +58,23 @@ export interface FailSpec {
   message?: string;
   /** Fail at this node; default: the first node that executes. */
   nodeId?: string;
+  /**
+   * The live cloud's raw terminal state of the failure (`GET /api/job/{id}/status`
+   * in the `cloud` personality); default `error`. `lost` is a worker that died
+   * silently: no `execution_error`, no event at all for the job's end, and no
+   * `execution_error` in its record.
+   */
+  rawStatus?: RawFailure;
 }
+
+/** Raw terminal states of a failed job on the live cloud. */
+export type RawFailure = 'error' | 'non_retryable_error' | 'lost';
+
+/** A message a job keeps for its history: `[type, data]`, as the local server stores them. */
+export type JobMessage = [type: string, data: Record<string, unknown>];
+
+/** Message types kept in {@link Job.messages} (the local server's history keeps these). */
+const KEPT_MESSAGES = new Set(['execution_start', 'execution_cached', 'execution_success', 'execution_error', 'execution_interrupted']);
 
 /** A job, as the emulator keeps it. */
 export interface Job {
@@ -67,10 +91,19 @@ export interface Job {
   status: JobStatusValue;
   outputs: Record<string, NodeOutput>;
   error: { exception_type: string; exception_message: string; node_id: string; node_type: string } | undefined;
+  /** Raw terminal state of a failure (see {@link FailSpec.rawStatus}); undefined unless failed. */
+  rawStatus: RawFailure | undefined;
+  /** The submission's `client_id`: the socket its events go to when the personality routes by it. */
+  clientId: string | undefined;
+  /** `execution_start`, `execution_cached` and the ending message, as sent (see {@link JobMessage}). */
+  messages: JobMessage[];
   /** Nodes executed so far. */
   executed: string[];
+  /** Times, ms since the epoch. `created` is `extra_data.create_time`. */
   created: number;
   started: number | undefined;
+  /** When its first node started (the live cloud's `preparing` → `executing`). */
+  firstNodeAt: number | undefined;
   ended: number | undefined;
   /** Key of the workflow in the per-key cache. */
   cacheKey: string;
@@ -79,11 +112,16 @@ export interface Job {
   currentNode: string | undefined;
 }
 
-/** What the engine publishes; a socket layer turns these into frames. */
+/**
+ * What the engine publishes; a socket layer turns these into frames. `key` is
+ * the lane (the API key, or `LOCAL_LANE` when no key is required);
+ * `clientId` is the submitting client of a job's events (absent on `status`
+ * and for submissions without one).
+ */
 export type CloudEvent =
-  | { kind: 'json'; key: string; message: { type: string; data: Record<string, unknown> } }
-  | { kind: 'preview'; key: string; promptId: string; nodeId: string; displayNodeId: string; image: Buffer; mime: 'image/png' }
-  | { kind: 'text'; key: string; promptId: string; nodeId: string; text: string };
+  | { kind: 'json'; key: string; clientId?: string; message: { type: string; data: Record<string, unknown> } }
+  | { kind: 'preview'; key: string; clientId?: string; promptId: string; nodeId: string; displayNodeId: string; image: Buffer; mime: 'image/png' }
+  | { kind: 'text'; key: string; clientId?: string; promptId: string; nodeId: string; text: string };
 
 /** Where the engine lives. */
 export interface EngineContext {
@@ -96,6 +134,8 @@ export interface EngineContext {
   /** Timing knobs, read at every step so tests may change them live. */
   timing(): { stepMs: number; progressSteps: number };
   historyLimit: number;
+  /** The server imitated (the engine reads `cachedExecuted`). */
+  personality: Personality;
 }
 
 interface Lane {
@@ -137,6 +177,7 @@ export class JobEngine {
   submit(key: string, valid: ValidatedPrompt, extraData: Record<string, unknown>, partnerKey: string | undefined): Job {
     const lane = this.#lane(key);
     if (lane.pending.length >= MAX_PENDING_PER_KEY) throw new HttpError(503, `More than ${MAX_PENDING_PER_KEY} pending jobs for this key`, 'queue_full');
+    const clientId = extraData.client_id;
     const job: Job = {
       prompt_id: randomUUID(),
       number: this.#number++,
@@ -149,9 +190,13 @@ export class JobEngine {
       status: 'pending',
       outputs: {},
       error: undefined,
+      rawStatus: undefined,
+      clientId: typeof clientId === 'string' ? clientId : undefined,
+      messages: [],
       executed: [],
-      created: Date.now(),
+      created: typeof extraData.create_time === 'number' ? extraData.create_time : Date.now(),
       started: undefined,
+      firstNodeAt: undefined,
       ended: undefined,
       cacheKey: workflowHash(valid.prompt),
       fail: undefined,
@@ -172,11 +217,21 @@ export class JobEngine {
     return job && job.key === key ? job : undefined;
   }
 
-  /** `[number, prompt_id, prompt, extra_data, outputs_to_execute]` entries, like the local server. */
-  queue(key: string): { queue_running: unknown[]; queue_pending: unknown[] } {
+  /** Every remembered job of `key`, oldest first. */
+  jobsOf(key: string): Job[] {
+    return [...this.jobs.values()].filter((j) => j.key === key);
+  }
+
+  /** The running (in start order) and pending (in queue order) jobs of `key`. */
+  queued(key: string): { running: Job[]; pending: Job[] } {
     const lane = this.#lanes.get(key);
-    const entry = (j: Job) => [j.number, j.prompt_id, j.prompt, j.extraData, j.outputNodes];
-    return { queue_running: lane ? [...lane.running].map(entry) : [], queue_pending: lane ? lane.pending.map(entry) : [] };
+    return { running: lane ? [...lane.running] : [], pending: lane ? [...lane.pending] : [] };
+  }
+
+  /** Whether every running slot of `key` is taken (a pending job then waits for one: the live cloud's `queued_limited`). */
+  slotsFull(key: string): boolean {
+    const lane = this.#lanes.get(key);
+    return lane !== undefined && lane.running.size >= Math.max(1, this.#ctx.parallelOf(key));
   }
 
   /** Pending plus running jobs of `key`. */
@@ -198,10 +253,34 @@ export class JobEngine {
     return out;
   }
 
+  /**
+   * Removes the listed pending jobs of `key` from the queue, like the local
+   * server's `delete`: no event but `status`, and the jobs are forgotten (no
+   * record, no history). Running and finished jobs are untouched. Returns the ids removed.
+   */
+  remove(key: string, ids: readonly string[]): string[] {
+    const lane = this.#lanes.get(key);
+    if (!lane) return [];
+    const out: string[] = [];
+    for (const id of ids) {
+      const at = lane.pending.findIndex((j) => j.prompt_id === id);
+      if (at < 0) continue;
+      lane.pending.splice(at, 1);
+      this.jobs.delete(id);
+      out.push(id);
+    }
+    if (out.length > 0) this.#status(key);
+    return out;
+  }
+
+  /** Ids of the pending jobs of `key`, in queue order. */
+  pendingIds(key: string): string[] {
+    return this.#lanes.get(key)?.pending.map((j) => j.prompt_id) ?? [];
+  }
+
   /** Cancels every pending job of `key` (not the running ones). */
   clear(key: string): string[] {
-    const lane = this.#lanes.get(key);
-    return lane ? this.cancel(key, lane.pending.map((j) => j.prompt_id)) : [];
+    return this.cancel(key, this.pendingIds(key));
   }
 
   /** Interrupts the running jobs of `key` (only `promptId` when given). */
@@ -252,7 +331,14 @@ export class JobEngine {
   }
 
   #emit(job: Job, type: string, data: Record<string, unknown>): void {
-    if (!this.#closed) this.#ctx.emit({ kind: 'json', key: job.key, message: { type, data } });
+    if (this.#closed) return;
+    if (KEPT_MESSAGES.has(type)) job.messages.push([type, structuredClone(data)]);
+    this.#ctx.emit({ kind: 'json', key: job.key, ...this.#to(job), message: { type, data } });
+  }
+
+  /** The `clientId` member of a job's events. */
+  #to(job: Job): { clientId?: string } {
+    return job.clientId === undefined ? {} : { clientId: job.clientId };
   }
 
   #status(key: string): void {
@@ -277,15 +363,16 @@ export class JobEngine {
     if (cached) {
       if (!(await step(0))) return;
       this.#emit(job, 'execution_cached', { nodes: [...job.order], prompt_id: job.prompt_id, timestamp: Date.now() });
+      const report = this.#ctx.personality.cachedExecuted;
       const states: Record<string, unknown> = {};
       for (const id of job.outputNodes) {
         const output = cached[id];
         if (!output) continue;
         job.outputs[id] = structuredClone(output);
-        this.#emit(job, 'executed', { node: id, display_node: id, output: structuredClone(output), prompt_id: job.prompt_id });
+        if (report) this.#emit(job, 'executed', { node: id, display_node: id, output: structuredClone(output), prompt_id: job.prompt_id });
         states[id] = nodeState(job, id, 1, 1, 'finished');
       }
-      this.#emit(job, 'progress_state', { prompt_id: job.prompt_id, nodes: states });
+      if (report) this.#emit(job, 'progress_state', { prompt_id: job.prompt_id, nodes: states });
       this.#succeed(job, lane);
       return;
     }
@@ -298,6 +385,7 @@ export class JobEngine {
       const { stepMs, progressSteps } = this.#ctx.timing();
       const steps = behaviour.progress ? Math.max(1, progressSteps) : 1;
       job.currentNode = id;
+      job.firstNodeAt ??= Date.now();
       states[id] = nodeState(job, id, 0, steps, 'running');
       this.#emit(job, 'progress_state', { prompt_id: job.prompt_id, nodes: { ...states } });
       this.#emit(job, 'executing', { node: id, display_node: id, prompt_id: job.prompt_id });
@@ -312,8 +400,9 @@ export class JobEngine {
         this.#emit(job, 'progress', { value: i, max: steps, prompt_id: job.prompt_id, node: id });
         states[id] = nodeState(job, id, i, steps, 'running');
         this.#emit(job, 'progress_state', { prompt_id: job.prompt_id, nodes: { ...states } });
-        this.#ctx.emit({ kind: 'preview', key: job.key, promptId: job.prompt_id, nodeId: id, displayNodeId: id, image: makePng(8, 8, seedOf(`${job.prompt_id}/${id}/${i}`)), mime: 'image/png' });
-        this.#ctx.emit({ kind: 'text', key: job.key, promptId: job.prompt_id, nodeId: id, text: `${node.class_type}: step ${i}/${steps}` });
+        const image = makePng(8, 8, seedOf(`${job.prompt_id}/${id}/${i}`));
+        this.#ctx.emit({ kind: 'preview', key: job.key, ...this.#to(job), promptId: job.prompt_id, nodeId: id, displayNodeId: id, image, mime: 'image/png' });
+        this.#ctx.emit({ kind: 'text', key: job.key, ...this.#to(job), promptId: job.prompt_id, nodeId: id, text: `${node.class_type}: step ${i}/${steps}` });
       }
       if (behaviour.save) {
         const output: NodeOutput = { images: [this.#save(job, id, node, behaviour.save)] };
@@ -375,6 +464,13 @@ export class JobEngine {
 
   #fail(job: Job, lane: Lane, id: string, spec: FailSpec): void {
     const node = job.prompt[id]!;
+    job.rawStatus = spec.rawStatus ?? 'error';
+    if (spec.rawStatus === 'lost') {
+      // The worker died: the job ends without a word, on the socket or in its record.
+      this.#end(job, lane, 'failed');
+      this.pump(job.key);
+      return;
+    }
     const message = spec.message ?? EXCEPTION_MESSAGES[spec.exceptionType] ?? `${spec.exceptionType} raised by the emulator`;
     job.error = { exception_type: spec.exceptionType, exception_message: message, node_id: id, node_type: node.class_type };
     this.#end(job, lane, 'failed');

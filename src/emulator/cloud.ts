@@ -1,21 +1,23 @@
 /**
- * The cloud workflow service of the emulator (`cloud.md`): API keys and their
- * billing states, content-addressed uploads, `object_info`, submissions
- * validated like the local counterpart server, the job engine
- * (`cloud-jobs.ts`), the queue, and downloads through signed URLs. The
- * WebSocket side lives in `ws.ts` and listens to {@link CloudState.subscribe}.
+ * The state of the emulator's cloud workflow service (`cloud.md`): API keys
+ * and their billing states, content-addressed files, `object_info`,
+ * submissions validated like the local counterpart server, the job engine
+ * (`cloud-jobs.ts`), the knobs, and the socket fault switches. The server it
+ * imitates is its {@link CloudState.personality} (`personality.ts`). The HTTP
+ * routes live in `cloud-routes.ts`; the WebSocket side lives in `ws.ts` and
+ * listens to {@link CloudState.subscribe}.
  *
  * @module
  */
-import { HttpError, sendJson, type RequestContext, type Route } from './http.ts';
-import { contentTypeFor, extensionOf, FileStore, UrlSigner, type StoredFile } from './cloud-files.ts';
-import { JobEngine, type CloudEvent, type FailSpec, type Job, type OutputRef } from './cloud-jobs.ts';
-import { readUpload } from './cloud-multipart.ts';
+import { contentTypeFor, FileStore, UrlSigner } from './cloud-files.ts';
+import { JobEngine, type CloudEvent, type FailSpec, type Job, type OutputRef, type RawFailure } from './cloud-jobs.ts';
 import { buildObjectInfo, PromptRejection, validatePrompt, type NodeDefinition } from './cloud-nodes.ts';
+import type { RecordClock } from './cloud-records.ts';
+import { LOCAL_LANE, resolvePersonality, type Personality, type PersonalityName } from './personality.ts';
 import { createRandom } from './seed.ts';
 
 export { EXCEPTION_TYPES } from './cloud-jobs.ts';
-export type { CloudEvent, FailSpec, Job, JobStatusValue, NodeOutput, OutputRef } from './cloud-jobs.ts';
+export type { CloudEvent, FailSpec, Job, JobMessage, JobStatusValue, NodeOutput, OutputRef, RawFailure } from './cloud-jobs.ts';
 export type { NodeDefinition, PromptErrorBody } from './cloud-nodes.ts';
 
 /** How a key answers: normally, or as 401 / 402 / 429 on every `/api` route. */
@@ -37,6 +39,12 @@ export const DEFAULT_API_KEYS: Readonly<Record<string, ApiKeyConfig>> = Object.f
 
 /** Options of {@link CloudState}. Every number can also be changed later on the state. */
 export interface CloudOptions {
+  /**
+   * The server imitated: `spec` (default), `cloud` (the live service) or
+   * `local` (a self-hosted server), or a {@link Personality} object such as
+   * `{ ...PERSONALITIES.local, jobsApi: false }`. Fixed for the state's life.
+   */
+  personality?: PersonalityName | Personality;
   /** API keys; default {@link DEFAULT_API_KEYS}. */
   apiKeys?: Record<string, ApiKeyConfig>;
   /** Simulated duration of one node step, ms. Default 30. */
@@ -51,8 +59,10 @@ export interface CloudOptions {
   retainUploadBytes?: number;
   /** Total bytes of files kept in memory; the oldest are evicted beyond it. Default 256 MiB. */
   storeBytes?: number;
-  /** `redirect` (default): `/api/view` answers 302 to a signed URL, as the cloud does; `direct`: 200 with the file, as the local server does. */
+  /** `redirect`: `/api/view` answers 302 to a signed URL, as the cloud does; `direct`: 200 with the file, as the local server does. Default: the personality's. */
   viewMode?: 'redirect' | 'direct';
+  /** A finished job's outputs appear in its REST answers this long after its end, ms. Default: the personality's (`cloud` 150, others 0). */
+  outputsDelayMs?: number;
   /** Lifetime of signed URLs, ms. Default 60000. */
   signedUrlTtlMs?: number;
   /** Finished jobs remembered (status, outputs). Default 1000. */
@@ -94,6 +104,8 @@ const MiB = 1024 * 1024;
  * keys, inject failures and socket faults, and inspect jobs and files here.
  */
 export class CloudState {
+  /** The server imitated (frozen; chosen at construction). */
+  readonly personality: Personality;
   /** API key → its configuration; change through {@link setKeyMode}/{@link setParallel}/{@link addKey}. */
   readonly keys = new Map<string, Required<ApiKeyConfig>>();
   readonly files: FileStore;
@@ -106,6 +118,8 @@ export class CloudState {
   maxUploadBytes: number;
   retainUploadBytes: number;
   viewMode: 'redirect' | 'direct';
+  /** A finished job's outputs appear in its REST answers (status, records, history) this long after its end, ms. */
+  outputsDelayMs: number;
   signedUrlTtlMs: number;
   /** PRNG of the probabilistic socket faults. */
   random: () => number;
@@ -118,12 +132,14 @@ export class CloudState {
   #dropGeneration = 0;
 
   constructor(options: CloudOptions = {}) {
+    this.personality = resolvePersonality(options.personality);
     this.stepMs = options.stepMs ?? 30;
     this.progressSteps = options.progressSteps ?? 3;
     this.parallel = options.parallel ?? 2;
     this.maxUploadBytes = options.maxUploadBytes ?? 100 * MiB;
     this.retainUploadBytes = options.retainUploadBytes ?? 8 * MiB;
-    this.viewMode = options.viewMode ?? 'redirect';
+    this.viewMode = options.viewMode ?? this.personality.viewMode;
+    this.outputsDelayMs = options.outputsDelayMs ?? this.personality.outputsDelayMs;
     this.signedUrlTtlMs = options.signedUrlTtlMs ?? 60_000;
     this.#seed = options.seed ?? 0xc10d;
     this.random = createRandom(this.#seed);
@@ -132,10 +148,11 @@ export class CloudState {
     this.engine = new JobEngine({
       files: this.files,
       emit: (event) => this.#emit(event),
-      parallelOf: (key) => this.keys.get(key)?.parallel ?? this.parallel,
+      parallelOf: (key) => this.keys.get(key)?.parallel ?? this.personality.parallel ?? this.parallel,
       modeOf: (key) => this.keys.get(key)?.mode,
       timing: () => ({ stepMs: this.stepMs, progressSteps: this.progressSteps }),
       historyLimit: options.historyLimit ?? 1000,
+      personality: this.personality,
     });
     this.#loadKeys();
   }
@@ -161,6 +178,14 @@ export class CloudState {
     if (!cfg) throw new Error('Unknown API key');
     cfg.parallel = parallel;
     this.engine.pump(key);
+  }
+
+  /**
+   * The lane (queue, cache, sockets) of a key: the key itself, or
+   * {@link LOCAL_LANE} for everyone when the personality requires no key.
+   */
+  laneOf(key: string): string {
+    return this.personality.requireKey ? key : LOCAL_LANE;
   }
 
   /** The mode of a key, undefined when unknown. */
@@ -201,7 +226,7 @@ export class CloudState {
   // --- jobs ---------------------------------------------------------------
 
   /**
-   * Validates and queues a submission body for `key`. Throws
+   * Validates and queues a submission body for `key` (for the shared lane when no key is required). Throws
    * {@link PromptRejection} (HTTP 400, the local server's error shape).
    */
   submit(key: string, body: unknown): Job {
@@ -226,18 +251,27 @@ export class CloudState {
       }
     }
     if (typeof b.client_id === 'string') extraData.client_id = b.client_id;
+    // `create_time` in ms, as the local server stores it.
     extraData.create_time = Date.now();
-    return this.engine.submit(key, valid, extraData, typeof partnerKey === 'string' ? partnerKey : undefined);
+    return this.engine.submit(this.laneOf(key), valid, extraData, typeof partnerKey === 'string' ? partnerKey : undefined);
   }
 
   /**
-   * Makes the next job of `key` that executes fail with `exceptionType` (any
-   * of {@link EXCEPTION_TYPES}, or another string) at its first node, or at
-   * `nodeId`. The job skips the cache. Calls queue up.
+   * Makes the next job of `key` (of the shared lane when no key is required)
+   * that executes fail with `exceptionType` (any of {@link EXCEPTION_TYPES},
+   * or another string) at its first node, or at `nodeId`. `rawStatus` is the
+   * live cloud's terminal state (`error` by default; `lost` ends the job
+   * failed without any event and without `execution_error`). The job skips
+   * the cache. Calls queue up.
    */
-  failNextWith(key: string, exceptionType: string, options: { message?: string; nodeId?: string } = {}): void {
+  failNextWith(key: string, exceptionType: string, options: { message?: string; nodeId?: string; rawStatus?: RawFailure } = {}): void {
     const spec: FailSpec = { exceptionType, ...options };
-    this.engine.failNextWith(key, spec);
+    this.engine.failNextWith(this.laneOf(key), spec);
+  }
+
+  /** Now, and how late outputs are persisted: what the record renderers need. */
+  recordClock(): RecordClock {
+    return { now: Date.now(), outputsDelayMs: this.outputsDelayMs };
   }
 
   // --- events and socket faults --------------------------------------------
@@ -265,12 +299,14 @@ export class CloudState {
    * ```
    */
   dropSockets(options: SocketDropOptions | null): void {
-    this.socketFaults.drop = options ? { ...options, generation: ++this.#dropGeneration, dropped: 0 } : null;
+    const key = options?.key === undefined ? {} : { key: this.laneOf(options.key) };
+    this.socketFaults.drop = options ? { ...options, ...key, generation: ++this.#dropGeneration, dropped: 0 } : null;
   }
 
-  /** Terminates every open socket now (of one key, when given). */
+  /** Terminates every open socket now (of one key, when given; every socket of the shared lane when no key is required). */
   dropAllSockets(key?: string): void {
-    for (const c of this.#controls) c({ action: 'drop-all', key });
+    const lane = key === undefined ? undefined : this.laneOf(key);
+    for (const c of this.#controls) c({ action: 'drop-all', key: lane });
   }
 
   /**
@@ -328,205 +364,4 @@ export class CloudState {
       }
     }
   }
-}
-
-// ---------------------------------------------------------------------------
-// Routes
-
-/**
- * Checks `X-API-Key`: 401 when missing, unknown or switched to
- * `unauthorized`; 402 `InsufficientCredits`; 429 `SubscriptionInactive`.
- */
-function authorize(state: CloudState, ctx: RequestContext): string {
-  const raw = ctx.headers['x-api-key'];
-  const key = (Array.isArray(raw) ? raw[0] : raw)?.trim();
-  const mode = key ? state.keyMode(key) : undefined;
-  if (!key || mode === undefined || mode === 'unauthorized') throw new HttpError(401, key ? 'Invalid API key' : 'Missing X-API-Key header', 'unauthorized');
-  if (mode === 'insufficient_credits') throw new HttpError(402, 'Insufficient credits to run workflows; top up the account balance', 'InsufficientCredits');
-  if (mode === 'inactive') throw new HttpError(429, 'The subscription is not active', 'SubscriptionInactive');
-  return key;
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-async function handleUpload(state: CloudState, ctx: RequestContext, mask: boolean): Promise<void> {
-  authorize(state, ctx);
-  const { fields, file } = await readUpload(ctx.req, ctx.res, {
-    fileField: 'image',
-    maxFileBytes: state.maxUploadBytes,
-    retainBytes: state.retainUploadBytes,
-  });
-  const type = fields.type || 'input';
-  if (type !== 'input' && type !== 'temp') throw new HttpError(400, `type must be 'input' or 'temp', got ${JSON.stringify(type)}`);
-  if (fields.overwrite !== undefined && !/^(true|false|1|0)$/i.test(fields.overwrite)) {
-    throw new HttpError(400, `overwrite must be 'true' or 'false', got ${JSON.stringify(fields.overwrite)}`);
-  }
-  if (mask) {
-    const rawRef = fields.original_ref;
-    if (rawRef === undefined) throw new HttpError(400, "Missing part 'original_ref'");
-    let ref: unknown;
-    try {
-      ref = JSON.parse(rawRef);
-    } catch {
-      throw new HttpError(400, 'original_ref is not valid JSON');
-    }
-    if (!isObject(ref) || typeof ref.filename !== 'string' || ref.filename === '') throw new HttpError(400, 'original_ref must be an object with a filename');
-    const refType = typeof ref.type === 'string' && ref.type ? ref.type : 'input';
-    if (!state.files.has(ref.filename, refType)) throw new HttpError(400, `original_ref names an unknown file: ${ref.filename} (${refType})`);
-  }
-  // Content-addressed: identical bytes get the same name, whatever they were called.
-  const name = file.sha256 + extensionOf(file.filename);
-  const stored: StoredFile = {
-    name,
-    type,
-    size: file.size,
-    contentType: contentTypeFor(name, file.contentType ?? 'application/octet-stream'),
-    sha256: file.sha256,
-    created: Date.now(),
-    ...(file.data ? { data: file.data } : {}),
-  };
-  state.files.put(stored);
-  sendJson(ctx.res, 200, { name, subfolder: '', type });
-}
-
-/**
- * The cloud routes. Decisions where the spec is silent:
- *
- * - Every `/api` route checks the key and its mode (401/402/429); error bodies
- *   are `{ error, message }`, except `POST /api/prompt` rejections, which use
- *   the local server's `{ error: { type, message, details, extra_info }, node_errors }`.
- * - Uploads: name = sha256 of the bytes + the original extension; `subfolder`
- *   ignored (`''`); above `maxUploadBytes` → 400 `file_too_large`.
- * - `GET /api/job/{id}/status`: `{ status }`, plus `outputs` when completed
- *   and `error` when failed; 404 for unknown ids and other keys' jobs.
- * - `GET /api/queue`: the key's jobs as `[number, prompt_id, prompt, extra_data, outputs_to_execute]`.
- * - `POST /api/queue`: `{ delete: [ids] }` and/or `{ clear: true }` → `{ deleted }`;
- *   ids of other keys and finished jobs are ignored. Cancelled jobs get
- *   `execution_interrupted` (running ones also `executing` null).
- * - `POST /api/interrupt` (optional `{ prompt_id }`) → `{}`.
- * - `GET /api/view`: 302 to `/signed/<token>?expires&sig` (or 200 in `direct`
- *   mode); the signed route refuses any `X-API-Key`/`Authorization` with 403,
- *   a bad signature with 403, an expired one with 410.
- */
-export function cloudRoutes(state: CloudState): Route[] {
-  return [
-    {
-      method: 'GET',
-      path: '/api/object_info',
-      handler: (ctx) => {
-        authorize(state, ctx);
-        sendJson(ctx.res, 200, state.objectInfo());
-      },
-    },
-    { method: 'POST', path: '/api/upload/image', handler: (ctx) => handleUpload(state, ctx, false) },
-    { method: 'POST', path: '/api/upload/mask', handler: (ctx) => handleUpload(state, ctx, true) },
-    {
-      method: 'POST',
-      path: '/api/prompt',
-      bodyLimit: 16 * MiB,
-      handler: async (ctx) => {
-        const key = authorize(state, ctx);
-        try {
-          let body: unknown;
-          try {
-            body = await ctx.readJson();
-          } catch (err) {
-            if (err instanceof HttpError && err.status !== 413) throw new PromptRejection('invalid_prompt', err.message);
-            throw err;
-          }
-          if (body !== undefined && !isObject(body)) throw new PromptRejection('invalid_prompt', 'The request body must be a JSON object');
-          const job = state.submit(key, body);
-          sendJson(ctx.res, 200, { prompt_id: job.prompt_id, number: job.number, node_errors: {} });
-        } catch (err) {
-          if (!(err instanceof PromptRejection)) throw err;
-          sendJson(ctx.res, 400, err.body);
-        }
-      },
-    },
-    {
-      method: 'GET',
-      path: '/api/job/:promptId/status',
-      handler: (ctx) => {
-        const key = authorize(state, ctx);
-        const job = state.engine.get(key, ctx.params.promptId ?? '');
-        if (!job) throw new HttpError(404, 'Job not found');
-        const body: Record<string, unknown> = { status: job.status };
-        if (job.status === 'completed') body.outputs = structuredClone(job.outputs);
-        if (job.status === 'failed' && job.error) body.error = { ...job.error };
-        sendJson(ctx.res, 200, body);
-      },
-    },
-    {
-      method: 'GET',
-      path: '/api/queue',
-      handler: (ctx) => {
-        const key = authorize(state, ctx);
-        sendJson(ctx.res, 200, structuredClone(state.engine.queue(key)));
-      },
-    },
-    {
-      method: 'POST',
-      path: '/api/queue',
-      handler: async (ctx) => {
-        const key = authorize(state, ctx);
-        const body = (await ctx.readJson()) ?? {};
-        if (!isObject(body)) throw new HttpError(400, 'Body must be a JSON object');
-        const del = body.delete;
-        if (del !== undefined && (!Array.isArray(del) || del.some((id) => typeof id !== 'string'))) {
-          throw new HttpError(400, 'delete must be an array of prompt_id strings');
-        }
-        if (body.clear !== undefined && typeof body.clear !== 'boolean') throw new HttpError(400, 'clear must be a boolean');
-        const deleted = [...(del ? state.engine.cancel(key, del as string[]) : []), ...(body.clear ? state.engine.clear(key) : [])];
-        sendJson(ctx.res, 200, { deleted });
-      },
-    },
-    {
-      method: 'POST',
-      path: '/api/interrupt',
-      handler: async (ctx) => {
-        const key = authorize(state, ctx);
-        const body = await ctx.readJson();
-        const only = isObject(body) && typeof body.prompt_id === 'string' ? body.prompt_id : undefined;
-        state.engine.interrupt(key, only);
-        sendJson(ctx.res, 200, {});
-      },
-    },
-    {
-      method: 'GET',
-      path: '/api/view',
-      handler: async (ctx) => {
-        authorize(state, ctx);
-        const filename = ctx.query.get('filename');
-        if (!filename) throw new HttpError(400, 'filename is required');
-        const type = ctx.query.get('type') || 'output';
-        const file = state.files.get(filename, type);
-        if (!file) throw new HttpError(404, `No ${type} file named ${filename}`);
-        if (state.viewMode === 'direct') {
-          await state.files.serve(ctx.req, ctx.res, file);
-          return;
-        }
-        const location = ctx.origin + state.signer.sign(filename, type, state.now() + state.signedUrlTtlMs);
-        ctx.res.writeHead(302, { Location: location, 'Content-Length': '0', 'Cache-Control': 'no-store' });
-        ctx.res.end();
-      },
-    },
-    {
-      method: 'GET',
-      path: '/signed/:token',
-      handler: async (ctx) => {
-        // The signed URL is fetched without credentials; one that arrives with them means the client leaked its key.
-        if (ctx.headers['x-api-key'] !== undefined || ctx.headers.authorization !== undefined) {
-          throw new HttpError(403, 'Signed URLs must be fetched without X-API-Key or Authorization', 'forbidden');
-        }
-        const target = state.signer.verify(ctx.params.token ?? '', ctx.query, state.now());
-        if (target === 'forbidden') throw new HttpError(403, 'Invalid signature', 'forbidden');
-        if (target === 'expired') throw new HttpError(410, 'Signed URL expired', 'expired');
-        const file = state.files.get(target.filename, target.type);
-        if (!file) throw new HttpError(404, `No ${target.type} file named ${target.filename}`);
-        await state.files.serve(ctx.req, ctx.res, file);
-      },
-    },
-  ];
 }

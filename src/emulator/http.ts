@@ -251,6 +251,13 @@ export function sendError(
   sendJson(res, status, { error, message }, headers);
 }
 
+/** Writes a text response (`text/plain` unless `contentType` says otherwise), e.g. the local server's `404: Not Found`. */
+export function sendText(res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}, contentType = 'text/plain; charset=utf-8'): void {
+  const payload = Buffer.from(text, 'utf8');
+  res.writeHead(status, { ...headers, 'Content-Type': contentType, 'Content-Length': String(payload.length) });
+  res.end(payload);
+}
+
 /** Writes a bodiless response (204 and friends). */
 export function sendEmpty(res: ServerResponse, status: number, headers: Record<string, string> = {}): void {
   res.writeHead(status, headers);
@@ -447,13 +454,7 @@ function injectFault(req: IncomingMessage, res: ServerResponse, fault: QueuedFau
   const headers: Record<string, string> = { ...fault.headers };
   if (fault.retryAfter !== undefined) headers['Retry-After'] = String(fault.retryAfter);
   if (typeof fault.body === 'string') {
-    const payload = Buffer.from(fault.body, 'utf8');
-    res.writeHead(fault.status, {
-      ...headers,
-      'Content-Type': fault.contentType ?? 'text/plain; charset=utf-8',
-      'Content-Length': String(payload.length),
-    });
-    res.end(payload);
+    sendText(res, fault.status, fault.body, headers, fault.contentType);
   } else if (fault.status === 204 || fault.status === 304) {
     sendEmpty(res, fault.status, headers);
   } else {

@@ -13,7 +13,9 @@ import type { AddressInfo } from 'node:net';
 import { Faults, Router, type RecordedRequest, type Status5xxFault } from './http.ts';
 import { DEFAULT_TOKENS, RegistryState, registryRoutes } from './registry.ts';
 import { ProxyState, proxyRoutes, type ProxyStateOptions } from './proxy.ts';
-import { CloudState, cloudRoutes, type ApiKeyConfig, type CloudOptions } from './cloud.ts';
+import { CloudState, type ApiKeyConfig, type CloudOptions } from './cloud.ts';
+import { cloudRoutes } from './cloud-routes.ts';
+import type { Personality, PersonalityName } from './personality.ts';
 import { attachCloudSocket, type CloudSocketServer } from './ws.ts';
 
 export { DEFAULT_TOKENS, EMULATOR_TOKEN, MAX_PAGE_SIZE, RegistryState, registryRoutes } from './registry.ts';
@@ -23,19 +25,24 @@ export type { FaultMatch, Handler, NextFaultOptions, RecordedRequest, RequestCon
 export { ACCELERATOR_VALUES, OS_VALUES, SEED_FACTS } from './seed.ts';
 export { ProxyState, proxyRoutes } from './proxy.ts';
 export type { ProxyStateOptions, ProxyTask, TaskStatus } from './proxy.ts';
-export { CloudState, cloudRoutes, DEFAULT_API_KEYS, EMULATOR_API_KEY, EXCEPTION_TYPES } from './cloud.ts';
+export { CloudState, DEFAULT_API_KEYS, EMULATOR_API_KEY, EXCEPTION_TYPES } from './cloud.ts';
+export { cloudRoutes } from './cloud-routes.ts';
+export { LOCAL_LANE, PERSONALITIES } from './personality.ts';
+export type { Personality, PersonalityName } from './personality.ts';
 export type {
   ApiKeyConfig,
   CloudEvent,
   CloudOptions,
   FailSpec,
   Job,
+  JobMessage,
   JobStatusValue,
   KeyMode,
   NodeDefinition,
   NodeOutput,
   OutputRef,
   PromptErrorBody,
+  RawFailure,
   SocketDropOptions,
   SocketFaults,
 } from './cloud.ts';
@@ -60,13 +67,22 @@ export interface EmulatorOptions {
   latencyMs?: number;
   /** Initial fault switches; `seed` seeds the PRNG of probabilistic faults. */
   faults?: { latencyMs?: number; status5xx?: Status5xxFault | null; seed?: number };
+  /**
+   * The server the cloud service imitates: `spec` (default; what `cloud.md`
+   * documents), `cloud` (the live service beyond the documents) or `local` (a
+   * self-hosted server: no API key, one shared queue, `/history`, bare routes),
+   * or a {@link Personality} object, e.g. `{ ...PERSONALITIES.local, jobsApi: false }`.
+   * Wins over `cloud.personality`. Exposed as `emulator.cloud.personality`.
+   */
+  personality?: PersonalityName | Personality;
   /** Cloud API keys; default {@link DEFAULT_API_KEYS} (`emulator-key`, `ok`, 2 in parallel). */
   apiKeys?: Record<string, ApiKeyConfig>;
   /**
    * Cloud knobs (all later changeable on `emulator.cloud`): `stepMs` (30),
    * `progressSteps` (3), `parallel` (2), `maxUploadBytes` (100 MiB; `Infinity`
-   * for none), `retainUploadBytes` (8 MiB), `viewMode` (`'redirect'`),
-   * `signedUrlTtlMs` (60000), `historyLimit` (1000), `storeBytes` (256 MiB), `seed`.
+   * for none), `retainUploadBytes` (8 MiB), `viewMode` and `outputsDelayMs`
+   * (the personality's), `signedUrlTtlMs` (60000), `historyLimit` (1000),
+   * `storeBytes` (256 MiB), `seed`, and `personality`.
    */
   cloud?: Omit<CloudOptions, 'apiKeys'>;
   /** Proxy knobs (`stepMs`, `webhookTimeoutMs`); its tokens default to the registry's. */
@@ -107,7 +123,11 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const tokens = options.tokens ?? DEFAULT_TOKENS;
   const registry = new RegistryState({ tokens, seed: options.seed ?? true });
   const proxy = new ProxyState({ ...options.proxy, tokens: Object.keys(tokens) });
-  const cloud = new CloudState({ ...options.cloud, ...(options.apiKeys ? { apiKeys: options.apiKeys } : {}) });
+  const cloud = new CloudState({
+    ...options.cloud,
+    ...(options.apiKeys ? { apiKeys: options.apiKeys } : {}),
+    ...(options.personality ? { personality: options.personality } : {}),
+  });
   const router = new Router(faults).add(registryRoutes(registry)).add(proxyRoutes(proxy)).add(cloudRoutes(cloud));
   const server = createServer(router.listener);
   const sockets = attachCloudSocket(server, cloud);

@@ -1,8 +1,12 @@
 /**
  * The cloud's WebSocket (`/ws?clientId=…&token=…`) on the emulator's HTTP
  * server. Every message of a key's jobs goes to every socket of that key,
- * whatever its `clientId`, as the cloud spec says (the local counterpart
- * server would route by the submission's `client_id` instead).
+ * whatever its `clientId`, as the cloud spec says; a personality with
+ * `events: 'client_id'` (the local server) sends a job's JSON events and
+ * previews only to the sockets whose `clientId` is the submission's
+ * `client_id` (to all when it had none), `status` and text frames to all.
+ * Without `requireKey` no `token` is checked and every socket is of the
+ * shared lane.
  *
  * Binary previews are encoded per socket: type 4 (with metadata) for sockets
  * that announced `supports_preview_metadata`, type 1 otherwise; type 3
@@ -56,8 +60,9 @@ function refuse(socket: Duplex, status: number, message: string): void {
 /**
  * Serves `/ws` on `server` for `state`: authenticates the `token` query
  * against the API keys (unknown, missing or `unauthorized` → the upgrade is
- * refused with 401), greets with `status` (`sid` = the `clientId`), answers
- * the client's `feature_flags` with the server's, and relays job events.
+ * refused with 401; not checked when the personality requires no key),
+ * greets with `status` (`sid` = the `clientId`), answers the client's
+ * `feature_flags` with the server's, and relays job events.
  */
 export function attachCloudSocket(server: Server, state: CloudState): CloudSocketServer {
   const wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024 });
@@ -83,11 +88,12 @@ export function attachCloudSocket(server: Server, state: CloudState): CloudSocke
       refuse(socket, reject.status, 'Injected fault: upgrade refused');
       return;
     }
-    const key = url.searchParams.get('token') ?? '';
-    const mode = key ? state.keyMode(key) : undefined;
+    const token = url.searchParams.get('token') ?? '';
+    const key = state.laneOf(token);
+    const mode = token ? state.keyMode(token) : undefined;
     // Billing states (402/429 on REST) still may watch their jobs; only a bad key is refused.
-    if (!key || mode === undefined || mode === 'unauthorized') {
-      refuse(socket, 401, key ? 'Invalid token' : 'Missing token');
+    if (state.personality.requireKey && (!token || mode === undefined || mode === 'unauthorized')) {
+      refuse(socket, 401, token ? 'Invalid token' : 'Missing token');
       return;
     }
     const clientId = url.searchParams.get('clientId') || randomUUID();
@@ -147,26 +153,31 @@ export function attachCloudSocket(server: Server, state: CloudState): CloudSocke
     return true;
   };
 
-  /** Sends to every socket of `key`, building each socket's payload lazily (type 1 vs 4). */
-  const deliver = (key: string, payload: (c: Client) => string | Uint8Array | undefined) => {
+  /**
+   * Sends to every socket of `key` (only those of `clientId`, when given),
+   * building each socket's payload lazily (type 1 vs 4).
+   */
+  const deliver = (key: string, clientId: string | undefined, payload: (c: Client) => string | Uint8Array | undefined) => {
     for (const c of [...clients]) {
-      if (c.key !== key) continue;
+      if (c.key !== key || (clientId !== undefined && c.clientId !== clientId)) continue;
       const p = payload(c);
       if (p !== undefined) send(c, p);
     }
   };
 
   const onEvent = (event: CloudEvent) => {
+    // Type-3 text frames carry no prompt id: they go to every socket whatever the routing.
+    const to = state.personality.events === 'client_id' && event.kind !== 'text' ? event.clientId : undefined;
     if (event.kind === 'json') {
       const text = JSON.stringify(event.message);
-      deliver(event.key, () => text);
+      deliver(event.key, to, () => text);
     } else if (event.kind === 'text') {
       const frame = encodeFrame({ type: 'text', nodeId: event.nodeId, text: event.text });
-      deliver(event.key, () => frame);
+      deliver(event.key, to, () => frame);
     } else {
       let plain: Uint8Array | undefined;
       let withMeta: Uint8Array | undefined;
-      deliver(event.key, (c) => {
+      deliver(event.key, to, (c) => {
         if (!c.previewMetadata) return (plain ??= encodeFrame({ type: 'preview_image', imageType: 2, image: event.image }));
         const metadata = {
           node_id: event.nodeId,

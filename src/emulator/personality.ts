@@ -1,0 +1,173 @@
+/**
+ * Personalities of the emulated cloud service: which real server it imitates.
+ * A personality is data (what differs between the servers), never code: the
+ * route handlers (`cloud-routes.ts`), the job engine (`cloud-jobs.ts`), the
+ * record renderers (`cloud-records.ts`) and the socket layer (`ws.ts`) each
+ * read the few fields that concern them.
+ *
+ * - `spec`: exactly what `cloud.md` documents, with the emulator's choices
+ *   where it is silent (the default, unchanged since the first emulator).
+ * - `cloud`: the live cloud service as it answers beyond the documents
+ *   (DESIGN §8): raw job states, `/api/jobs`, late outputs, no `executed`
+ *   for cached runs, its own queue tuples, account-wide interrupt.
+ * - `local`: a self-hosted local server (`fixtures/local-server`): no API key,
+ *   one shared queue running one job at a time, `/history`, `/api/jobs` in its
+ *   own shape, routes also without `/api`, events only to the submitting
+ *   client's socket, `/view` answering 200.
+ *
+ * @module
+ */
+
+/** Name of a built-in personality. */
+export type PersonalityName = 'spec' | 'cloud' | 'local';
+
+/**
+ * What one emulated server does differently. Build a variant by spreading a
+ * built-in one, e.g. `{ ...PERSONALITIES.local, jobsApi: false }` for a local
+ * server older than `/api/jobs`.
+ */
+export interface Personality {
+  /** The built-in personality this one is (or derives from). */
+  readonly name: PersonalityName;
+  /**
+   * Whether REST calls need `X-API-Key` and the socket a `token`. When false
+   * (local) a given key is ignored and every client shares one queue, the
+   * lane {@link LOCAL_LANE}.
+   */
+  readonly requireKey: boolean;
+  /**
+   * `GET /api/job/{id}/status`: `'spec'` answers `{ status, outputs?, error? }`
+   * with the spec's five values; `'raw'` the live cloud's internal states
+   * (`submitted`, `queued_limited`, `preparing`, `executing`, `success`,
+   * `error`, `non_retryable_error`, `lost`, `cancelled`) with times and no
+   * outputs; `false` makes it absent (404, `text/plain` `404: Not Found`).
+   */
+  readonly statusEndpoint: 'spec' | 'raw' | false;
+  /**
+   * `GET /api/jobs` and `GET /api/jobs/{id}`, in the shape of the live cloud
+   * (`'cloud'`: times in Unix seconds, a `cancelled` status, `limit` 1–1000)
+   * or of the local server (`'local'`: times in Unix milliseconds, `priority`,
+   * no `cancelled`); `false`: absent.
+   */
+  readonly jobsApi: 'cloud' | 'local' | false;
+  /** `GET /api/history/{id}` and `GET /history/{id}`, the local server's history entries (`{}` until a job has finished). */
+  readonly history: boolean;
+  /** `GET /api/view`: 302 to a signed URL (`redirect`) or 200 with the file (`direct`). The initial `CloudState.viewMode`. */
+  readonly viewMode: 'redirect' | 'direct';
+  /**
+   * Entries of `GET /api/queue`: `'local'` `[number, prompt_id, prompt,
+   * extra_data, outputs_to_execute]`; `'cloud'` `[number, prompt_id, workflow,
+   * output_node_ids, { create_time }]` (`create_time` in Unix seconds).
+   */
+  readonly queueTuple: 'local' | 'cloud';
+  /**
+   * `POST /api/interrupt`: `'by-prompt'` honours an optional `{ prompt_id }`
+   * (it stops that prompt only if it is running; no id stops whatever runs);
+   * `'all'` ignores the body and stops every running job of the key.
+   */
+  readonly interrupt: 'by-prompt' | 'all';
+  /**
+   * `POST /api/queue { delete }`: true cancels pending and running jobs (each
+   * gets `execution_interrupted`); false removes pending jobs only, silently
+   * and without a trace (no event, no history, no job record), like the local
+   * server, and leaves a running one untouched. `clear` follows the same rule.
+   */
+  readonly deleteRunning: boolean;
+  /**
+   * `'json'`: `POST /api/queue` answers `{ deleted }` and `POST /api/interrupt`
+   * `{}`; `'empty'`: both answer 200 with an empty body (the local server).
+   */
+  readonly controlReplies: 'json' | 'empty';
+  /**
+   * Who receives a job's execution events: `'key'` every socket of the key;
+   * `'client_id'` only the sockets whose `clientId` is the submission's
+   * `client_id` (every socket when it had none). `status` messages and type-3
+   * text frames go to every socket of the lane either way.
+   */
+  readonly events: 'key' | 'client_id';
+  /** Whether a fully cached rerun sends `executed` (and `progress_state`) for its output nodes. */
+  readonly cachedExecuted: boolean;
+  /**
+   * A finished job's outputs appear in its REST answers (records, history,
+   * status) this long after its end; until then they read `{}`. The initial
+   * `CloudState.outputsDelayMs`.
+   */
+  readonly outputsDelayMs: number;
+  /** Every `/api/x` route is also served as `/x`. */
+  readonly bareRoutes: boolean;
+  /** Jobs running at once in a lane that is no configured key (the shared lane when keys are not required). Default: `CloudState.parallel`. */
+  readonly parallel?: number;
+}
+
+/** The one lane (queue, cache, sockets) every client shares when the personality requires no key. */
+export const LOCAL_LANE = 'local';
+
+const SPEC: Personality = Object.freeze({
+  name: 'spec',
+  requireKey: true,
+  statusEndpoint: 'spec',
+  jobsApi: false,
+  history: false,
+  viewMode: 'redirect',
+  queueTuple: 'local',
+  interrupt: 'by-prompt',
+  deleteRunning: true,
+  controlReplies: 'json',
+  events: 'key',
+  cachedExecuted: true,
+  outputsDelayMs: 0,
+  bareRoutes: false,
+});
+
+const CLOUD: Personality = Object.freeze({
+  name: 'cloud',
+  requireKey: true,
+  statusEndpoint: 'raw',
+  jobsApi: 'cloud',
+  history: false,
+  viewMode: 'redirect',
+  queueTuple: 'cloud',
+  interrupt: 'all',
+  deleteRunning: true,
+  controlReplies: 'json',
+  events: 'key',
+  cachedExecuted: false,
+  outputsDelayMs: 150,
+  bareRoutes: false,
+});
+
+const LOCAL: Personality = Object.freeze({
+  name: 'local',
+  requireKey: false,
+  statusEndpoint: false,
+  jobsApi: 'local',
+  history: true,
+  viewMode: 'direct',
+  queueTuple: 'local',
+  interrupt: 'by-prompt',
+  deleteRunning: false,
+  controlReplies: 'empty',
+  events: 'client_id',
+  cachedExecuted: true,
+  outputsDelayMs: 0,
+  bareRoutes: true,
+  parallel: 1,
+});
+
+/** The built-in personalities. */
+export const PERSONALITIES: Readonly<Record<PersonalityName, Personality>> = Object.freeze({ spec: SPEC, cloud: CLOUD, local: LOCAL });
+
+/** Whether `name` names a built-in personality. */
+export function isPersonalityName(name: string): name is PersonalityName {
+  return Object.hasOwn(PERSONALITIES, name);
+}
+
+/** A name or object → a frozen personality; default `spec`. Throws on an unknown name. */
+export function resolvePersonality(personality: PersonalityName | Personality | undefined): Personality {
+  if (personality === undefined) return SPEC;
+  if (typeof personality === 'string') {
+    if (!isPersonalityName(personality)) throw new Error(`Unknown personality: ${String(personality)} (spec, cloud or local)`);
+    return PERSONALITIES[personality];
+  }
+  return Object.isFrozen(personality) ? personality : Object.freeze({ ...personality });
+}
