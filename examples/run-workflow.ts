@@ -8,7 +8,8 @@ import { EMULATOR_API_KEY, startEmulator } from '@platformui/sdk/emulator';
 const emulator = process.env.PLATFORMUI_CLOUD_URL ? undefined : await startEmulator();
 const cloud = new CloudClient({
   baseUrl: process.env.PLATFORMUI_CLOUD_URL ?? emulator!.url,
-  apiKey: process.env.PLATFORMUI_API_KEY ?? EMULATOR_API_KEY,
+  // A local server (PLATFORMUI_CLOUD_URL=http://127.0.0.1:8188) needs no key.
+  apiKey: process.env.PLATFORMUI_API_KEY ?? (emulator ? EMULATOR_API_KEY : undefined),
 });
 const outDir = join(process.env.OUT_DIR ?? '.', 'run-workflow-output');
 mkdirSync(outDir, { recursive: true });

@@ -1,12 +1,13 @@
 // Upload an image, submit a workflow that uses it, wait for the job by polling,
 // and download the output through its signed URL (the API key is never sent there).
-import { CloudClient, SubmissionError } from '@platformui/sdk';
+import { CloudClient, SubmissionError, filesOf } from '@platformui/sdk';
 import { EMULATOR_API_KEY, startEmulator } from '@platformui/sdk/emulator';
 
 const emulator = process.env.PLATFORMUI_CLOUD_URL ? undefined : await startEmulator();
 const cloud = new CloudClient({
   baseUrl: process.env.PLATFORMUI_CLOUD_URL ?? emulator!.url,
-  apiKey: process.env.PLATFORMUI_API_KEY ?? EMULATOR_API_KEY,
+  // A local server (PLATFORMUI_CLOUD_URL=http://127.0.0.1:8188) needs no key.
+  apiKey: process.env.PLATFORMUI_API_KEY ?? (emulator ? EMULATOR_API_KEY : undefined),
 });
 
 try {
@@ -32,14 +33,14 @@ try {
   };
   const { prompt_id } = await cloud.submit(workflow);
   console.log(`Submitted ${prompt_id}`);
-  const status = await cloud.waitForJob(prompt_id, { pollInterval: 100 });
-  console.log(`Job ${prompt_id}: ${status.status}`);
+  // The job record, outputs included; a failed or cancelled job would throw here.
+  const job = await cloud.waitForJob(prompt_id, { pollInterval: 100 });
+  console.log(`Job ${prompt_id}: ${job.phase}`);
 
   const queue = await cloud.getQueue();
   console.log(`Queue: ${queue.queue_running.length} running, ${queue.queue_pending.length} pending`);
 
-  const outputs = (status as { outputs?: Record<string, { images?: Array<{ filename: string; subfolder?: string; type?: string }> }> }).outputs ?? {};
-  for (const ref of Object.values(outputs).flatMap((o) => o.images ?? [])) {
+  for (const ref of filesOf(job.outputs ?? {})) {
     const res = await cloud.download(ref);
     console.log(`Downloaded ${ref.filename}: ${(await res.arrayBuffer()).byteLength} bytes (${res.headers.get('content-type')})`);
   }

@@ -30,10 +30,10 @@ export interface RunOptions extends Pick<SubmitOptions, 'partnerApiKey' | 'extra
   /** Silence deadline (ms): rejects with `APITimeoutError` and stops the job when it sends nothing for this long. */
   timeout?: number;
   /**
-   * Polling interval (ms). While the socket is down the status is polled from
-   * this interval (default 500), doubling to 5000; while it is open, once
-   * every 20 intervals (default 10 s), so a job whose ending the socket never
-   * tells (a lost worker) still ends.
+   * Polling interval (ms), default 1000. While the socket is down the status
+   * is polled at this interval, so an ending is found within one interval;
+   * while it is open, once every 20 intervals (20 s by default), so a job
+   * whose ending the socket never tells (a lost worker) still ends.
    */
   pollInterval?: number;
   /** Extra headers for the requests this run makes (submit, status polls, records, stop). */
@@ -72,6 +72,9 @@ function hasOutputs(s: unknown): s is JobRecord {
   return !!outputs && typeof outputs === 'object' && Object.keys(outputs).length > 0;
 }
 
+/** A status that already lists the outputs, as the job's record (the seed emulator's status has no `id`). */
+const asRecord = (s: JobRecord, promptId: string): JobRecord => ({ ...s, id: promptId });
+
 /**
  * The record of a completed job, read until it lists outputs: `execution_success`
  * can precede the persisted outputs. Bounded; gives the last record read, or
@@ -101,7 +104,7 @@ export async function readCompletedRecord(jobs: JobBackend, promptId: string, op
  */
 async function settleEnded(jobs: JobBackend, promptId: string, s: JobStatusResult, options: RequestOptions): Promise<JobRecord> {
   if (s.phase === 'completed') {
-    const record = hasOutputs(s) ? s : await readCompletedRecord(jobs, promptId, options);
+    const record = hasOutputs(s) ? asRecord(s, promptId) : await readCompletedRecord(jobs, promptId, options);
     return record ?? toJobRecord({ ...s, id: promptId, status: 'completed', outputs: {} });
   }
   if (s.phase === 'cancelled') throw jobEndError(promptId, 'cancelled', {});
@@ -139,7 +142,7 @@ export async function runJob(jobs: JobBackend, socket: CloudSocket, workflow: Wo
     clientId: socket.clientId,
   });
   const requestOptions: RequestOptions = { ...headers, ...(signal ? { signal } : {}) };
-  const interval = opts.pollInterval ?? 500;
+  const interval = opts.pollInterval ?? 1000;
 
   return new Promise<JobResult>((resolve, reject) => {
     const outputs: Record<string, NodeOutputs> = {};
@@ -168,7 +171,7 @@ export async function runJob(jobs: JobBackend, socket: CloudSocket, workflow: Wo
     const own = (undo: () => void) => (settled ? undo() : void cleanup.push(undo));
     const complete = (fromStatus?: JobStatusResult) =>
       finish(async () => {
-        let record: JobRecord | undefined = hasOutputs(fromStatus) ? fromStatus : undefined;
+        let record = hasOutputs(fromStatus) ? asRecord(fromStatus, prompt_id) : undefined;
         if (!record && !(heardAll && cachedUnheard.size === 0 && filesOf(outputs).length > 0)) {
           record = await readCompletedRecord(jobs, prompt_id, requestOptions);
         }
@@ -224,12 +227,10 @@ export async function runJob(jobs: JobBackend, socket: CloudSocket, workflow: Wo
       heardAll = false;
       if (polling) return;
       polling = true;
-      let delay = interval;
       while (!settled && socket.state !== 'open') {
         await pollOnce();
         if (settled) break;
-        await sleep(delay, signal).catch(() => undefined);
-        delay = Math.min(delay * 2, 5000);
+        await sleep(interval, signal).catch(() => undefined);
       }
       polling = false;
       // The socket is back (first open included): whatever ended while it was down shows here.
