@@ -74,7 +74,9 @@ function def(
 /** Behaviour of each class the emulator knows. */
 export const NODE_BEHAVIOUR: Readonly<Record<string, NodeBehaviour>> = {
   LoadImage: { progress: false },
+  EmptyImage: { progress: false },
   ImageInvert: { progress: true },
+  ImageBlur: { progress: true },
   ImageScale: { progress: true },
   SaveImage: { progress: true, save: 'output' },
   PreviewImage: { progress: false, save: 'temp' },
@@ -88,7 +90,31 @@ export const NODE_BEHAVIOUR: Readonly<Record<string, NodeBehaviour>> = {
 export function buildObjectInfo(inputNames: readonly string[]): Record<string, NodeDefinition> {
   return {
     LoadImage: def('LoadImage', 'Load Image', 'image', { image: [[...inputNames], { image_upload: true }] }, ['IMAGE', 'MASK']),
+    EmptyImage: def(
+      'EmptyImage',
+      'EmptyImage',
+      'image',
+      {
+        width: ['INT', { default: 512, min: 1, max: 16384, step: 1 }],
+        height: ['INT', { default: 512, min: 1, max: 16384, step: 1 }],
+        batch_size: ['INT', { default: 1, min: 1, max: 4096 }],
+        color: ['INT', { default: 0, min: 0, max: 16777215, step: 1, display: 'color' }],
+      },
+      ['IMAGE'],
+    ),
     ImageInvert: def('ImageInvert', 'Invert Image', 'image', { image: ['IMAGE'] }, ['IMAGE']),
+    ImageBlur: def(
+      'ImageBlur',
+      'Image Blur',
+      'image/postprocessing',
+      {
+        image: ['IMAGE', {}],
+        blur_radius: ['INT', { default: 1, min: 1, max: 31, step: 1 }],
+        sigma: ['FLOAT', { default: 1.0, min: 0.1, max: 10.0, step: 0.1 }],
+      },
+      ['IMAGE'],
+      { python_module: 'comfy_extras.nodes_post_processing' },
+    ),
     ImageScale: def(
       'ImageScale',
       'Upscale Image',
