@@ -7,13 +7,13 @@
  */
 import * as z from 'zod/mini';
 import { checkArgs, checkId } from '../args.ts';
-import { APIConnectionError, APIError, APITimeoutError, APIUserAbortError, DownloadError, InvalidArgumentError, NotFoundError, PlatformUIError, SubmissionError } from '../errors.ts';
+import { APIConnectionError, APIError, APITimeoutError, APIUserAbortError, DownloadError, InvalidArgumentError, NotFoundError, SubmissionError } from '../errors.ts';
 import { platform } from '../platform/node.ts';
 import {
   FileRef,
   History,
   JobList,
-  JobRecord as JobRecordSchema,
+  JobRecordBody,
   JobStatus,
   ListJobsParams,
   ObjectInfo,
@@ -110,6 +110,8 @@ const STATUS_OVER_SUBMISSION = new Set([401, 402, 403, 429]);
 const SAFE_HTTP_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 const isLoopback = (host: string) => SAFE_HTTP_HOSTS.has(host) || /^127(\.\d{1,3}){3}$/.test(host);
 const SERVER_KINDS = new Set(['auto', 'cloud', 'local']);
+/** A 404 whose body is not JSON: the route does not exist here (aiohttp's `404: Not Found`), as opposed to an unknown job. */
+const routeMissing = (err: unknown) => err instanceof NotFoundError && (err.body === undefined || typeof err.body === 'string');
 
 /**
  * Client of the cloud workflow service.
@@ -139,7 +141,9 @@ export class CloudClient implements JobBackend {
     const server = options.server ?? 'auto';
     if (!SERVER_KINDS.has(server)) throw new InvalidArgumentError("must be 'auto', 'cloud' or 'local'", 'server');
     const baseUrl = options.baseUrl ?? fromEnv('PLATFORMUI_CLOUD_URL');
-    const hasKey = (options.apiKey ?? fromEnv('PLATFORMUI_API_KEY')) !== undefined;
+    // The environment's key goes with the environment's URL: a key kept for the cloud
+    // must not make an explicitly given loopback server "the cloud", nor be sent to it.
+    const hasKey = options.apiKey !== undefined || (options.baseUrl === undefined && fromEnv('PLATFORMUI_API_KEY') !== undefined);
     const host = baseUrl && URL.canParse(baseUrl) ? new URL(baseUrl).hostname : '';
     this.server = server === 'local' || (server === 'auto' && !hasKey && isLoopback(host)) ? 'local' : 'cloud';
     this.transport = new Transport({
@@ -147,7 +151,7 @@ export class CloudClient implements JobBackend {
       options,
       baseUrlEnv: 'PLATFORMUI_CLOUD_URL',
       credential: options.apiKey,
-      credentialEnv: 'PLATFORMUI_API_KEY',
+      credentialEnv: this.server === 'local' ? undefined : 'PLATFORMUI_API_KEY',
       authScheme: 'apiKey',
       credentialName: 'apiKey',
       credentialOptional: this.server === 'local',
@@ -256,13 +260,12 @@ export class CloudClient implements JobBackend {
           this.#statusEndpoint = true;
           return { data: { ...r.data, phase: jobPhase(r.data.status) }, response: r.response };
         } catch (err) {
-          // Once the endpoint has answered, its 404 means this job is unknown.
-          if (!(err instanceof NotFoundError) || this.#statusEndpoint === true) throw err;
+          // A JSON 404 is this job unknown; a bare one is the route missing (a local server's aiohttp).
+          if (!routeMissing(err) || this.#statusEndpoint === true) throw err;
+          this.#statusEndpoint = false;
         }
       }
-      const r = await this.#record(id, options);
-      if (this.server === 'cloud') this.#statusEndpoint = false; // the record knows the job, the status endpoint did not: skip it from now on
-      return r;
+      return this.#record(id, options);
     });
   }
 
@@ -351,8 +354,13 @@ export class CloudClient implements JobBackend {
    */
   async stopJob(promptId: string, options?: RequestOptions): Promise<void> {
     const id = checkId(promptId, 'promptId');
-    await this.cancel([id], options);
-    if (this.server === 'local') await this.interrupt({ ...options, promptId: id });
+    if (this.server === 'cloud') {
+      await this.cancel([id], options);
+      return;
+    }
+    // Both, whatever becomes of the other: a failed delete must not spare a running job.
+    const results = await Promise.allSettled([this.cancel([id], options), this.interrupt({ ...options, promptId: id })]);
+    for (const r of results) if (r.status === 'rejected') throw r.reason;
   }
 
   /**
@@ -495,29 +503,20 @@ export class CloudClient implements JobBackend {
 
   /** The job record from `/api/jobs/{id}`, else (a local server without it) from `/history/{id}` and `/queue`. */
   async #record(id: string, options?: RequestOptions): Promise<WithResponse<JobRecord>> {
-    let notFound: NotFoundError | undefined;
     if (this.#jobsApi !== false) {
       try {
-        const r = await this.transport.request<JobRecord>({ method: 'GET', path: path`api/jobs/${id}`, auth: true, schema: JobRecordSchema, options });
+        const r = await this.transport.request<JobRecordBody>({ method: 'GET', path: path`api/jobs/${id}`, auth: true, schema: JobRecordBody, options });
         this.#jobsApi = true;
         return { data: toJobRecord(r.data), response: r.response };
       } catch (err) {
-        if (!(err instanceof NotFoundError) || this.#jobsApi === true) throw err;
-        notFound = err;
+        // A JSON 404 ({"error":"Job not found"}) is this job unknown; a bare one is a server without the jobs API.
+        if (!routeMissing(err) || this.#jobsApi === true) throw err;
+        this.#jobsApi = false;
       }
     }
-    let found: WithResponse<JobRecord> | undefined;
-    try {
-      found = await this.#fromHistory(id, options);
-    } catch (err) {
-      // No history either: the 404 of the jobs API said it all.
-      if (!notFound || !(err instanceof PlatformUIError) || err instanceof APIUserAbortError) throw err;
-    }
-    if (found) {
-      if (notFound) this.#jobsApi = false; // the history knows a job the jobs API did not: it has none
-      return found;
-    }
-    throw notFound ?? new NotFoundError({ status: 404, body: { error: 'Job not found' }, method: 'GET', url: this.transport.displayUrl(path`api/history/${id}`) });
+    const found = await this.#fromHistory(id, options);
+    if (found) return found;
+    throw new NotFoundError({ status: 404, body: { error: 'Job not found' }, method: 'GET', url: this.transport.displayUrl(path`api/history/${id}`) });
   }
 
   /** A local server's answer: history when the job ended, else its place in the queue; `undefined` when unknown. */

@@ -134,7 +134,9 @@ export interface QueueItem {
 
 /** `GET /api/queue`, each entry normalized to a {@link QueueItem}. */
 export interface QueueState {
+  /** The running jobs. */
   queue_running: QueueItem[];
+  /** The jobs waiting to run, in order. */
   queue_pending: QueueItem[];
 }
 
@@ -194,6 +196,8 @@ export function jobEndError(promptId: string, phase: 'failed' | 'cancelled', fou
  * of servers) need. `CloudClient` implements it; tests and other backends may too.
  */
 export interface JobBackend {
+  /** The kind of server, when known: a local server's records are final once written. */
+  readonly server?: 'cloud' | 'local';
   /** Submits a workflow; resolves with its `prompt_id`. */
   submit(workflow: Workflow, options: { headers?: Record<string, string>; partnerApiKey?: string | true; extraData?: Record<string, unknown>; clientId?: string }): PromiseLike<{ prompt_id: string }>;
   /** The job's status with its phase (works on every server kind). */

@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { APIError, APITimeoutError, APIUserAbortError, ExecutionError, JobCancelledError, NotFoundError } from '../errors.ts';
+import { APIConnectionError, APIError, APITimeoutError, APIUserAbortError, ExecutionError, JobCancelledError, NotFoundError } from '../errors.ts';
 import type { FileRef, NodeOutputs, Workflow } from '../schemas/cloud.ts';
 import { checkTimeout, type RequestOptions } from '../transport/options.ts';
 import type { SubmitOptions } from './client.ts';
@@ -65,6 +65,8 @@ const OUTPUT_FIRST_DELAY_MS = 250;
 const OUTPUT_MAX_DELAY_MS = 2000;
 /** While the socket is open, the status is still confirmed every this many poll intervals. */
 const OPEN_POLL_FACTOR = 20;
+/** The longest delay a timer takes; longer ones fire at once. */
+const MAX_TIMER_MS = 2_147_483_647;
 
 /** Whether a status or record lists outputs (a local server's record, the seed emulator's status). */
 function hasOutputs(s: unknown): s is JobRecord {
@@ -86,7 +88,8 @@ export async function readCompletedRecord(jobs: JobBackend, promptId: string, op
   for (let read = 1; ; read++) {
     try {
       last = await jobs.getJob(promptId, options);
-      if (hasOutputs(last)) return last;
+      // A local server writes a job's outputs together with its ending: nothing comes later.
+      if (hasOutputs(last) || jobs.server === 'local') return last;
     } catch (err) {
       if (err instanceof NotFoundError && last === undefined) return undefined;
       if (err instanceof APIUserAbortError) throw err;
@@ -135,12 +138,21 @@ export async function runJob(jobs: JobBackend, socket: CloudSocket, workflow: Wo
   if (signal?.aborted) throw new APIUserAbortError();
   // Not given the signal: an aborted submission may still have created a job we could then not cancel.
   const headers = opts.headers ? { headers: opts.headers } : {};
-  const { prompt_id } = await jobs.submit(workflow, {
-    ...headers,
-    ...(opts.partnerApiKey !== undefined ? { partnerApiKey: opts.partnerApiKey } : {}),
-    ...(opts.extraData ? { extraData: opts.extraData } : {}),
-    clientId: socket.clientId,
-  });
+  // Whether the socket hears the whole job: open before the submission and never dropped since.
+  let heardAll = socket.state === 'open';
+  const offDrop = socket.on('reconnecting', () => void (heardAll = false));
+  let prompt_id: string;
+  try {
+    ({ prompt_id } = await jobs.submit(workflow, {
+      ...headers,
+      ...(opts.partnerApiKey !== undefined ? { partnerApiKey: opts.partnerApiKey } : {}),
+      ...(opts.extraData ? { extraData: opts.extraData } : {}),
+      clientId: socket.clientId,
+    }));
+  } catch (err) {
+    offDrop();
+    throw err;
+  }
   const requestOptions: RequestOptions = { ...headers, ...(signal ? { signal } : {}) };
   const interval = opts.pollInterval ?? 1000;
 
@@ -151,9 +163,7 @@ export async function runJob(jobs: JobBackend, socket: CloudSocket, workflow: Wo
     let lastStatus: string | undefined;
     let silence: ReturnType<typeof setTimeout> | undefined;
     let polling = false;
-    // The socket's outputs are complete only if it heard the whole job: open throughout,
-    // and no cached node whose outputs it was not sent (the cloud sends no `executed` for those).
-    let heardAll = socket.state === 'open';
+    // Cached nodes the socket sent no outputs for (the cloud sends no `executed` for those).
     const cachedUnheard = new Set<string>();
 
     // Stops listening at once (nothing more may change the outcome), then settles.
@@ -169,12 +179,14 @@ export async function runJob(jobs: JobBackend, socket: CloudSocket, workflow: Wo
     // Registers an undo; runs it at once when the job has already settled
     // (held events replayed by subscribe() can end a job before setup is over).
     const own = (undo: () => void) => (settled ? undo() : void cleanup.push(undo));
+    own(offDrop);
+    // The socket's outputs are the job's only when the socket itself said it ended, having heard
+    // all of it; an ending found by a status poll may come before the last `executed` arrives.
     const complete = (fromStatus?: JobStatusResult) =>
       finish(async () => {
+        const socketHeardAll = fromStatus === undefined && heardAll && cachedUnheard.size === 0 && filesOf(outputs).length > 0;
         let record = hasOutputs(fromStatus) ? asRecord(fromStatus, prompt_id) : undefined;
-        if (!record && !(heardAll && cachedUnheard.size === 0 && filesOf(outputs).length > 0)) {
-          record = await readCompletedRecord(jobs, prompt_id, requestOptions);
-        }
+        if (!record && !socketHeardAll) record = await readCompletedRecord(jobs, prompt_id, requestOptions);
         // The record is the server's own account: it wins for every node it lists.
         if (record?.outputs) Object.assign(outputs, record.outputs);
         resolve({ prompt_id, status: 'completed', outputs, files: filesOf(outputs), ...(record ? { record } : {}) });
@@ -216,9 +228,10 @@ export async function runJob(jobs: JobBackend, socket: CloudSocket, workflow: Wo
         const s = await jobs.getJobStatus(prompt_id, requestOptions);
         if (!settled) onStatus(s);
       } catch (err) {
-        // Connection failures, timeouts and 5xx are retried by the loop (or the next
-        // reconnect); a revoked key or an unknown job will not get better.
-        if (err instanceof APIError && err.status >= 400 && err.status < 500 && err.status !== 408) fail(err);
+        // Connection failures, timeouts and 5xx are retried by the loop (or the next reconnect);
+        // a revoked key, an unknown job or an off-spec answer will not get better.
+        const transient = err instanceof APIConnectionError || err instanceof APIUserAbortError || (err instanceof APIError && (err.status >= 500 || err.status === 408));
+        if (!transient) fail(err instanceof Error ? err : new Error(String(err)));
       }
     };
 
@@ -240,7 +253,7 @@ export async function runJob(jobs: JobBackend, socket: CloudSocket, workflow: Wo
     // While the socket is open, a slow confirming poll: an ending it never tells still ends the run.
     const confirm = setInterval(() => {
       if (!polling && socket.state === 'open') void pollOnce();
-    }, interval * OPEN_POLL_FACTOR);
+    }, Math.min(interval * OPEN_POLL_FACTOR, MAX_TIMER_MS));
     own(() => clearInterval(confirm));
 
     const onEvent = (e: SocketEvent) => {

@@ -100,9 +100,10 @@ export const JobSummary = z.looseObject(jobSummaryShape);
 
 /**
  * Response of `GET /api/jobs/{id}`: the job with its mapped `status`, its
- * `outputs` by node id, `execution_error`, `workflow` and times.
+ * `outputs` by node id, `execution_error`, `workflow` and times. (The SDK's
+ * `JobRecord` adds the normalized `phase`.)
  */
-export const JobRecord = z.looseObject({
+export const JobRecordBody = z.looseObject({
   ...jobSummaryShape,
   outputs: opt(z.nullable(z.record(z.string(), NodeOutputs))),
   workflow: opt(z.unknown()),
@@ -114,7 +115,8 @@ export const JobRecord = z.looseObject({
 /** Response of `GET /api/jobs`. */
 export const JobList = z.looseObject({
   jobs: z.array(JobSummary),
-  pagination: z.looseObject({ offset: z.number(), limit: z.number(), total: opt(z.number()), has_more: z.boolean() }),
+  // A local server answers `limit: null` when none was asked for.
+  pagination: z.looseObject({ offset: z.number(), limit: opt(z.nullable(z.number())), total: opt(z.nullable(z.number())), has_more: z.boolean() }),
 });
 
 /** Query of `GET /api/jobs`, checked before the request. */
@@ -123,7 +125,8 @@ export const ListJobsParams = z.strictObject({
   status: opt(z.union([openEnum(JOB_STATUSES), z.array(openEnum(JOB_STATUSES)).check(z.minLength(1))])),
   workflow_id: opt(z.string().check(z.minLength(1))),
   output_type: opt(z.enum(JOB_OUTPUT_TYPES)),
-  sort_by: opt(z.enum(['create_time', 'execution_time'])),
+  /** The cloud: `create_time` or `execution_time`; a local server: `created_at` or `execution_duration`. */
+  sort_by: opt(z.enum(['create_time', 'execution_time', 'created_at', 'execution_duration'])),
   sort_order: opt(z.enum(['asc', 'desc'])),
   offset: opt(z.number().check(z.int(), z.gte(0))),
   limit: opt(z.number().check(z.int(), z.gte(1), z.lte(1000))),
@@ -174,7 +177,7 @@ export type JobExecutionError = z.infer<typeof JobExecutionError>;
 /** One job of a job list. */
 export type JobSummary = z.infer<typeof JobSummary>;
 /** A job record, as the server sends it. */
-export type JobRecordBody = z.infer<typeof JobRecord>;
+export type JobRecordBody = z.infer<typeof JobRecordBody>;
 /** A page of `GET /api/jobs`, as the server sends it. */
 export type JobList = z.infer<typeof JobList>;
 /** Query of `listJobs`. */

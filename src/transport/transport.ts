@@ -35,8 +35,8 @@ export interface TransportConfig {
   /** Environment variable that supplies the base URL when the options do not (Node only). */
   baseUrlEnv: string;
   credential: Credential | undefined;
-  /** Environment variable that supplies the credential when the options do not (Node only). */
-  credentialEnv: string;
+  /** Environment variable that supplies the credential when the options do not (Node only); none when absent. */
+  credentialEnv?: string | undefined;
   authScheme: AuthScheme;
   /** Name of the credential option, for error messages (`'token'`, `'apiKey'`). */
   credentialName: string;
@@ -140,7 +140,7 @@ export class Transport {
     this.#retryStatuses = retryStatuses(config.service);
     this.#timeout = o.timeout ?? 60_000;
     this.#headers = lowerKeys(o.headers);
-    this.#credential = config.credential ?? fromEnv(config.credentialEnv);
+    this.#credential = config.credential ?? (config.credentialEnv ? fromEnv(config.credentialEnv) : undefined);
     this.#scheme = config.authScheme;
     this.#credentialName = config.credentialName;
     this.#credentialOptional = config.credentialOptional ?? false;

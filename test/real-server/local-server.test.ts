@@ -176,6 +176,10 @@ describe.skipIf(!url)('a real local server, with no API key', () => {
     const page = await c.listJobs({ limit: 2 });
     expect(page.jobs.length).toBeGreaterThan(0);
     expect(typeof page.pagination.has_more).toBe('boolean');
+    // Without a limit the real server answers `limit: null`, and sorts by its own names.
+    const all = await c.listJobs({ sort_by: 'created_at', sort_order: 'asc' });
+    expect(all.jobs.length).toBeGreaterThan(2);
+    expect(all.jobs[0]!.create_time!).toBeLessThanOrEqual(all.jobs.at(-1)!.create_time!);
     const err = await c.submit({ '1': { class_type: 'LoadImage', inputs: { image: 'no-such-file.png' } }, '2': { class_type: 'PreviewImage', inputs: { images: ['1', 0] } } }).catch((e) => e);
     expect(err).toBeInstanceOf(SubmissionError);
   });

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { inspect } from 'node:util';
 import { http, HttpResponse } from 'msw';
-import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { interceptHttp } from './msw.ts';
 import {
   AuthenticationError,
   BadRequestError,
@@ -21,15 +21,7 @@ import {
 
 const BASE = 'https://cloud.test';
 const KEY = 'ck_live_SECRET_0123456789';
-const server = setupServer();
-const seen: Request[] = [];
-server.events.on('request:start', ({ request }) => void seen.push(request.clone()));
-beforeAll(() => server.listen({ onUnhandledFrame: 'error' }));
-afterEach(() => {
-  server.resetHandlers();
-  seen.length = 0;
-});
-afterAll(() => server.close());
+const { server, seen } = interceptHttp();
 
 const cloud = (o: Partial<ConstructorParameters<typeof CloudClient>[0]> = {}) => new CloudClient({ baseUrl: BASE, apiKey: KEY, retry: { limit: 2, backoffLimit: 5 }, ...o });
 const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3]);

@@ -5,12 +5,13 @@
 // and the bounded output recovery.
 import { readFileSync } from 'node:fs';
 import { http, HttpResponse } from 'msw';
-import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { interceptHttp } from './msw.ts';
 import {
   CLOUD_JOB_STATES,
   CloudClient,
   ExecutionError,
+  InternalServerError,
   InvalidArgumentError,
   JobCancelledError,
   MissingCredentialsError,
@@ -23,15 +24,7 @@ const fx = JSON.parse(readFileSync(new URL('../fixtures/local-server-jobs.json',
 const CLOUD = 'https://cloud.test';
 const LOCAL = 'http://127.0.0.1:8188';
 const KEY = 'ck_live_SECRET_0123456789';
-const server = setupServer();
-const seen: Request[] = [];
-server.events.on('request:start', ({ request }) => void seen.push(request.clone()));
-beforeAll(() => server.listen({ onUnhandledFrame: 'error' }));
-afterEach(() => {
-  server.resetHandlers();
-  seen.length = 0;
-});
-afterAll(() => server.close());
+const { server, seen } = interceptHttp();
 
 const cloud = (o: Partial<ConstructorParameters<typeof CloudClient>[0]> = {}) => new CloudClient({ baseUrl: CLOUD, apiKey: KEY, retry: { limit: 1, backoffLimit: 5 }, ...o });
 const local = (o: Partial<ConstructorParameters<typeof CloudClient>[0]> = {}) => new CloudClient({ baseUrl: LOCAL, retry: { limit: 1, backoffLimit: 5 }, ...o });
@@ -146,6 +139,14 @@ describe('getJob', () => {
     expect(paths().filter((p) => p.startsWith('GET /api/jobs/'))).toHaveLength(1);
   });
 
+  it('a failing /history on a server without the jobs API is that failure, never a NotFoundError', async () => {
+    server.use(
+      http.get(`${LOCAL}/api/jobs/:id`, text404),
+      http.get(`${LOCAL}/api/history/:id`, () => HttpResponse.json({ error: 'busy' }, { status: 503 })),
+    );
+    await expect(local({ retry: false }).getJobStatus('p1')).rejects.toBeInstanceOf(InternalServerError);
+  });
+
   it('reads an interrupted job from the history as cancelled, with no execution_error', async () => {
     const h = fx.historyInterrupted!.body;
     const id = Object.keys(h)[0]!;
@@ -205,6 +206,14 @@ describe('listJobs', () => {
     const page = await local().listJobs({ limit: 2, offset: 0 });
     expect(page.jobs).toHaveLength(2);
     expect(page.pagination.has_more).toBe(true);
+  });
+
+  it('reads a local list asked for without a limit (limit: null)', async () => {
+    server.use(http.get(`${LOCAL}/api/jobs`, () => HttpResponse.json({ jobs: jobs.slice(0, 2), pagination: { offset: 0, limit: null, total: 2, has_more: false } })));
+    const all: string[] = [];
+    for await (const j of local().listJobs()) all.push(j.id);
+    expect(all).toEqual(['j0', 'j1']);
+    expect((await local().listJobs()).pagination.limit).toBeNull();
   });
 
   it('stops when a server repeats an offset', async () => {
@@ -283,6 +292,16 @@ describe('stopping a job', () => {
     expect(seen.every((r) => r.headers.get('x-api-key') === null)).toBe(true);
   });
 
+  it('on a local server still interrupts when the delete fails, then reports the failure', async () => {
+    const interrupts: string[] = [];
+    server.use(
+      http.post(`${LOCAL}/api/queue`, () => HttpResponse.json({ error: 'boom' }, { status: 500 })),
+      http.post(`${LOCAL}/api/interrupt`, async ({ request }) => (interrupts.push(await request.text()), new HttpResponse('', { status: 200 }))),
+    );
+    await expect(local({ retry: false }).stopJob('p1')).rejects.toBeInstanceOf(InternalServerError);
+    expect(interrupts).toEqual(['{"prompt_id":"p1"}']);
+  });
+
   it('interrupt() sends no body on the cloud, and { prompt_id } when asked', async () => {
     const posted = capture(CLOUD);
     await cloud().interrupt();
@@ -305,6 +324,29 @@ describe('the API key rule', () => {
     expect(() => new CloudClient({ baseUrl: LOCAL, server: 'remote' as never })).toThrow(InvalidArgumentError);
   });
 
+  it('a key in the environment neither makes a given loopback server the cloud nor is sent to it', async () => {
+    const saved = { key: process.env.PLATFORMUI_API_KEY, url: process.env.PLATFORMUI_CLOUD_URL };
+    process.env.PLATFORMUI_API_KEY = 'env_SECRET_key';
+    try {
+      server.use(http.get(`${LOCAL}/api/queue`, () => HttpResponse.json({ queue_running: [], queue_pending: [] })));
+      const c = local();
+      expect(c.server).toBe('local');
+      await c.getQueue();
+      expect(seen[0]!.headers.get('x-api-key')).toBeNull();
+      // The environment's key goes with the environment's URL, and with any cloud URL.
+      process.env.PLATFORMUI_CLOUD_URL = LOCAL;
+      expect(new CloudClient().server).toBe('cloud');
+      server.use(http.get(`${CLOUD}/api/queue`, () => HttpResponse.json({ queue_running: [], queue_pending: [] })));
+      await new CloudClient({ baseUrl: CLOUD }).getQueue();
+      expect(seen.at(-1)!.headers.get('x-api-key')).toBe('env_SECRET_key');
+    } finally {
+      for (const [k, v] of [['PLATFORMUI_API_KEY', saved.key], ['PLATFORMUI_CLOUD_URL', saved.url]] as const) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    }
+  });
+
   it('the cloud without a key fails before any request, naming the key', async () => {
     const err: any = await new CloudClient({ baseUrl: CLOUD }).getQueue().catch((e) => e);
     expect(err).toBeInstanceOf(MissingCredentialsError);
@@ -321,13 +363,23 @@ describe('the API key rule', () => {
     expect(seen.map((r) => r.headers.get('x-api-key'))).toEqual([null, 'k']);
   });
 
-  it('the socket of a local client carries no token', () => {
-    const c = local();
-    const s = c.connect({ WebSocket: class { constructor() { throw new Error('no network in this test'); } } as never, reconnect: { maxAttempts: 0 } });
+  it('the socket of a local client carries no token', async () => {
+    const urls: string[] = [];
+    class Capture {
+      constructor(url: string) {
+        urls.push(url);
+        throw new Error('no network in this test');
+      }
+    }
+    const s = local().connect({ WebSocket: Capture as never, reconnect: { maxAttempts: 0 } });
+    const s2 = cloud().connect({ WebSocket: Capture as never, reconnect: { maxAttempts: 0 } });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(urls).toHaveLength(2);
+    expect(new URL(urls[0]!).searchParams.has('token')).toBe(false);
     expect(s.url).not.toContain('token');
-    s.close();
-    const s2 = cloud().connect({ WebSocket: class { constructor() { throw new Error('no network in this test'); } } as never, reconnect: { maxAttempts: 0 } });
+    expect(new URL(urls[1]!).searchParams.get('token')).toBe(KEY);
     expect(s2.url).toContain('token=[REDACTED]');
+    s.close();
     s2.close();
   });
 });

@@ -1,8 +1,8 @@
 // Transport rules, exercised through RegistryClient against msw (no sockets).
 import { inspect } from 'node:util';
 import { http, HttpResponse, delay } from 'msw';
-import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { interceptHttp } from './msw.ts';
 import {
   APIConnectionError,
   APIError,
@@ -27,15 +27,7 @@ const BASE = 'https://registry.test';
 const TOKEN = 'tok_SECRET_1234567890';
 const page = (nodes: unknown[] = [], extra: Record<string, unknown> = {}) => ({ limit: 10, nodes, page: 1, total: nodes.length, totalPages: 1, ...extra });
 
-const server = setupServer();
-const seen: Request[] = [];
-server.events.on('request:start', ({ request }) => void seen.push(request.clone()));
-beforeAll(() => server.listen({ onUnhandledFrame: 'error' }));
-afterEach(() => {
-  server.resetHandlers();
-  seen.length = 0;
-});
-afterAll(() => server.close());
+const { server, seen } = interceptHttp();
 
 const fast = { limit: 2, backoffLimit: 5 };
 const client = (o: ConstructorParameters<typeof RegistryClient>[0] = {}) => new RegistryClient({ baseUrl: BASE, token: TOKEN, retry: fast, ...o });

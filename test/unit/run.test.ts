@@ -1,0 +1,126 @@
+// runJob over a stand-in socket and a scripted JobBackend: which ending wins, when the
+// job record is read for outputs, and that nothing is left behind.
+import { afterEach, describe, expect, it } from 'vitest';
+import { CloudSocket, ExecutionError, ResponseValidationError, type JobBackend, type JobRecord, type JobStatusResult } from '../../src/index.ts';
+import { runJob } from '../../src/cloud/run.ts';
+
+class FakeSocket {
+  static last: FakeSocket | undefined;
+  binaryType = 'blob';
+  readyState = 0;
+  onopen: (() => void) | null = null;
+  onmessage: ((ev: { data: unknown }) => void) | null = null;
+  onclose: ((ev: { code: number }) => void) | null = null;
+  onerror: (() => void) | null = null;
+  constructor() {
+    FakeSocket.last = this;
+    queueMicrotask(() => {
+      this.readyState = 1;
+      this.onopen?.();
+    });
+  }
+  send(): void {}
+  close(): void {
+    this.readyState = 3;
+  }
+  push(data: unknown): void {
+    this.onmessage?.({ data: JSON.stringify(data) });
+  }
+}
+
+const file = (name: string) => ({ images: [{ filename: name, subfolder: '', type: 'output' }] });
+const sockets: CloudSocket[] = [];
+afterEach(() => sockets.splice(0).forEach((s) => s.close()));
+
+async function openSocket() {
+  const socket = new CloudSocket({ baseUrl: 'https://cloud.test', credential: async () => 'k', hasCredential: true }, { WebSocket: FakeSocket as never });
+  sockets.push(socket);
+  await socket.ready();
+  return { socket, ws: FakeSocket.last! };
+}
+
+/** A backend whose status and record answers the test scripts; it logs every call. */
+function backend(script: { status: () => Partial<JobStatusResult>; record?: () => Partial<JobRecord> }) {
+  const calls: string[] = [];
+  const jobs: JobBackend = {
+    submit: async () => (calls.push('submit'), { prompt_id: 'p1' }),
+    getJobStatus: async () => (calls.push('status'), { phase: 'running', status: 'executing', ...script.status() } as JobStatusResult),
+    getJob: async () => (calls.push('record'), { id: 'p1', status: 'completed', phase: 'completed', ...script.record?.() } as JobRecord),
+    stopJob: async () => void calls.push('stop'),
+  };
+  return { jobs, calls };
+}
+
+describe('runJob endings', () => {
+  it('an ending found by a status poll reads the record, even when the socket heard some outputs', async () => {
+    const { socket, ws } = await openSocket();
+    let done = false;
+    const { jobs, calls } = backend({ status: () => (done ? { status: 'success', phase: 'completed' } : {}), record: () => ({ outputs: { a: file('a.png'), b: file('b.png') } }) });
+    const before = socket.listenerCount;
+    const run = runJob(jobs, socket, { '1': { inputs: {} } }, { pollInterval: 5 });
+    await new Promise((r) => setTimeout(r, 10));
+    ws.push({ type: 'executed', data: { prompt_id: 'p1', node: 'a', output: file('a.png') } });
+    done = true; // the job ended; the socket has not said so (nor sent node b) yet
+    const result = await run;
+    expect(result.files.map((f) => f.filename)).toEqual(['a.png', 'b.png']);
+    expect(calls).toContain('record');
+    expect(socket.listenerCount).toBe(before);
+  });
+
+  it('trusts the socket when it heard the whole job and said it ended', async () => {
+    const { socket, ws } = await openSocket();
+    const { jobs, calls } = backend({ status: () => ({}) });
+    const run = runJob(jobs, socket, { '1': { inputs: {} } }, { pollInterval: 1000 });
+    await new Promise((r) => setTimeout(r, 5));
+    ws.push({ type: 'execution_cached', data: { prompt_id: 'p1', nodes: [] } });
+    ws.push({ type: 'executed', data: { prompt_id: 'p1', node: 'a', output: file('a.png') } });
+    ws.push({ type: 'execution_success', data: { prompt_id: 'p1' } });
+    expect((await run).files.map((f) => f.filename)).toEqual(['a.png']);
+    expect(calls).toEqual(['submit']);
+  });
+
+  it('reads the record when the socket dropped before the job ended', async () => {
+    const { socket, ws } = await openSocket();
+    const { jobs, calls } = backend({ status: () => ({}), record: () => ({ outputs: { a: file('a.png'), b: file('b.png') } }) });
+    const run = runJob(jobs, socket, { '1': { inputs: {} } }, { pollInterval: 1000 });
+    await new Promise((r) => setTimeout(r, 5));
+    ws.push({ type: 'executed', data: { prompt_id: 'p1', node: 'a', output: file('a.png') } });
+    ws.readyState = 3;
+    ws.onclose?.({ code: 1006 });
+    await socket.ready();
+    FakeSocket.last!.push({ type: 'execution_success', data: { prompt_id: 'p1' } });
+    expect((await run).files).toHaveLength(2);
+    expect(calls).toContain('record');
+  });
+
+  it('ends on an off-spec status answer instead of polling forever', async () => {
+    const { socket } = await openSocket();
+    const bad = new ResponseValidationError('GET', 'https://cloud.test/api/job/p1/status', [], {});
+    const jobs: JobBackend = {
+      submit: async () => ({ prompt_id: 'p1' }),
+      getJobStatus: async () => {
+        throw bad;
+      },
+      getJob: async () => ({}) as JobRecord,
+      stopJob: async () => undefined,
+    };
+    await expect(runJob(jobs, socket, { '1': { inputs: {} } }, { pollInterval: 2 })).rejects.toBe(bad);
+  });
+
+  it('a failed status rejects with the record error, and a huge pollInterval does not poll in a loop', async () => {
+    const { socket } = await openSocket();
+    let polls = 0;
+    const { jobs } = backend({
+      status: () => (polls++, { status: 'lost', phase: 'failed', error_message: 'worker lost' }),
+      record: () => ({ status: 'failed', phase: 'failed' }),
+    });
+    const run = runJob(jobs, socket, { '1': { inputs: {} } }, { pollInterval: 2_000_000_000 });
+    await new Promise((r) => setTimeout(r, 50));
+    // The socket is open: the confirming poll waits its (clamped) interval instead of firing every millisecond.
+    expect(polls).toBe(0);
+    socket.close();
+    const err = await run.catch((e) => e);
+    expect(err).toBeInstanceOf(ExecutionError);
+    expect(err.exception_message).toBe('worker lost');
+  });
+});
