@@ -70,7 +70,8 @@ export {
   type MessageOf,
   type UnknownMessage,
 } from './cloud/messages.ts';
-export { APIPromise, PagePromise, type ItemOf, type WithResponse } from './transport/promise.ts';
+export { APIPromise, type WithResponse } from './transport/promise.ts';
+export { PagePromise, type ItemOf } from './transport/pages.ts';
 export type { ClientOptions, Credential, Hooks, RequestOptions, RetryOptions } from './transport/options.ts';
 export { redactUrl } from './transport/redact.ts';
 export * from './schemas/registry.ts';

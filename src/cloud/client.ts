@@ -23,7 +23,8 @@ import {
   Workflow,
 } from '../schemas/cloud.ts';
 import { checkTimeout, fromEnv, type ClientOptions, type Credential, type RequestOptions } from '../transport/options.ts';
-import { APIPromise, PagePromise, type WithResponse } from '../transport/promise.ts';
+import { PagePromise } from '../transport/pages.ts';
+import { APIPromise, type WithResponse } from '../transport/promise.ts';
 import { redactUrl, scrub } from '../transport/redact.ts';
 import { Transport, path, type RequestBody } from '../transport/transport.ts';
 import { JobPage, jobPhase, recordFromHistory, toJobRecord, toQueueState, type JobBackend, type JobRecord, type JobStatusResult, type QueueState } from './jobs.ts';

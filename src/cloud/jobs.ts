@@ -5,9 +5,10 @@
  *
  * @module
  */
-import { APIUserAbortError, ExecutionError, InvalidArgumentError, JobCancelledError } from '../errors.ts';
+import { ExecutionError, InvalidArgumentError, JobCancelledError } from '../errors.ts';
 import type { FileRef, History, JobExecutionError, JobList, JobRecordBody, JobStatus, JobSummary, NodeOutputs, Queue, Workflow } from '../schemas/cloud.ts';
 import type { RequestOptions } from '../transport/options.ts';
+import { walkPages } from '../transport/pages.ts';
 import type { WithResponse } from '../transport/promise.ts';
 
 /**
@@ -250,14 +251,6 @@ export class JobPage implements AsyncIterable<JobSummary> {
 
   /** Every job from this page on; stops when a server repeats an offset instead of advancing. */
   async *[Symbol.asyncIterator](): AsyncIterator<JobSummary> {
-    let current: JobPage = this;
-    for (;;) {
-      yield* current.jobs;
-      if (!current.hasNextPage()) return;
-      if (this.#signal?.aborted) throw new APIUserAbortError();
-      const next: JobPage = await current.getNextPage();
-      if (next.pagination.offset <= current.pagination.offset) return;
-      current = next;
-    }
+    yield* walkPages<JobSummary, JobPage>(this, (p) => p.jobs, (p) => p.pagination.offset, this.#signal);
   }
 }

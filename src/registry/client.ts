@@ -15,7 +15,8 @@ import {
   type Publisher,
 } from '../schemas/registry.ts';
 import { type ClientOptions, type Credential, type RequestOptions } from '../transport/options.ts';
-import { APIPromise, PagePromise } from '../transport/promise.ts';
+import { PagePromise } from '../transport/pages.ts';
+import { APIPromise } from '../transport/promise.ts';
 import { BEARER_SERVICE, Transport, path, type Query } from '../transport/transport.ts';
 import { Page, type PageBody } from './pagination.ts';
 

@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { APIUserAbortError, InvalidArgumentError } from '../errors.ts';
+import { InvalidArgumentError } from '../errors.ts';
+import { walkPages } from '../transport/pages.ts';
 import type { WithResponse } from '../transport/promise.ts';
 
 /** Fetches the page with the given number. */
@@ -72,23 +73,6 @@ export class Page<T> implements AsyncIterable<T> {
    * `page` would otherwise loop forever).
    */
   async *[Symbol.asyncIterator](): AsyncIterator<T> {
-    let current: Page<T> = this;
-    const seen = new Set<string>();
-    for (;;) {
-      yield* current.nodes;
-      if (!current.hasNextPage()) return;
-      if (this.#signal?.aborted) throw new APIUserAbortError();
-      seen.add(fingerprint(current));
-      const next: Page<T> = await current.getNextPage();
-      if (next.page <= current.page || seen.has(fingerprint(next))) return;
-      current = next;
-    }
+    yield* walkPages<T, Page<T>>(this, (p) => p.nodes, (p) => p.page, this.#signal);
   }
-}
-
-// Identifies a page's content, so a server repeating page 1 for every `page` is caught.
-function fingerprint(p: Page<unknown>): string {
-  const first = p.nodes[0] as { id?: unknown } | undefined;
-  const last = p.nodes[p.nodes.length - 1] as { id?: unknown } | undefined;
-  return `${p.nodes.length}:${String(first?.id)}:${String(last?.id)}`;
 }

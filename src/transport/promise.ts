@@ -68,28 +68,3 @@ export class APIPromise<T> extends Promise<T> {
   }
 }
 
-/** The item type of an async-iterable page. */
-export type ItemOf<P> = P extends AsyncIterable<infer T> ? T : never;
-
-/**
- * The result of a paginated method: awaitable as the first page (with
- * `withResponse()`), async-iterable over every item of every page, later
- * pages fetched only as the loop asks for them.
- *
- * @example
- * ```ts
- * const page = await registry.searchNodes({ search: 'upscale' }); // one page
- * for await (const node of registry.searchNodes({ supported_os: 'MacOS' })) console.log(node.id); // all
- * for await (const job of cloud.listJobs({ status: 'failed' })) console.log(job.id);
- * ```
- */
-export class PagePromise<P extends AsyncIterable<unknown>> extends APIPromise<P> implements AsyncIterable<ItemOf<P>> {
-  /** `load` checks the arguments and fetches the first page; a throw there rejects the promise. */
-  constructor(load: () => Promise<WithResponse<P>>) {
-    super((async () => load())());
-  }
-
-  async *[Symbol.asyncIterator](): AsyncIterator<ItemOf<P>> {
-    yield* (await this) as AsyncIterable<ItemOf<P>>;
-  }
-}
