@@ -8,15 +8,12 @@
 // late outputs for `success`); 20 intervals for the open-socket `lost` case.
 // Needs a build (dist/). Erasable TS only: run by `node --experimental-strip-types`.
 import { fileURLToPath } from 'node:url';
+import { median } from './registry.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const POLL_MS = 100;
 const RUNS = 5;
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
-}
 
 export async function run(): Promise<{ name: string; lines: string[]; ok: boolean }> {
   const name = 'run() ends within a poll interval of any terminal state (socket refused)';

@@ -24,7 +24,7 @@ export async function startEmulatorProcess(): Promise<{ url: string; stop: () =>
   return { url, stop: () => child.kill() };
 }
 
-function median(xs: number[]): number {
+export function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)]!;
 }

@@ -3,40 +3,20 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { CloudSocket, ExecutionError, ResponseValidationError, type JobBackend, type JobRecord, type JobStatusResult } from '../../src/index.ts';
 import { runJob } from '../../src/cloud/run.ts';
-
-class FakeSocket {
-  static last: FakeSocket | undefined;
-  binaryType = 'blob';
-  readyState = 0;
-  onopen: (() => void) | null = null;
-  onmessage: ((ev: { data: unknown }) => void) | null = null;
-  onclose: ((ev: { code: number }) => void) | null = null;
-  onerror: (() => void) | null = null;
-  constructor() {
-    FakeSocket.last = this;
-    queueMicrotask(() => {
-      this.readyState = 1;
-      this.onopen?.();
-    });
-  }
-  send(): void {}
-  close(): void {
-    this.readyState = 3;
-  }
-  push(data: unknown): void {
-    this.onmessage?.({ data: JSON.stringify(data) });
-  }
-}
+import { FakeSocket } from './fake-socket.ts';
 
 const file = (name: string) => ({ images: [{ filename: name, subfolder: '', type: 'output' }] });
 const sockets: CloudSocket[] = [];
-afterEach(() => sockets.splice(0).forEach((s) => s.close()));
+afterEach(() => {
+  sockets.splice(0).forEach((s) => s.close());
+  FakeSocket.all = [];
+});
 
 async function openSocket() {
   const socket = new CloudSocket({ baseUrl: 'https://cloud.test', credential: async () => 'k', hasCredential: true }, { WebSocket: FakeSocket as never });
   sockets.push(socket);
   await socket.ready();
-  return { socket, ws: FakeSocket.last! };
+  return { socket, ws: FakeSocket.all.at(-1)! };
 }
 
 /** A backend whose status and record answers the test scripts; it logs every call. */
@@ -85,10 +65,9 @@ describe('runJob endings', () => {
     const run = runJob(jobs, socket, { '1': { inputs: {} } }, { pollInterval: 1000 });
     await new Promise((r) => setTimeout(r, 5));
     ws.push({ type: 'executed', data: { prompt_id: 'p1', node: 'a', output: file('a.png') } });
-    ws.readyState = 3;
-    ws.onclose?.({ code: 1006 });
+    ws.drop();
     await socket.ready();
-    FakeSocket.last!.push({ type: 'execution_success', data: { prompt_id: 'p1' } });
+    FakeSocket.all.at(-1)!.push({ type: 'execution_success', data: { prompt_id: 'p1' } });
     expect((await run).files).toHaveLength(2);
     expect(calls).toContain('record');
   });

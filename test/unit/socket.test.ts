@@ -1,39 +1,7 @@
 // CloudSocket logic with a stand-in WebSocket: routing, holding, malformed data, lifecycle.
 import { afterEach, describe, expect, it } from 'vitest';
 import { APIUserAbortError, AuthenticationError, CloudClient, InvalidArgumentError, encodeFrame, type CloudSocket, type SocketEvent } from '../../src/index.ts';
-
-class FakeSocket {
-  static all: FakeSocket[] = [];
-  binaryType = 'blob';
-  readyState = 0;
-  sent: string[] = [];
-  url: string;
-  onopen: (() => void) | null = null;
-  onmessage: ((ev: { data: unknown }) => void) | null = null;
-  onclose: ((ev: { code: number }) => void) | null = null;
-  onerror: (() => void) | null = null;
-  constructor(url: string) {
-    this.url = url;
-    FakeSocket.all.push(this);
-    queueMicrotask(() => {
-      this.readyState = 1;
-      this.onopen?.();
-    });
-  }
-  send(data: string): void {
-    this.sent.push(data);
-  }
-  close(): void {
-    this.readyState = 3;
-  }
-  push(data: unknown): void {
-    this.onmessage?.({ data: typeof data === 'string' || data instanceof ArrayBuffer ? data : JSON.stringify(data) });
-  }
-  drop(code = 1006): void {
-    this.readyState = 3;
-    this.onclose?.({ code });
-  }
-}
+import { FakeSocket } from './fake-socket.ts';
 
 const KEY = 'sk_socket_SECRET_123';
 let cloud: CloudClient;
