@@ -26,7 +26,7 @@ const chain = (blurs: number, prefix: string) => {
 
 try {
   const result = await local.run(chain(2, 'local'), { timeout: 60_000 });
-  console.log(`Job ${result.prompt_id}: ${result.files.map((f) => f.filename).join(', ')}`);
+  console.log(`Job ${result.promptId}: ${result.files.map((f) => f.filename).join(', ')}`);
   const bytes = (await (await local.download(result.files[0]!)).arrayBuffer()).byteLength; // /view answers 200 here
   console.log(`Downloaded ${bytes} bytes`);
 

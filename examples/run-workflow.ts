@@ -42,7 +42,7 @@ try {
     },
   );
   process.stdout.write('\n');
-  console.log(`Job ${result.prompt_id} completed: ${result.files.length} file(s), ${previews} preview(s)`);
+  console.log(`Job ${result.promptId} completed: ${result.files.length} file(s), ${previews} preview(s)`);
   for (const file of result.files) {
     const bytes = await cloud.downloadToFile(file, join(outDir, file.filename));
     console.log(`  saved ${file.filename} (${bytes} bytes)`);

@@ -28,7 +28,7 @@ import { APIPromise, type WithResponse } from '../transport/promise.ts';
 import { redactUrl, scrub } from '../transport/redact.ts';
 import { Transport, path, type RequestBody } from '../transport/transport.ts';
 import { JobPage, jobPhase, recordFromHistory, toJobRecord, toQueueState, type JobBackend, type JobRecord, type JobStatusResult, type QueueState } from './jobs.ts';
-import { runJob, waitForJob, type JobResult, type RunOptions, type WaitForJobOptions } from './run.ts';
+import { followJob, runJob, waitForJob, type FollowOptions, type JobResult, type RunOptions, type WaitForJobOptions } from './run.ts';
 import { CloudSocket, type CloudSocketOptions } from './socket.ts';
 
 /** A Node `Readable` (typed structurally so browser users need no Node types). */
@@ -467,9 +467,33 @@ export class CloudClient implements JobBackend {
    *   timeout: 120_000,
    * });
    * for (const file of result.files) await cloud.downloadToFile(file, file.filename);
+   * // onSubmitted: the id as soon as the job exists (to record it, or follow() it later).
    * ```
    */
   async run(workflow: Workflow, options: RunOptions = {}): Promise<JobResult> {
+    return this.#withSocket(options, (socket) => runJob(this, socket, workflow, options));
+  }
+
+  /**
+   * Follows a job that already exists (submitted earlier, by this process or
+   * another) to its end: the same events, polling and result as {@link run}.
+   * Aborting stops following; the job keeps running unless `stopOnAbort: true`.
+   *
+   * @example
+   * ```ts
+   * const { prompt_id } = await cloud.submit(workflow);
+   * saveSomewhere(prompt_id);
+   * // …later, maybe in another process:
+   * const result = await cloud.follow(prompt_id, { onProgress: ({ value, max }) => console.log(value, max) });
+   * ```
+   */
+  async follow(promptId: string, options: FollowOptions = {}): Promise<JobResult> {
+    const id = checkId(promptId, 'promptId');
+    return this.#withSocket(options, (socket) => followJob(this, socket, id, options));
+  }
+
+  /** Runs `task` on the shared socket, checking the timing options first; a socket opened only for runs closes after the last. */
+  async #withSocket(options: FollowOptions, task: (socket: CloudSocket) => Promise<JobResult>): Promise<JobResult> {
     checkTimeout(options.timeout, 'timeout');
     checkTimeout(options.pollInterval, 'pollInterval');
     // A socket that run() opened by itself closes after the last run, so a script
@@ -478,7 +502,7 @@ export class CloudClient implements JobBackend {
     const socket = this.#openSocket();
     this.#runs++;
     try {
-      return await runJob(this, socket, workflow, options);
+      return await task(socket);
     } finally {
       if (--this.#runs === 0 && this.#closeWhenIdle) this.close();
     }

@@ -17,18 +17,24 @@ import { isImageFrame, type ImageFrame } from './frames.ts';
 import { filesOf, isFinalPhase, jobEndError, toJobRecord, type JobBackend, type JobRecord, type JobStatusResult } from './jobs.ts';
 import type { BinaryEvent, CloudSocket, SocketEvent } from './socket.ts';
 
-/** Options of `CloudClient.run`. */
-export interface RunOptions extends Pick<SubmitOptions, 'partnerApiKey' | 'extraData'> {
+/** Options of `CloudClient.follow`: how to follow a job to its end. */
+export interface FollowOptions {
   /** Every event of this job, JSON and binary. */
   onEvent?: (event: SocketEvent) => void;
   /** Sampling progress of this job. */
   onProgress?: (progress: { value: number; max: number; node: string | undefined }) => void;
   /** Preview images of this job (binary frames of types 1 and 4). */
   onPreview?: (frame: ImageFrame) => void;
-  /** Aborting stops this job on the server (see `CloudClient.stopJob`), never the account's other jobs. */
+  /** Ends the wait with `APIUserAbortError`; with `stopOnAbort`, also stops the job on the server (never another). */
   signal?: AbortSignal;
-  /** Silence deadline (ms): rejects with `APITimeoutError` and stops the job when it sends nothing for this long. */
+  /** Silence deadline (ms): rejects with `APITimeoutError` when the job sends nothing for this long (and stops it, with `stopOnAbort`). */
   timeout?: number;
+  /**
+   * Whether giving up on the job (abort, silence deadline, a callback that
+   * throws) also stops it on the server (`CloudClient.stopJob`). `run()`:
+   * true (the job is yours and nobody else follows it); `follow()`: false by default.
+   */
+  stopOnAbort?: boolean;
   /**
    * Polling interval (ms), default 1000. While the socket is down the status
    * is polled at this interval, so an ending is found within one interval;
@@ -40,9 +46,16 @@ export interface RunOptions extends Pick<SubmitOptions, 'partnerApiKey' | 'extra
   headers?: Record<string, string>;
 }
 
+/** Options of `CloudClient.run`: how to submit, then how to follow. */
+export interface RunOptions extends FollowOptions, Pick<SubmitOptions, 'partnerApiKey' | 'extraData'> {
+  /** Called with the job's id as soon as the submission is accepted, before the job ends (e.g. to record it). */
+  onSubmitted?: (promptId: string) => void;
+}
+
 /** What a completed job produced. */
 export interface JobResult {
-  prompt_id: string;
+  /** The job's id (`prompt_id` on the wire). */
+  promptId: string;
   status: 'completed';
   /** Outputs by node id: from `executed` events, completed from the job record when the socket did not carry them all. */
   outputs: Record<string, NodeOutputs>;
@@ -58,7 +71,6 @@ export interface WaitForJobOptions extends RequestOptions {
   pollInterval?: number;
 }
 
-const CONNECT_GRACE_MS = 3000;
 /** Reads of a completed job's record while its outputs are not persisted yet: 250 ms doubling to 2 s, about 6 s in all. */
 const OUTPUT_READS = 6;
 const OUTPUT_FIRST_DELAY_MS = 250;
@@ -116,6 +128,15 @@ async function settleEnded(jobs: JobBackend, promptId: string, s: JobStatusResul
   throw jobEndError(promptId, 'failed', { status: s, record });
 }
 
+/**
+ * Stops a job nobody follows any more, without waiting. `delete` and
+ * `interrupt { prompt_id }` are idempotent, so these POSTs may be repeated:
+ * the job must not run on unpaid-for.
+ */
+function stopInBackground(jobs: JobBackend, promptId: string, headers: Record<string, string> | undefined): void {
+  void Promise.resolve(jobs.stopJob(promptId, { ...(headers ? { headers } : {}), retry: { limit: 3, allowPost: true } })).catch(() => undefined);
+}
+
 /** Polls a job until it ends. See `CloudClient.waitForJob`. */
 export async function waitForJob(jobs: JobBackend, promptId: string, options: WaitForJobOptions = {}): Promise<JobRecord> {
   checkTimeout(options.pollInterval, 'pollInterval');
@@ -127,24 +148,21 @@ export async function waitForJob(jobs: JobBackend, promptId: string, options: Wa
   }
 }
 
-/** Submits `workflow` and follows it to the end. See `CloudClient.run`. */
+/**
+ * Submits `workflow` and follows it to the end. See `CloudClient.run`. The
+ * submission never waits for the socket: events that beat its response are
+ * held by the socket and replayed when the job is followed.
+ */
 export async function runJob(jobs: JobBackend, socket: CloudSocket, workflow: Workflow, opts: RunOptions = {}): Promise<JobResult> {
-  const { signal } = opts;
-  if (signal?.aborted) throw new APIUserAbortError();
-  // The socket should be open before the submission so no early event is missed,
-  // but a job must not depend on it: after a grace period it runs on polling alone.
-  const grace = AbortSignal.timeout(CONNECT_GRACE_MS);
-  await socket.ready(signal ? AbortSignal.any([signal, grace]) : grace).catch(() => undefined);
-  if (signal?.aborted) throw new APIUserAbortError();
-  // Not given the signal: an aborted submission may still have created a job we could then not cancel.
-  const headers = opts.headers ? { headers: opts.headers } : {};
+  if (opts.signal?.aborted) throw new APIUserAbortError();
   // Whether the socket hears the whole job: open before the submission and never dropped since.
-  let heardAll = socket.state === 'open';
-  const offDrop = socket.on('reconnecting', () => void (heardAll = false));
-  let prompt_id: string;
+  const heard = { all: socket.state === 'open' };
+  const offDrop = socket.on('reconnecting', () => void (heard.all = false));
+  let promptId: string;
   try {
-    ({ prompt_id } = await jobs.submit(workflow, {
-      ...headers,
+    // Not given the signal: an aborted submission may still have created a job we could then not stop.
+    ({ prompt_id: promptId } = await jobs.submit(workflow, {
+      ...(opts.headers ? { headers: opts.headers } : {}),
       ...(opts.partnerApiKey !== undefined ? { partnerApiKey: opts.partnerApiKey } : {}),
       ...(opts.extraData ? { extraData: opts.extraData } : {}),
       clientId: socket.clientId,
@@ -153,8 +171,38 @@ export async function runJob(jobs: JobBackend, socket: CloudSocket, workflow: Wo
     offDrop();
     throw err;
   }
+  const follow = { stopOnAbort: true, ...opts };
+  if (opts.onSubmitted) {
+    try {
+      opts.onSubmitted(promptId);
+    } catch (err) {
+      offDrop();
+      // Nobody will follow the job this callback was meant to record.
+      if (follow.stopOnAbort) stopInBackground(jobs, promptId, opts.headers);
+      throw err;
+    }
+  }
+  return followJob(jobs, socket, promptId, follow, { heard, offDrop });
+}
+
+/**
+ * Follows an existing job to its end over the shared socket, polling while
+ * it is down. See `CloudClient.follow`. `from` is what `runJob` knows of the
+ * socket since the submission; a job followed later was not heard whole.
+ */
+export function followJob(
+  jobs: JobBackend,
+  socket: CloudSocket,
+  promptId: string,
+  opts: RunOptions = {},
+  from: { heard: { all: boolean }; offDrop: () => void } = { heard: { all: false }, offDrop: () => undefined },
+): Promise<JobResult> {
+  const prompt_id = promptId;
+  const { signal } = opts;
+  const headers = opts.headers ? { headers: opts.headers } : {};
   const requestOptions: RequestOptions = { ...headers, ...(signal ? { signal } : {}) };
   const interval = opts.pollInterval ?? 1000;
+  const { heard, offDrop } = from;
 
   return new Promise<JobResult>((resolve, reject) => {
     const outputs: Record<string, NodeOutputs> = {};
@@ -184,16 +232,17 @@ export async function runJob(jobs: JobBackend, socket: CloudSocket, workflow: Wo
     // all of it; an ending found by a status poll may come before the last `executed` arrives.
     const complete = (fromStatus?: JobStatusResult) =>
       finish(async () => {
-        const socketHeardAll = fromStatus === undefined && heardAll && cachedUnheard.size === 0 && filesOf(outputs).length > 0;
+        const socketHeardAll = fromStatus === undefined && heard.all && cachedUnheard.size === 0 && filesOf(outputs).length > 0;
         let record = hasOutputs(fromStatus) ? asRecord(fromStatus, prompt_id) : undefined;
         if (!record && !socketHeardAll) record = await readCompletedRecord(jobs, prompt_id, requestOptions);
         // The record is the server's own account: it wins for every node it lists.
         if (record?.outputs) Object.assign(outputs, record.outputs);
-        resolve({ prompt_id, status: 'completed', outputs, files: filesOf(outputs), ...(record ? { record } : {}) });
+        resolve({ promptId, status: 'completed', outputs, files: filesOf(outputs), ...(record ? { record } : {}) });
       });
     const fail = (err: Error) => finish(() => reject(err));
-    // `delete` and `interrupt { prompt_id }` are idempotent, so these POSTs may be repeated; the job must not run on unpaid-for.
-    const stopOnServer = () => void Promise.resolve(jobs.stopJob(prompt_id, { ...headers, retry: { limit: 3, allowPost: true } })).catch(() => undefined);
+    const stopOnServer = () => {
+      if (opts.stopOnAbort) stopInBackground(jobs, prompt_id, opts.headers);
+    };
     // A callback that throws ends the run with its error (and stops the job
     // nobody follows any more) instead of escaping into the socket.
     const guard = (f: () => void): boolean => {
@@ -237,7 +286,7 @@ export async function runJob(jobs: JobBackend, socket: CloudSocket, workflow: Wo
 
     // While the socket is down, polling is the only feed.
     const pollWhileDown = async () => {
-      heardAll = false;
+      heard.all = false;
       if (polling) return;
       polling = true;
       while (!settled && socket.state !== 'open') {
@@ -303,7 +352,7 @@ export async function runJob(jobs: JobBackend, socket: CloudSocket, workflow: Wo
     if (signal) {
       const onAbort = () => {
         stopOnServer();
-        fail(new APIUserAbortError('Run was aborted; its job was cancelled'));
+        fail(new APIUserAbortError(opts.stopOnAbort ? `Aborted; job ${prompt_id} was stopped` : `Aborted; stopped following job ${prompt_id} (it keeps running)`));
       };
       signal.addEventListener('abort', onAbort, { once: true });
       own(() => signal.removeEventListener('abort', onAbort));
@@ -313,6 +362,8 @@ export async function runJob(jobs: JobBackend, socket: CloudSocket, workflow: Wo
     // Last: replaying held events may end the job right here.
     own(socket.subscribe(prompt_id, onEvent));
     if (!settled && socket.state !== 'open') void pollWhileDown();
+    // A job followed after the fact (or submitted while the socket was down) may have ended already.
+    else if (!settled && !heard.all) void pollOnce();
   });
 }
 

@@ -103,9 +103,9 @@ const checks: Check[] = [
         );
         await Promise.all(shown);
         if (shown.length === 0) throw new Error('no preview frame arrived');
-        out.dataset.promptId = result.prompt_id;
+        out.dataset.promptId = result.promptId;
         out.dataset.files = result.files.map((f) => f.filename).join(',');
-        return `job ${result.prompt_id}: ${shown.length} preview(s), ${result.files.length} file(s)`;
+        return `job ${result.promptId}: ${shown.length} preview(s), ${result.files.length} file(s)`;
       } finally {
         cloud.close();
       }

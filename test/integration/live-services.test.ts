@@ -61,7 +61,7 @@ for (const personality of ['spec', 'cloud', 'local'] as PersonalityName[]) {
       const c = client();
       const result = await c.run(workflow(image, `${personality}_run`), { timeout: 10_000 });
       await expectFiles(c, result, `${personality}_run`);
-      const record = await c.waitForJob(result.prompt_id, { pollInterval: 20 });
+      const record = await c.waitForJob(result.promptId, { pollInterval: 20 });
       expect(record.phase).toBe('completed');
       expect(record.outputs).toEqual(result.outputs);
     });
@@ -99,9 +99,34 @@ for (const personality of ['spec', 'cloud', 'local'] as PersonalityName[]) {
       const ended: number[] = [];
       const result = await c.run(workflow(image, `${personality}_poll`), { pollInterval: 100, timeout: 10_000 }).finally(() => void ended.push(Date.now()));
       await expectFiles(c, result, `${personality}_poll`);
-      const lag = ended[0]! - job(result.prompt_id).ended!;
+      const lag = ended[0]! - job(result.promptId).ended!;
       // One poll interval, plus the output delay and read-back of the live cloud, plus scheduling slack.
       expect(lag).toBeLessThan(100 + emu.cloud.outputsDelayMs + 400);
+    });
+
+    it('follows a job submitted earlier, and one that has already ended, to their files', async () => {
+      emu.cloud.stepMs = 20;
+      const c = client();
+      const { prompt_id: running } = await c.submit(workflow(image, `${personality}_followed`));
+      const events: string[] = [];
+      const result = await c.follow(running, { pollInterval: 20, onEvent: (e) => void events.push(e.type) });
+      expect(result.promptId).toBe(running);
+      await expectFiles(c, result, `${personality}_followed`);
+      // Already over: the first poll finds it, and the record gives its files.
+      const again = await client().follow(running, { pollInterval: 20 });
+      expect(again.files).toEqual(result.files);
+    });
+
+    it('aborting follow() stops following but not the job', async () => {
+      emu.cloud.stepMs = 30;
+      const c = client();
+      const { prompt_id } = await c.submit(workflow(image, `${personality}_watched`));
+      const controller = new AbortController();
+      const following = c.follow(prompt_id, { signal: controller.signal, pollInterval: 20 });
+      await until(() => job(prompt_id).status === 'in_progress');
+      controller.abort();
+      await expect(following).rejects.toBeInstanceOf(APIUserAbortError);
+      expect((await c.waitForJob(prompt_id, { pollInterval: 20 })).phase).toBe('completed');
     });
 
     it('rejects a failed job with ExecutionError, from run() and waitForJob()', async () => {

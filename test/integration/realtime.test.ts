@@ -108,7 +108,7 @@ describe('CloudSocket', () => {
     expect(previews.length).toBeGreaterThan(0);
     expect(previews[0]!.mime).toBe('image/png');
     expect(previews[0]!.image[0]).toBe(0x89);
-    expect(result.prompt_id).toBeTruthy();
+    expect(result.promptId).toBeTruthy();
   });
 
   it('close() clears every listener and timer; 10,000 connect/close cycles leak nothing', async () => {
@@ -135,7 +135,7 @@ describe('run()', () => {
     const image = await input(c);
     const results = await Promise.all(Array.from({ length: 12 }, (_, i) => c.run(workflow(image, `job${i}`))));
     results.forEach((r, i) => expect(r.files.map((f) => f.filename).join()).toContain(`job${i}_`));
-    expect(new Set(results.map((r) => r.prompt_id)).size).toBe(12);
+    expect(new Set(results.map((r) => r.promptId)).size).toBe(12);
     const upgrades = emu.requests.filter((r) => r.path.startsWith('/ws'));
     expect(upgrades.length).toBeLessThanOrEqual(1);
   });
@@ -157,7 +157,7 @@ describe('run()', () => {
       expect(r.files).toHaveLength(1);
       expect(r.files[0]!.filename.startsWith(`drop${i}_`)).toBe(true);
     });
-    expect(new Set(results.map((r) => r.prompt_id)).size).toBe(200);
+    expect(new Set(results.map((r) => r.promptId)).size).toBe(200);
   }, 120_000);
 
   it('finds a completion that happened while the socket was down', async () => {

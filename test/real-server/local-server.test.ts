@@ -81,7 +81,7 @@ describe.skipIf(!url)('a real local server, with no API key', () => {
     expect(previews).toContain('executed');
     await expectPngFiles(c, result, prefix);
     // waitForJob and getJob read the same job back, outputs included.
-    const job = await c.waitForJob(result.prompt_id, { pollInterval: 100 });
+    const job = await c.waitForJob(result.promptId, { pollInterval: 100 });
     expect(job.phase).toBe('completed');
     expect(job.outputs).toEqual(result.outputs);
   });

@@ -356,6 +356,15 @@ describe('the API key rule', () => {
     expect(seen).toHaveLength(0);
   });
 
+  it('run() without a key fails at once, before any request or socket wait', async () => {
+    const c = new CloudClient({ baseUrl: CLOUD });
+    const started = Date.now();
+    await expect(c.run({ '1': { inputs: {} } })).rejects.toBeInstanceOf(MissingCredentialsError);
+    // It used to wait up to 3 s for a socket that could never open.
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(seen).toHaveLength(0);
+  });
+
   it('a local server gets no key header, and the given key when there is one', async () => {
     server.use(http.get(`http://192.168.1.20:8188/api/queue`, () => HttpResponse.json({ queue_running: [], queue_pending: [] })));
     await new CloudClient({ baseUrl: 'http://192.168.1.20:8188', server: 'local' }).getQueue();

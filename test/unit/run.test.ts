@@ -102,4 +102,45 @@ describe('runJob endings', () => {
     expect(err).toBeInstanceOf(ExecutionError);
     expect(err.exception_message).toBe('worker lost');
   });
+
+  it('submits at once, without waiting for a socket that does not open', async () => {
+    // Connects forever: never opens, never fails.
+    class NeverOpens {
+      binaryType = 'blob';
+      readyState = 0;
+      onopen = null;
+      onmessage = null;
+      onclose = null;
+      onerror = null;
+      send(): void {}
+      close(): void {
+        this.readyState = 3;
+      }
+    }
+    const socket = new CloudSocket({ baseUrl: 'https://cloud.test', credential: async () => 'k', hasCredential: true }, { WebSocket: NeverOpens as never });
+    sockets.push(socket);
+    const { jobs, calls } = backend({ status: () => ({ status: 'success', phase: 'completed', outputs: { a: file('a.png') } }) });
+    const submitted: string[] = [];
+    const result = await runJob(jobs, socket, { '1': { inputs: {} } }, { pollInterval: 5, onSubmitted: (id) => void submitted.push(id) });
+    expect(socket.state).not.toBe('open');
+    expect(submitted).toEqual(['p1']);
+    expect(calls.slice(0, 2)).toEqual(['submit', 'status']);
+    expect(result.files.map((f) => f.filename)).toEqual(['a.png']);
+  }, 1000);
+
+  it('a throwing onSubmitted rejects the run and stops the job', async () => {
+    const { socket } = await openSocket();
+    const { jobs, calls } = backend({ status: () => ({}) });
+    const boom = new Error('could not record the id');
+    await expect(
+      runJob(jobs, socket, { '1': { inputs: {} } }, {
+        onSubmitted: () => {
+          throw boom;
+        },
+      }),
+    ).rejects.toBe(boom);
+    await new Promise((r) => setTimeout(r, 5));
+    expect(calls).toEqual(['submit', 'stop']);
+    expect(socket.listenerCount).toBe(0);
+  });
 });
