@@ -18,35 +18,19 @@ import { cloudRoutes } from './cloud-routes.ts';
 import type { Personality, PersonalityName } from './personality.ts';
 import { attachCloudSocket, type CloudSocketServer } from './ws.ts';
 
-export { DEFAULT_TOKENS, EMULATOR_TOKEN, MAX_PAGE_SIZE, RegistryState, registryRoutes } from './registry.ts';
-export type { Node, NodeFilter, NodePage, NodeVersion, Publisher, PublisherMember, PublisherUser, StoredNode } from './registry.ts';
-export { Faults, HttpError, Router, sendEmpty, sendError, sendJson } from './http.ts';
-export type { FaultMatch, Handler, NextFaultOptions, RecordedRequest, RequestContext, Route, Status5xxFault } from './http.ts';
+// What a user of the emulator codes against: startEmulator, its options and handle, the
+// credentials and seed facts to write tests with, the personalities, and the types of
+// the state objects on the handle. The server plumbing (router, routes, wire helpers)
+// stays inside.
+export { DEFAULT_TOKENS, EMULATOR_TOKEN, MAX_PAGE_SIZE } from './registry.ts';
+export type { RegistryState } from './registry.ts';
+export type { Faults, FaultMatch, NextFaultOptions, RecordedRequest, Status5xxFault } from './http.ts';
 export { ACCELERATOR_VALUES, OS_VALUES, SEED_FACTS } from './seed.ts';
-export { ProxyState, proxyRoutes } from './proxy.ts';
-export type { ProxyStateOptions, ProxyTask, TaskStatus } from './proxy.ts';
-export { CloudState, DEFAULT_API_KEYS, EMULATOR_API_KEY, EXCEPTION_TYPES } from './cloud.ts';
-export { cloudRoutes } from './cloud-routes.ts';
+export type { ProxyState, ProxyStateOptions, ProxyTask, TaskStatus } from './proxy.ts';
+export { DEFAULT_API_KEYS, EMULATOR_API_KEY, EXCEPTION_TYPES } from './cloud.ts';
+export type { ApiKeyConfig, CloudEvent, CloudOptions, CloudState, FailSpec, Job, KeyMode, OutputRef, RawFailure, SocketDropOptions } from './cloud.ts';
 export { LOCAL_LANE, PERSONALITIES } from './personality.ts';
 export type { Personality, PersonalityName } from './personality.ts';
-export type {
-  ApiKeyConfig,
-  CloudEvent,
-  CloudOptions,
-  FailSpec,
-  Job,
-  JobMessage,
-  JobStatusValue,
-  KeyMode,
-  NodeDefinition,
-  NodeOutput,
-  OutputRef,
-  PromptErrorBody,
-  RawFailure,
-  SocketDropOptions,
-  SocketFaults,
-} from './cloud.ts';
-export { attachCloudSocket } from './ws.ts';
 export type { CloudSocketServer } from './ws.ts';
 
 /** Options of {@link startEmulator}. */

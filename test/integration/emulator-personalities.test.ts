@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { decodeFrame, type PreviewFrame } from '../../src/cloud/frames.ts';
-import { CloudState, DEFAULT_API_KEYS, EMULATOR_API_KEY, PERSONALITIES, startEmulator, type Emulator } from '../../src/emulator/index.ts';
+import { DEFAULT_API_KEYS, EMULATOR_API_KEY, PERSONALITIES, startEmulator, type Emulator } from '../../src/emulator/index.ts';
+import { CloudState } from '../../src/emulator/cloud.ts';
 
 const KEY = EMULATOR_API_KEY;
 const OTHER = 'other-key';

@@ -11,10 +11,9 @@ import {
   SEED_FACTS,
   startEmulator,
   type Emulator,
-  type Node,
-  type NodePage,
-  type Publisher,
 } from '../../src/emulator/index.ts';
+// The emulator's own wire types (not exported from the package).
+import type { Node, NodePage, Publisher } from '../../src/emulator/registry.ts';
 
 let emu: Emulator;
 
