@@ -125,8 +125,7 @@ const routeMissing = (err: unknown) => err instanceof NotFoundError && (err.body
  * ```
  */
 export class CloudClient implements JobBackend {
-  /** @internal The transport this client sends through. Not part of the stable API. */
-  readonly transport: Transport;
+  readonly #transport: Transport;
   /** `'cloud'` or `'local'`: the kind of server this client talks to, decided once from the options (see {@link CloudClientOptions.server}). */
   readonly server: 'cloud' | 'local';
   /** Whether `GET /api/job/{id}/status` exists here: unknown until a status call says (a local server has none). */
@@ -147,7 +146,7 @@ export class CloudClient implements JobBackend {
     const hasKey = options.apiKey !== undefined || (options.baseUrl === undefined && fromEnv('PLATFORMUI_API_KEY') !== undefined);
     const host = baseUrl && URL.canParse(baseUrl) ? new URL(baseUrl).hostname : '';
     this.server = server === 'local' || (server === 'auto' && !hasKey && isLoopback(host)) ? 'local' : 'cloud';
-    this.transport = new Transport({
+    this.#transport = new Transport({
       service: 'cloud',
       options,
       baseUrlEnv: 'PLATFORMUI_CLOUD_URL',
@@ -215,15 +214,15 @@ export class CloudClient implements JobBackend {
         checkArgs(SubmitOptionsSchema, options, 'options');
         const extra: Record<string, unknown> = { ...options.extraData };
         if (options.partnerApiKey !== undefined) {
-          extra.api_key_platform_org = options.partnerApiKey === true ? await this.transport.credential() : options.partnerApiKey;
-          this.transport.rememberSecret(extra.api_key_platform_org as string);
+          extra.api_key_platform_org = options.partnerApiKey === true ? await this.#transport.credential() : options.partnerApiKey;
+          this.#transport.rememberSecret(extra.api_key_platform_org as string);
         }
         const body: Record<string, unknown> = { prompt };
         if (Object.keys(extra).length) body.extra_data = extra;
         if (options.clientId) body.client_id = options.clientId;
         let r: WithResponse<SubmissionResponse>;
         try {
-          r = await this.transport.request<SubmissionResponse>({ method: 'POST', path: 'api/prompt', json: body, auth: true, schema: SubmissionResponse, options });
+          r = await this.#transport.request<SubmissionResponse>({ method: 'POST', path: 'api/prompt', json: body, auth: true, schema: SubmissionResponse, options });
         } catch (err) {
           // A rejected workflow (400 and kin) is a SubmissionError; credentials,
           // credits, subscription and server failures keep their own classes.
@@ -233,7 +232,7 @@ export class CloudClient implements JobBackend {
         }
         if (r.data?.error != null || typeof r.data?.prompt_id !== 'string') {
           // A 2xx body is not scrubbed by the transport; this one becomes an error, so scrub it here.
-          throw new SubmissionError(r.response.status, scrub(r.data ?? { error: 'no prompt_id in the response' }, this.transport.secrets) as Record<string, unknown>);
+          throw new SubmissionError(r.response.status, scrub(r.data ?? { error: 'no prompt_id in the response' }, this.#transport.secrets) as Record<string, unknown>);
         }
         return r as WithResponse<SubmissionResponse & { prompt_id: string }>;
     });
@@ -257,7 +256,7 @@ export class CloudClient implements JobBackend {
       const id = checkId(promptId, 'promptId');
       if (this.server === 'cloud' && this.#statusEndpoint !== false) {
         try {
-          const r = await this.transport.request<JobStatus>({ method: 'GET', path: path`api/job/${id}/status`, auth: true, schema: JobStatus, options });
+          const r = await this.#transport.request<JobStatus>({ method: 'GET', path: path`api/job/${id}/status`, auth: true, schema: JobStatus, options });
           this.#statusEndpoint = true;
           return { data: { ...r.data, phase: jobPhase(r.data.status) }, response: r.response };
         } catch (err) {
@@ -305,7 +304,7 @@ export class CloudClient implements JobBackend {
       const p = checkArgs(ListJobsParams, params, 'params');
       const query = { ...p, status: Array.isArray(p.status) ? p.status.join(',') : p.status };
       const fetchPage = (offset: number) =>
-        this.transport.request<JobList>({ method: 'GET', path: 'api/jobs', query: offset === (p.offset ?? 0) ? query : { ...query, offset }, auth: true, schema: JobList, options });
+        this.#transport.request<JobList>({ method: 'GET', path: 'api/jobs', query: offset === (p.offset ?? 0) ? query : { ...query, offset }, auth: true, schema: JobList, options });
       const r = await fetchPage(p.offset ?? 0);
       return { data: new JobPage(r, fetchPage, options?.signal), response: r.response };
     });
@@ -318,7 +317,7 @@ export class CloudClient implements JobBackend {
    */
   getQueue(options?: RequestOptions): APIPromise<QueueState> {
     return APIPromise.from(async () => {
-      const r = await this.transport.request<Queue>({ method: 'GET', path: 'api/queue', auth: true, schema: Queue, options });
+      const r = await this.#transport.request<Queue>({ method: 'GET', path: 'api/queue', auth: true, schema: Queue, options });
       return { data: toQueueState(r.data), response: r.response };
     });
   }
@@ -331,7 +330,7 @@ export class CloudClient implements JobBackend {
   cancel(promptIds: string | string[], options?: RequestOptions): APIPromise<unknown> {
     return APIPromise.from(() => {
       const ids = checkArgs(PromptIds, typeof promptIds === 'string' ? [promptIds] : promptIds, 'promptIds');
-      return this.transport.request({ method: 'POST', path: 'api/queue', json: { delete: ids }, auth: true, options });
+      return this.#transport.request({ method: 'POST', path: 'api/queue', json: { delete: ids }, auth: true, options });
     });
   }
 
@@ -343,7 +342,7 @@ export class CloudClient implements JobBackend {
   interrupt(options: InterruptOptions = {}): APIPromise<unknown> {
     return APIPromise.from(() => {
       const json = options.promptId === undefined ? {} : { json: { prompt_id: checkId(options.promptId, 'promptId') } };
-      return this.transport.request({ method: 'POST', path: 'api/interrupt', auth: true, ...json, options });
+      return this.#transport.request({ method: 'POST', path: 'api/interrupt', auth: true, ...json, options });
     });
   }
 
@@ -383,7 +382,7 @@ export class CloudClient implements JobBackend {
   async download(fileRef: FileRef, options: RequestOptions = {}): Promise<Response> {
     const ref = checkArgs(FileRef, fileRef, 'fileRef');
     const query = { filename: ref.filename, subfolder: ref.subfolder ?? '', type: ref.type ?? 'output' };
-    const res = await this.transport.send({ method: 'GET', path: 'api/view', query, auth: true, redirect: 'manual', options });
+    const res = await this.#transport.send({ method: 'GET', path: 'api/view', query, auth: true, redirect: 'manual', options });
     // A local counterpart server answers 200 with the file itself, from its own origin.
     if (res.status >= 200 && res.status < 300) return res;
     if (res.type === 'opaqueredirect' || res.status === 0) {
@@ -392,7 +391,7 @@ export class CloudClient implements JobBackend {
     const location = res.headers.get('location');
     await res.body?.cancel();
     if (!location) throw new DownloadError('missing_location', `/api/view answered ${res.status} without a location`);
-    const target = new URL(location, `${this.transport.baseUrl}/api/view`);
+    const target = new URL(location, `${this.#transport.baseUrl}/api/view`);
     if (target.protocol !== 'https:' && !(target.protocol === 'http:' && SAFE_HTTP_HOSTS.has(target.hostname))) {
       throw new DownloadError('insecure_location', `Refusing to fetch a signed URL over ${target.protocol} on ${target.host}`);
     }
@@ -402,13 +401,13 @@ export class CloudClient implements JobBackend {
     const signals = [options.signal, timeout === false ? undefined : AbortSignal.timeout(timeout)].filter((x) => x !== undefined);
     let signed: Response;
     try {
-      signed = await this.transport.fetch(target, { method: 'GET', credentials: 'omit', redirect: 'follow', ...(signals.length ? { signal: AbortSignal.any(signals) } : {}) });
+      signed = await this.#transport.fetch(target, { method: 'GET', credentials: 'omit', redirect: 'follow', ...(signals.length ? { signal: AbortSignal.any(signals) } : {}) });
     } catch (err) {
       if (options.signal?.aborted) throw new APIUserAbortError();
       if ((err as Error).name === 'TimeoutError') throw new APITimeoutError('GET', shown, timeout === false ? undefined : timeout);
       throw new APIConnectionError('GET', shown, `Connection failed (${(err as Error).message})`);
     }
-    if (!signed.ok) throw await this.transport.errorFromResponse(signed, 'GET', shown);
+    if (!signed.ok) throw await this.#transport.errorFromResponse(signed, 'GET', shown);
     return signed;
   }
 
@@ -441,7 +440,7 @@ export class CloudClient implements JobBackend {
 
   #openSocket(options?: CloudSocketOptions): CloudSocket {
     if (this.#socket && this.#socket.state !== 'closed') return this.#socket;
-    const transport = this.transport;
+    const transport = this.#transport;
     return (this.#socket = new CloudSocket({ baseUrl: transport.baseUrl, credential: () => transport.optionalCredential(), hasCredential: transport.hasCredential }, options));
   }
 
@@ -530,7 +529,7 @@ export class CloudClient implements JobBackend {
   async #record(id: string, options?: RequestOptions): Promise<WithResponse<JobRecord>> {
     if (this.#jobsApi !== false) {
       try {
-        const r = await this.transport.request<JobRecordBody>({ method: 'GET', path: path`api/jobs/${id}`, auth: true, schema: JobRecordBody, options });
+        const r = await this.#transport.request<JobRecordBody>({ method: 'GET', path: path`api/jobs/${id}`, auth: true, schema: JobRecordBody, options });
         this.#jobsApi = true;
         return { data: toJobRecord(r.data), response: r.response };
       } catch (err) {
@@ -541,12 +540,12 @@ export class CloudClient implements JobBackend {
     }
     const found = await this.#fromHistory(id, options);
     if (found) return found;
-    throw new NotFoundError({ status: 404, body: { error: 'Job not found' }, method: 'GET', url: this.transport.displayUrl(path`api/history/${id}`) });
+    throw new NotFoundError({ status: 404, body: { error: 'Job not found' }, method: 'GET', url: this.#transport.displayUrl(path`api/history/${id}`) });
   }
 
   /** A local server's answer: history when the job ended, else its place in the queue; `undefined` when unknown. */
   async #fromHistory(id: string, options?: RequestOptions): Promise<WithResponse<JobRecord> | undefined> {
-    const history = () => this.transport.request<History>({ method: 'GET', path: path`api/history/${id}`, auth: true, schema: History, options });
+    const history = () => this.#transport.request<History>({ method: 'GET', path: path`api/history/${id}`, auth: true, schema: History, options });
     const h = await history();
     const ended = recordFromHistory(id, h.data);
     if (ended) return { data: ended, response: h.response };
@@ -561,13 +560,13 @@ export class CloudClient implements JobBackend {
   }
 
   #get<T>(p: () => string, schema: z.ZodMiniType<T>, options?: RequestOptions): APIPromise<T> {
-    return APIPromise.from(() => this.transport.request<T>({ method: 'GET', path: p(), auth: true, schema, options }));
+    return APIPromise.from(() => this.#transport.request<T>({ method: 'GET', path: p(), auth: true, schema, options }));
   }
 
   #upload(p: string, file: UploadInput, options: UploadImageOptions | Partial<UploadMaskOptions>, fields: () => Record<string, string>): APIPromise<UploadResponse> {
     return APIPromise.from(async () => {
       const { body, headers } = await multipart(file, fields(), options.filename);
-      return this.transport.request<UploadResponse>({ method: 'POST', path: p, body, headers, auth: true, schema: UploadResponse, options, fetch: platform.uploadFetch });
+      return this.#transport.request<UploadResponse>({ method: 'POST', path: p, body, headers, auth: true, schema: UploadResponse, options, fetch: platform.uploadFetch });
     });
   }
 }
