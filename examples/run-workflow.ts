@@ -55,7 +55,7 @@ try {
       '2': { class_type: 'SaveImage', inputs: { images: ['1', 0], filename_prefix: 'x' } },
     });
   } catch (err) {
-    if (err instanceof ExecutionError) console.log(`Failed as expected: ${err.exception_type}: ${err.exception_message}`);
+    if (err instanceof ExecutionError) console.log(`Failed as expected: ${err.exceptionType}: ${err.exceptionMessage}`);
     else throw err;
   }
 } finally {

@@ -124,9 +124,9 @@ export function errorClassFor(status: number, service: ServiceKind = 'registry')
 /** No answer: DNS failure, refused or reset connection, a proxy that hung up. */
 export class APIConnectionError extends PlatformUIError {
   override name = 'APIConnectionError';
-  /** HTTP method. */
+  /** HTTP method (`''` when the error is not about one request, see {@link JobTimeoutError}). */
   readonly method: string;
-  /** Request URL, secrets redacted. */
+  /** Request URL, secrets redacted (`''` when the error is not about one request). */
   readonly url: string;
   constructor(method: string, url: string, message = 'Connection failed') {
     super(`${message}: ${method} ${url}`);
@@ -135,19 +135,47 @@ export class APIConnectionError extends PlatformUIError {
   }
 }
 
-/** The request (or a job, for `run()`) exceeded its timeout. */
+/** A request exceeded its timeout (and, as {@link JobTimeoutError}, a job of `run()` went silent). */
 export class APITimeoutError extends APIConnectionError {
   override name = 'APITimeoutError';
+  /** The timeout that ran out, in ms, when known. */
+  readonly timeout: number | undefined;
   constructor(method: string, url: string, ms?: number) {
     super(method, url, ms === undefined ? 'Timed out' : `Timed out after ${ms} ms`);
+    this.timeout = ms;
   }
 }
 
-/** The caller's `AbortSignal` fired. */
+/**
+ * A job followed by `run()` sent nothing (no event, no status change) for
+ * `timeout` ms. Not about one HTTP request: `method` and `url` are `''`. Still an
+ * {@link APITimeoutError}, so `catch (e) { if (e instanceof APITimeoutError) … }` sees it.
+ *
+ * @example
+ * ```ts
+ * try { await cloud.run(workflow, { timeout: 120_000 }); }
+ * catch (err) { if (err instanceof JobTimeoutError) console.log(err.promptId, err.timeout); }
+ * // JobTimeoutError: Job 1f0c… sent nothing for 120000 ms
+ * ```
+ */
+export class JobTimeoutError extends APITimeoutError {
+  override name = 'JobTimeoutError';
+  /** The job that went silent. */
+  readonly promptId: string;
+  constructor(promptId: string, ms: number) {
+    super('', '', ms);
+    // APITimeoutError's message names a request; say what happened to the job instead
+    // (V8 formats `stack` on first read, so it shows this message too).
+    this.message = `Job ${promptId} sent nothing for ${ms} ms`;
+    this.promptId = promptId;
+  }
+}
+
+/** The caller's `AbortSignal` fired. `cause` is the signal's `reason` (an `AbortError` `DOMException` unless the caller gave one). */
 export class APIUserAbortError extends PlatformUIError {
   override name = 'APIUserAbortError';
-  constructor(message = 'Request was aborted') {
-    super(message);
+  constructor(message = 'Request was aborted', options?: { cause?: unknown }) {
+    super(message, options);
   }
 }
 
@@ -166,8 +194,8 @@ export class InvalidArgumentError extends PlatformUIError {
   readonly field: string | undefined;
   /** Validation issues, when a schema produced them. */
   readonly issues: readonly SchemaIssue[] | undefined;
-  constructor(message: string, field?: string, issues?: readonly SchemaIssue[]) {
-    super(field ? `${field}: ${message}` : message);
+  constructor(message: string, field?: string, issues?: readonly SchemaIssue[], options?: { cause?: unknown }) {
+    super(field ? `${field}: ${message}` : message, options);
     this.field = field;
     this.issues = issues;
   }
@@ -210,24 +238,27 @@ export class ResponseValidationError extends PlatformUIError {
   }
 }
 
-/** `POST /api/prompt` answered with an `error` (whatever the HTTP status). */
+/**
+ * `POST /api/prompt` answered with an `error` (whatever the HTTP status). The
+ * message names the first few nodes at fault and why:
+ * `Submission rejected (400): Prompt outputs failed validation — SaveImage #2: filename_prefix: Required input is missing`.
+ */
 export class SubmissionError extends PlatformUIError {
   override name = 'SubmissionError';
-  /** The `error` member as the server sent it (its shape is not specified). */
+  /** The `error` member as the server sent it (wire names: `{ type, message, details, extra_info }` on a local server). */
   readonly error: unknown;
-  /** `node_errors`, when the server sent them. */
+  /** `node_errors` as the server sent it (wire names), when it did: node id → `{ errors, dependent_outputs, class_type }`. */
   readonly nodeErrors: unknown;
-  /** The whole response body. */
+  /** The whole response body (wire names). */
   readonly body: unknown;
   /** HTTP status of the response. */
   readonly status: number;
   constructor(status: number, body: Record<string, unknown>) {
     const e = body.error;
     const text =
-      typeof e === 'string' ? e : e && typeof e === 'object' && typeof (e as { message?: unknown }).message === 'string'
-        ? (e as { message: string }).message
-        : JSON.stringify(e);
-    super(`Submission rejected (${status}): ${text}`);
+      typeof e === 'string' ? e : e && typeof e === 'object' ? describeWireError(e as Record<string, unknown>) ?? JSON.stringify(e) : JSON.stringify(e);
+    const nodes = describeNodeErrors(body.node_errors);
+    super(`Submission rejected (${status}): ${text}${nodes ? ` — ${nodes}` : ''}`);
     this.error = e;
     this.nodeErrors = body.node_errors;
     this.body = body;
@@ -235,33 +266,94 @@ export class SubmissionError extends PlatformUIError {
   }
 }
 
+const SUBMISSION_NODES_SHOWN = 3;
+const SUBMISSION_ERRORS_PER_NODE = 2;
+const clip = (text: string, max = 160) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
+
+/** `{ type, message, details }` → `message (details)`; details that only repeat are left out. */
+function describeWireError(e: Record<string, unknown>): string | undefined {
+  const message = str(e.message) ?? str(e.type);
+  if (!message) return undefined;
+  const details = str(e.details);
+  return clip(details && details !== message ? `${message} (${details})` : message, 240);
+}
+
+/** One `node_errors[id].errors[i]`: `input: message (details)`. */
+function describeNodeErrorItem(item: unknown): string | undefined {
+  if (!item || typeof item !== 'object') return undefined;
+  const it = item as Record<string, unknown>;
+  const extra = it.extra_info && typeof it.extra_info === 'object' ? (it.extra_info as Record<string, unknown>) : {};
+  const input = str(extra.input_name);
+  const message = str(it.message) ?? str(it.type);
+  let details = str(it.details);
+  if (details && input && details.startsWith(`${input} - `)) details = details.slice(input.length + 3);
+  if (details === input || details === message) details = undefined;
+  const text = [message, details && `(${details})`].filter(Boolean).join(' ');
+  if (!text) return undefined;
+  return clip(input ? `${input}: ${text}` : text);
+}
+
+/** `SaveImage #2: filename_prefix: Required input is missing; …; and N more nodes` (bounded). */
+function describeNodeErrors(nodeErrors: unknown): string | undefined {
+  if (!nodeErrors || typeof nodeErrors !== 'object' || Array.isArray(nodeErrors)) return undefined;
+  const ids = Object.keys(nodeErrors).sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
+  if (ids.length === 0) return undefined;
+  const parts = ids.slice(0, SUBMISSION_NODES_SHOWN).map((id) => {
+    const entry = (nodeErrors as Record<string, unknown>)[id];
+    const node = entry && typeof entry === 'object' ? (entry as Record<string, unknown>) : {};
+    const label = `${str(node.class_type) ?? 'node'} #${id}`;
+    const items = (Array.isArray(node.errors) ? node.errors : []).map(describeNodeErrorItem).filter((x): x is string => x !== undefined);
+    if (items.length === 0) return label;
+    const extra = items.length - SUBMISSION_ERRORS_PER_NODE;
+    return `${label}: ${items.slice(0, SUBMISSION_ERRORS_PER_NODE).join(', ')}${extra > 0 ? ` (+${extra} more)` : ''}`;
+  });
+  const rest = ids.length - SUBMISSION_NODES_SHOWN;
+  if (rest > 0) parts.push(`and ${rest} more node${rest === 1 ? '' : 's'}`);
+  return parts.join('; ');
+}
+
 /** The six `exception_type` values of the spec (`EXCEPTION_TYPES`); others are kept as strings. */
 export type ExceptionType = ExceptionTypeValue;
 
-/** A job ended with `execution_error` (or status `failed`). */
+/**
+ * A job ended with `execution_error` (or status `failed`). The error's own
+ * members are camelCase; `data` is the wire payload, unchanged (snake_case).
+ *
+ * @example
+ * ```ts
+ * catch (err) { if (err instanceof ExecutionError) console.log(err.nodeType, err.exceptionType, err.exceptionMessage, err.data); }
+ * ```
+ */
 export class ExecutionError extends PlatformUIError {
   override name = 'ExecutionError';
-  /** The job that failed. */
-  readonly prompt_id: string;
-  /** The spec's `exception_type` (one of six known values, or another string), when the server said. */
-  readonly exception_type: ExceptionType | undefined;
-  /** The server's human-readable message. */
-  readonly exception_message: string | undefined;
-  /** The server's traceback (a list of lines, or a string). */
+  /** The job that failed (`data.prompt_id`). */
+  readonly promptId: string;
+  /** `data.exception_type`: one of six known values, or another string, when the server said. */
+  readonly exceptionType: ExceptionType | undefined;
+  /** `data.exception_message`: the server's human-readable message. */
+  readonly exceptionMessage: string | undefined;
+  /** `data.traceback`: the server's traceback (a list of lines, or a string). */
   readonly traceback: unknown;
-  /** Id of the node that failed, when the server said. */
-  readonly node_id: string | undefined;
-  /** The whole `execution_error` payload, when there was one. */
+  /** `data.node_id`: the node that failed, when the server said. */
+  readonly nodeId: string | undefined;
+  /** `data.node_type`: the class of the node that failed, when the server said. */
+  readonly nodeType: string | undefined;
+  /** The whole `execution_error` payload as the server sent it (wire names), when there was one. */
   readonly data: unknown;
   constructor(promptId: string, data?: Record<string, unknown>) {
-    const type = typeof data?.exception_type === 'string' ? data.exception_type : undefined;
+    const type = str(data?.exception_type);
     const msg = typeof data?.exception_message === 'string' ? data.exception_message : undefined;
-    super(`Job ${promptId} failed${type ? `: ${type}` : ''}${msg ? `: ${msg}` : ''}`);
-    this.prompt_id = promptId;
-    this.exception_type = type;
-    this.exception_message = msg;
+    const nodeId = str(data?.node_id);
+    const nodeType = str(data?.node_type);
+    const where = nodeId !== undefined ? ` in ${nodeType ?? 'node'} #${nodeId}` : '';
+    super(`Job ${promptId} failed${where}${type ? `: ${type}` : ''}${msg?.trim() ? `: ${clip(msg.trim(), 500)}` : ''}`);
+    this.promptId = promptId;
+    this.exceptionType = type;
+    this.exceptionMessage = msg;
     this.traceback = data?.traceback;
-    this.node_id = typeof data?.node_id === 'string' ? data.node_id : undefined;
+    this.nodeId = nodeId;
+    this.nodeType = nodeType;
     this.data = data;
   }
 }
@@ -270,10 +362,13 @@ export class ExecutionError extends PlatformUIError {
 export class JobCancelledError extends PlatformUIError {
   override name = 'JobCancelledError';
   /** The job that was cancelled. */
-  readonly prompt_id: string;
-  constructor(promptId: string) {
+  readonly promptId: string;
+  /** The `execution_interrupted` payload as the server sent it (wire names), when there was one. */
+  readonly data: unknown;
+  constructor(promptId: string, data?: Record<string, unknown>) {
     super(`Job ${promptId} was cancelled`);
-    this.prompt_id = promptId;
+    this.promptId = promptId;
+    this.data = data;
   }
 }
 

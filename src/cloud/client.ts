@@ -403,7 +403,7 @@ export class CloudClient implements JobBackend {
     try {
       signed = await this.#transport.fetch(target, { method: 'GET', credentials: 'omit', redirect: 'follow', ...(signals.length ? { signal: AbortSignal.any(signals) } : {}) });
     } catch (err) {
-      if (options.signal?.aborted) throw new APIUserAbortError();
+      if (options.signal?.aborted) throw new APIUserAbortError(undefined, { cause: options.signal.reason });
       if ((err as Error).name === 'TimeoutError') throw new APITimeoutError('GET', shown, timeout === false ? undefined : timeout);
       throw new APIConnectionError('GET', shown, `Connection failed (${(err as Error).message})`);
     }

@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { APIConnectionError, APIError, APITimeoutError, APIUserAbortError, ExecutionError, JobCancelledError, NotFoundError } from '../errors.ts';
+import { APIConnectionError, APIError, APIUserAbortError, ExecutionError, JobCancelledError, JobTimeoutError, NotFoundError } from '../errors.ts';
 import type { FileRef, NodeOutputs, Workflow } from '../schemas/cloud.ts';
 import { checkTimeout, type RequestOptions } from '../transport/options.ts';
 import type { SubmitOptions } from './client.ts';
@@ -27,7 +27,7 @@ export interface FollowOptions {
   onPreview?: (frame: ImageFrame) => void;
   /** Ends the wait with `APIUserAbortError`; with `stopOnAbort`, also stops the job on the server (never another). */
   signal?: AbortSignal;
-  /** Silence deadline (ms): rejects with `APITimeoutError` when the job sends nothing for this long (and stops it, with `stopOnAbort`). */
+  /** Silence deadline (ms): rejects with `JobTimeoutError` (an `APITimeoutError`) when the job sends nothing for this long (and stops it, with `stopOnAbort`). */
   timeout?: number;
   /**
    * Whether giving up on the job (abort, silence deadline, a callback that
@@ -154,7 +154,7 @@ export async function waitForJob(jobs: JobBackend, promptId: string, options: Wa
  * held by the socket and replayed when the job is followed.
  */
 export async function runJob(jobs: JobBackend, socket: CloudSocket, workflow: Workflow, opts: RunOptions = {}): Promise<JobResult> {
-  if (opts.signal?.aborted) throw new APIUserAbortError();
+  if (opts.signal?.aborted) throw new APIUserAbortError(undefined, { cause: opts.signal.reason });
   // Whether the socket hears the whole job: open before the submission and never dropped since.
   const heard = { all: socket.state === 'open' };
   const offDrop = socket.on('reconnecting', () => void (heard.all = false));
@@ -261,7 +261,7 @@ export function followJob(
       clearTimeout(silence);
       silence = setTimeout(() => {
         stopOnServer();
-        fail(new APITimeoutError('RUN', `job ${prompt_id}`, opts.timeout));
+        fail(new JobTimeoutError(prompt_id, opts.timeout!));
       }, opts.timeout);
     };
 
@@ -341,7 +341,7 @@ export function followJob(
           fail(new ExecutionError(prompt_id, (e as { data?: Record<string, unknown> }).data));
           break;
         case 'execution_interrupted':
-          fail(new JobCancelledError(prompt_id));
+          fail(new JobCancelledError(prompt_id, (e as { data?: Record<string, unknown> }).data));
           break;
       }
     };
@@ -352,7 +352,7 @@ export function followJob(
     if (signal) {
       const onAbort = () => {
         stopOnServer();
-        fail(new APIUserAbortError(opts.stopOnAbort ? `Aborted; job ${prompt_id} was stopped` : `Aborted; stopped following job ${prompt_id} (it keeps running)`));
+        fail(new APIUserAbortError(opts.stopOnAbort ? `Aborted; job ${prompt_id} was stopped` : `Aborted; stopped following job ${prompt_id} (it keeps running)`, { cause: signal.reason }));
       };
       signal.addEventListener('abort', onAbort, { once: true });
       own(() => signal.removeEventListener('abort', onAbort));
@@ -378,10 +378,10 @@ function mergeOutputs(a: NodeOutputs | undefined, b: NodeOutputs): NodeOutputs {
 /** Waits `ms`; rejects with {@link APIUserAbortError} when the signal aborts first. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(new APIUserAbortError());
+    if (signal?.aborted) return reject(new APIUserAbortError(undefined, { cause: signal.reason }));
     const onAbort = () => {
       clearTimeout(t);
-      reject(new APIUserAbortError());
+      reject(new APIUserAbortError(undefined, { cause: signal!.reason }));
     };
     const t = setTimeout(() => {
       signal?.removeEventListener('abort', onAbort);

@@ -18,7 +18,7 @@ export interface BinaryEvent {
   type: 'binary';
   frame: PreviewFrame;
   /** The job the frame belongs to: from type-4 metadata, else the job that last reported progress. */
-  prompt_id: string | undefined;
+  promptId: string | undefined;
 }
 
 /** Everything a job subscriber can receive. */
@@ -128,7 +128,7 @@ export class CloudSocket {
   ready(signal?: AbortSignal): Promise<void> {
     if (this.#state === 'open') return Promise.resolve();
     if (this.#state === 'closed') return Promise.reject(new PlatformUIError('Socket is closed'));
-    if (signal?.aborted) return Promise.reject(new APIUserAbortError());
+    if (signal?.aborted) return Promise.reject(new APIUserAbortError(undefined, { cause: signal.reason }));
     return new Promise((resolve, reject) => {
       const done = (err?: Error) => {
         offOpen();
@@ -137,7 +137,7 @@ export class CloudSocket {
         if (err) reject(err);
         else resolve();
       };
-      const onAbort = () => done(new APIUserAbortError());
+      const onAbort = () => done(new APIUserAbortError(undefined, { cause: signal?.reason }));
       const offOpen = this.on('open', () => done());
       const offClose = this.on('close', () => done(new PlatformUIError('Socket is closed')));
       signal?.addEventListener('abort', onAbort, { once: true });
@@ -160,14 +160,14 @@ export class CloudSocket {
 
   /** Resolves with the next event of that type. */
   once<K extends Named>(type: K, signal?: AbortSignal): Promise<EventOf<K>> {
-    if (signal?.aborted) return Promise.reject(new APIUserAbortError());
+    if (signal?.aborted) return Promise.reject(new APIUserAbortError(undefined, { cause: signal.reason }));
     return new Promise((resolve, reject) => {
       const off = this.on(type, (e) => {
         off();
         signal?.removeEventListener('abort', onAbort);
         resolve(e);
       });
-      const onAbort = () => (off(), reject(new APIUserAbortError()));
+      const onAbort = () => (off(), reject(new APIUserAbortError(undefined, { cause: signal?.reason })));
       signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
@@ -388,7 +388,7 @@ export class CloudSocket {
       return;
     }
     const id = ('promptId' in frame && typeof frame.promptId === 'string' ? frame.promptId : undefined) ?? this.#lastPromptId;
-    const event: BinaryEvent = { type: 'binary', frame, prompt_id: id };
+    const event: BinaryEvent = { type: 'binary', frame, promptId: id };
     this.#emit('binary', event);
     if (id) this.#route(id, event);
   }

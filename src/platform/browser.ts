@@ -8,11 +8,11 @@
 import { InvalidArgumentError } from '../errors.ts';
 import type { Platform } from './types.ts';
 
-const nodeOnly = (what: string) => new InvalidArgumentError(`${what} is only available in Node`);
+const nodeOnly = (what: string, field: string) => new InvalidArgumentError(`${what} is only available in Node`, field);
 
 export const platform: Platform = {
   node: false,
-  fileBlob: () => Promise.reject(nodeOnly('Uploading from a file path')),
+  fileBlob: () => Promise.reject(nodeOnly('uploading from a file path', 'file')),
   isNodeReadable: () => false,
   async streamMultipart(fields, fileField, stream, filename) {
     const form = new FormData();
@@ -24,5 +24,5 @@ export const platform: Platform = {
     return globalThis.WebSocket;
   },
   uploadFetch: undefined,
-  saveToFile: () => Promise.reject(nodeOnly('Saving to a file')),
+  saveToFile: () => Promise.reject(nodeOnly('saving to a file', 'destination')),
 };

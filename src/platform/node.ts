@@ -4,14 +4,46 @@
  *
  * @module
  */
+import { InvalidArgumentError, PlatformUIError } from '../errors.ts';
 import type { MultipartBody, Platform, WebSocketConstructor } from './types.ts';
+
+/** What a file-system error code means, in words. */
+const FS_REASONS: Record<string, string> = {
+  ENOENT: 'no such file or directory',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EISDIR: 'it is a directory',
+  ENOTDIR: 'a part of the path is not a directory',
+  EMFILE: 'too many open files',
+  ENOSPC: 'no space left on the device',
+  EROFS: 'read-only file system',
+  ENAMETOOLONG: 'the name is too long',
+};
+
+function fsReason(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'string') return `${FS_REASONS[code] ?? 'file system error'} (${code})`;
+  return err instanceof Error ? err.message : String(err);
+}
 
 export const platform: Platform = {
   node: true,
 
   async fileBlob(path) {
     const fs = await import('node:fs');
-    return fs.openAsBlob(path);
+    // openAsBlob says only "Unable to open file as blob"; stat first to say why.
+    let stats: import('node:fs').Stats;
+    try {
+      stats = await fs.promises.stat(path);
+    } catch (err) {
+      throw new InvalidArgumentError(`cannot read ${JSON.stringify(path)}: ${fsReason(err)}`, 'file', undefined, { cause: err });
+    }
+    if (!stats.isFile()) throw new InvalidArgumentError(`cannot read ${JSON.stringify(path)}: ${stats.isDirectory() ? 'it is a directory' : 'not a regular file'}`, 'file');
+    try {
+      return await fs.openAsBlob(path);
+    } catch (err) {
+      throw new InvalidArgumentError(`cannot read ${JSON.stringify(path)}: ${fsReason(err)}`, 'file', undefined, { cause: err });
+    }
   },
 
   isNodeReadable(value) {
@@ -49,7 +81,18 @@ export const platform: Platform = {
     let bytes = 0;
     const counted = Readable.fromWeb(body as import('node:stream/web').ReadableStream<Uint8Array>);
     counted.on('data', (c: Uint8Array) => (bytes += c.byteLength));
-    await pipeline(counted, createWriteStream(path));
+    const file = createWriteStream(path);
+    let opened = false;
+    file.once('open', () => (opened = true));
+    try {
+      await pipeline(counted, file);
+    } catch (err) {
+      if (err instanceof PlatformUIError) throw err;
+      const fsError = typeof (err as { syscall?: unknown } | null)?.syscall === 'string';
+      // Not opened: the path is at fault (no such directory, no permission), before anything was written.
+      if (!opened && fsError) throw new InvalidArgumentError(`cannot write ${JSON.stringify(path)}: ${fsReason(err)}`, 'destination', undefined, { cause: err });
+      throw new PlatformUIError(`Download to ${JSON.stringify(path)} failed after ${bytes} bytes: ${fsError ? fsReason(err) : err instanceof Error ? err.message : String(err)}`, { cause: err });
+    }
     return bytes;
   },
 };

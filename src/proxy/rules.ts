@@ -19,7 +19,8 @@ export function checkPromptWeights(prompt: string | undefined): void {
     if (!NUMBER.test(raw)) continue; // "(note: see above)" is prose, not emphasis
     const weight = Number(raw);
     if (weight < 1 || weight > 1.4) {
-      throw new InvalidArgumentError(`emphasis weight ${raw} in "${m[0]}" is outside 1–1.4`, 'prompt');
+      const at = m[0].length > 40 ? `${m[0].slice(0, 39)}…` : m[0];
+      throw new InvalidArgumentError(`every (text:weight) must weigh from 1 to 1.4, got ${raw} in "${at}"`, 'prompt');
     }
   }
 }
@@ -34,12 +35,14 @@ export function checkWebhookUrl(url: string | undefined): void {
     u = undefined;
   }
   if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:')) {
-    throw new InvalidArgumentError('must be an absolute http(s) URL', 'webhook_url');
+    // A webhook URL may carry a token: show what kind of string it is, not the string.
+    const got = u ? `a URL with scheme ${u.protocol}` : url.startsWith('/') ? 'a relative path' : url === '' ? 'an empty string' : 'a string that is not a URL';
+    throw new InvalidArgumentError(`must be an absolute http(s) URL, got ${got}`, 'webhook_url');
   }
 }
 
 /** At most one of two mutually exclusive fields. */
 export function checkExclusive(params: object, a: string, b: string): void {
   const p = params as Record<string, unknown>;
-  if (p[a] !== undefined && p[b] !== undefined) throw new InvalidArgumentError(`cannot be combined with ${a}`, b);
+  if (p[a] !== undefined && p[b] !== undefined) throw new InvalidArgumentError(`cannot be combined with ${a}; give one or the other`, b);
 }

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { describeValue } from '../args.ts';
 import { InvalidArgumentError } from '../errors.ts';
 
 /**
@@ -83,7 +84,7 @@ export function resolveRetry(option: RetryOptions | number | false | undefined, 
   if (option === false) return { ...base, limit: 0 };
   const o = typeof option === 'number' ? { limit: option } : option;
   if (o.limit !== undefined && !(Number.isInteger(o.limit) && o.limit >= 0)) {
-    throw new InvalidArgumentError('must be a non-negative integer', 'retry.limit');
+    throw new InvalidArgumentError(`must be a non-negative integer, got ${describeValue(o.limit)}`, 'retry.limit');
   }
   return { ...base, ...Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) };
 }
@@ -92,7 +93,7 @@ export function resolveRetry(option: RetryOptions | number | false | undefined, 
 export function checkTimeout(timeout: number | false | undefined, field = 'timeout'): void {
   if (timeout === undefined || timeout === false) return;
   if (!(typeof timeout === 'number' && Number.isFinite(timeout) && timeout > 0 && timeout <= 2_147_483_647)) {
-    throw new InvalidArgumentError('must be a positive number of milliseconds or false', field);
+    throw new InvalidArgumentError(`must be a positive number of milliseconds (at most 2147483647) or false, got ${describeValue(timeout)}`, field);
   }
 }
 

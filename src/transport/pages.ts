@@ -58,7 +58,7 @@ export async function* walkPages<T, P extends WalkablePage<P>>(
   for (;;) {
     yield* items(current);
     if (!current.hasNextPage()) return;
-    if (signal?.aborted) throw new APIUserAbortError();
+    if (signal?.aborted) throw new APIUserAbortError(undefined, { cause: signal.reason });
     seen.add(fingerprint(items(current)));
     const next = await current.getNextPage();
     if (position(next) <= position(current) || seen.has(fingerprint(items(next)))) return;

@@ -118,6 +118,7 @@ export class Transport {
   readonly #credential: Credential | undefined;
   readonly #scheme: AuthScheme;
   readonly #credentialName: string;
+  readonly #credentialEnv: string | undefined;
   readonly #credentialOptional: boolean;
   readonly #credentialHint: string;
   /** The bare fetch, for requests that must carry nothing of the client (signed URLs). */
@@ -129,10 +130,7 @@ export class Transport {
   constructor(config: TransportConfig) {
     const o = config.options;
     checkTimeout(o.timeout);
-    const baseUrl = o.baseUrl ?? fromEnv(config.baseUrlEnv);
-    if (!baseUrl || !URL.canParse(baseUrl)) {
-      throw new InvalidArgumentError(`must be an absolute URL (or set ${config.baseUrlEnv} in Node)`, 'baseUrl');
-    }
+    const baseUrl = checkBaseUrl(o.baseUrl, config.baseUrlEnv);
     this.service = config.service;
     this.baseUrl = baseUrl.replace(/\/+$/, '');
     this.validate = o.validate !== false;
@@ -143,6 +141,7 @@ export class Transport {
     this.#credential = config.credential ?? (config.credentialEnv ? fromEnv(config.credentialEnv) : undefined);
     this.#scheme = config.authScheme;
     this.#credentialName = config.credentialName;
+    this.#credentialEnv = config.credentialEnv;
     this.#credentialOptional = config.credentialOptional ?? false;
     this.#credentialHint = config.credentialHint ?? '';
     if (typeof this.#credential === 'string') this.#secrets = [this.#credential];
@@ -183,13 +182,22 @@ export class Transport {
   /** Resolves the credential, or throws {@link MissingCredentialsError} before any request. */
   async credential(): Promise<string> {
     const c = this.#credential;
-    const value = typeof c === 'function' ? await c() : c;
+    const name = this.#credentialName;
+    let value: unknown;
+    try {
+      value = typeof c === 'function' ? await c() : c;
+    } catch (err) {
+      if (err instanceof PlatformUIError) throw err;
+      const detail = err instanceof Error ? err.message : String(err);
+      throw new MissingCredentialsError(`the ${name} function failed: ${scrub(detail, this.#secrets)}`, name, undefined, { cause: err });
+    }
     if (typeof value !== 'string' || value === '') {
-      throw new MissingCredentialsError(`this call needs a ${this.#credentialName}; pass it to the client or set it in the environment${this.#credentialHint}`, this.#credentialName);
+      const where = this.#credentialEnv ? `pass it to the client or set ${this.#credentialEnv} in Node` : 'pass it to the client';
+      throw new MissingCredentialsError(`this call needs ${article(name)}; ${where}${this.#credentialHint}`, name);
     }
     this.rememberSecret(value);
     // A header value with CR/LF would make fetch throw a TypeError quoting it.
-    if (/[\r\n\0]/.test(value)) throw new MissingCredentialsError('contains characters not allowed in a header', this.#credentialName);
+    if (/[\r\n\0]/.test(value)) throw new MissingCredentialsError('contains characters not allowed in a header (CR, LF or NUL)', name);
     return value;
   }
 
@@ -238,7 +246,7 @@ export class Transport {
       if (this.#scheme === 'bearer') headers.authorization = `Bearer ${value}`;
       else headers['x-api-key'] = value;
     }
-    if (opts.signal?.aborted) throw new APIUserAbortError();
+    if (opts.signal?.aborted) throw new APIUserAbortError(undefined, { cause: opts.signal.reason });
     const timeout = opts.timeout ?? this.#timeout;
     const statuses = this.#retryStatuses;
     const idempotent = spec.method !== 'POST' || retry.allowPost;
@@ -293,7 +301,7 @@ export class Transport {
   #mapError(err: unknown, spec: RequestSpec, signal: AbortSignal | undefined, timeout: number | false): PlatformUIError {
     const url = this.displayUrl(spec.path, spec.query);
     if (err instanceof PlatformUIError) return err;
-    if (signal?.aborted) return new APIUserAbortError();
+    if (signal?.aborted) return new APIUserAbortError(undefined, { cause: signal.reason });
     if (isHTTPError(err)) {
       const Cls = errorClassFor(err.response.status, this.service);
       return new Cls({ status: err.response.status, body: scrub(err.data ?? '', this.#secrets), method: spec.method, url, headers: err.response.headers });
@@ -304,6 +312,40 @@ export class Transport {
     const detail = inner instanceof Error ? describeCause(inner) : 'Connection failed';
     return new APIConnectionError(spec.method, url, scrub(detail, this.#secrets));
   }
+}
+
+/**
+ * The base URL from the options or the environment: absolute http(s), and
+ * without user name or password (fetch refuses such URLs, and they would show
+ * in messages). The message never quotes a URL that carries userinfo.
+ */
+function checkBaseUrl(option: string | undefined, env: string): string {
+  const value = option ?? fromEnv(env);
+  const source = option === undefined && value !== undefined ? ` (from ${env})` : '';
+  if (typeof value !== 'string' || value === '') {
+    throw new InvalidArgumentError(`is required: pass it to the client or set ${env} in Node, got ${value === '' ? 'an empty string' : 'nothing'}`, 'baseUrl');
+  }
+  const parsed = URL.canParse(value) ? new URL(value) : undefined;
+  // Checked on the text too, before anything quotes it: `user:pw@host` parses as scheme `user:`.
+  const authority = value.replace(/^[a-z][a-z\d+.-]*:\/\//i, '').split(/[/?#]/)[0] ?? '';
+  if (authority.includes('@') || (parsed && (parsed.username || parsed.password))) {
+    throw new InvalidArgumentError(
+      `must not contain a user name or password${source} (fetch cannot send them in a URL): pass the credential as an option or a header instead`,
+      'baseUrl',
+    );
+  }
+  if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
+    const fixed = !value.includes('://') && URL.canParse(`http://${value}`) ? new URL(`http://${value}`) : undefined;
+    const hint = fixed?.hostname ? ` (did you mean ${JSON.stringify(redactUrl(fixed).replace(/\/$/, ''))}?)` : '';
+    const shown = parsed ? redactUrl(parsed) : fixed ? redactUrl(fixed).slice('http://'.length).replace(/\/$/, '') : value;
+    throw new InvalidArgumentError(`must be an absolute http(s) URL${source}, got ${JSON.stringify(shown.length > 60 ? `${shown.slice(0, 59)}…` : shown)}${hint}`, 'baseUrl');
+  }
+  return value;
+}
+
+/** `a token`, `an apiKey`: the article by the sound that follows. */
+function article(word: string): string {
+  return `${/^[aeiou]/i.test(word) ? 'an' : 'a'} ${word}`;
 }
 
 function describeCause(e: Error): string {

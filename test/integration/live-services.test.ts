@@ -133,10 +133,10 @@ for (const personality of ['spec', 'cloud', 'local'] as PersonalityName[]) {
       const c = client();
       const err = await c.run(workflow(image, 'x', { fail_with: 'OOMError', fail_message: 'out of memory' })).catch((e) => e);
       expect(err).toBeInstanceOf(ExecutionError);
-      expect(err.exception_type).toBe('OOMError');
-      const waited = await c.waitForJob(err.prompt_id, { pollInterval: 20 }).catch((e) => e);
+      expect(err.exceptionType).toBe('OOMError');
+      const waited = await c.waitForJob(err.promptId, { pollInterval: 20 }).catch((e) => e);
       expect(waited).toBeInstanceOf(ExecutionError);
-      expect(waited.exception_message).toBe('out of memory');
+      expect(waited.exceptionMessage).toBe('out of memory');
     });
 
     it('aborting run() stops the running job only', async () => {
@@ -201,7 +201,7 @@ for (const personality of ['spec', 'cloud', 'local'] as PersonalityName[]) {
         c2.connect({ reconnect: { baseDelay: 50, maxDelay: 50 } });
         const refused = await c2.run(workflow(image, `lost_refused_${rawStatus}`), { pollInterval: 50 }).catch((e) => e);
         expect(refused).toBeInstanceOf(ExecutionError);
-        const status = await c.getJobStatus(refused.prompt_id);
+        const status = await c.getJobStatus(refused.promptId);
         expect([status.status, status.phase]).toEqual([rawStatus, 'failed']);
       });
 
@@ -220,7 +220,7 @@ for (const personality of ['spec', 'cloud', 'local'] as PersonalityName[]) {
         expect(seen.has('executing')).toBe(true);
         expect([...seen].every((s) => ['submitted', 'queued_limited', 'preparing', 'executing', 'success'].includes(s))).toBe(true);
         // The status carries no outputs; the record does, once persisted.
-        expect((await c.getJobStatus(prompt_id)).outputs).toBeUndefined();
+        expect(await c.getJobStatus(prompt_id)).not.toHaveProperty('outputs');
         const record = await c.waitForJob(prompt_id, { pollInterval: 10 });
         expect(Object.keys(record.outputs ?? {})).toEqual(['3']);
       });

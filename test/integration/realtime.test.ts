@@ -183,8 +183,8 @@ describe('run()', () => {
     const c = client();
     const err: any = await c.run(workflow(await input(c), `fail-${type}`, { fail_with: type })).catch((e) => e);
     expect(err).toBeInstanceOf(ExecutionError);
-    expect(err.exception_type).toBe(type);
-    expect(err.node_id).toBe('1');
+    expect(err.exceptionType).toBe(type);
+    expect(err.nodeId).toBe('1');
     expect(err.traceback).toBeTruthy();
   });
 

@@ -232,7 +232,7 @@ describe('listJobs', () => {
     [{ sort_order: 'up' }, 'params.sort_order'],
     [{ output_type: 'text' }, 'params.output_type'],
     [{ status: [] }, 'params.status'],
-    [{ colour: 'red' }, 'params'],
+    [{ colour: 'red' }, 'params.colour'],
   ])('rejects %o before any request', async (params, field) => {
     const err: any = await cloud().listJobs(params as never).catch((e) => e);
     expect(err).toBeInstanceOf(InvalidArgumentError);
@@ -415,7 +415,7 @@ describe('waitForJob', () => {
     server.use(http.get(`${CLOUD}/api/jobs/:id`, () => HttpResponse.json({ id: 'j', status: 'failed', execution_error: { exception_type: 'OOMError', exception_message: 'out of memory', node_id: '3' } })));
     const err: any = await cloud().waitForJob('j', { pollInterval: 1 }).catch((e) => e);
     expect(err).toBeInstanceOf(ExecutionError);
-    expect(err).toMatchObject({ prompt_id: 'j', exception_type: 'OOMError', node_id: '3' });
+    expect(err).toMatchObject({ promptId: 'j', exceptionType: 'OOMError', nodeId: '3' });
   });
 
   it('falls back to error_message when the record has no execution_error', async () => {
@@ -423,7 +423,7 @@ describe('waitForJob', () => {
     server.use(http.get(`${CLOUD}/api/jobs/:id`, () => HttpResponse.json({ id: 'j', status: 'failed' })));
     const err: any = await cloud().waitForJob('j', { pollInterval: 1 }).catch((e) => e);
     expect(err).toBeInstanceOf(ExecutionError);
-    expect(err.exception_message).toBe('worker went away');
+    expect(err.exceptionMessage).toBe('worker went away');
   });
 
   it('rejects cancelled with JobCancelledError', async () => {

@@ -100,7 +100,7 @@ describe('runJob endings', () => {
     socket.close();
     const err = await run.catch((e) => e);
     expect(err).toBeInstanceOf(ExecutionError);
-    expect(err.exception_message).toBe('worker lost');
+    expect(err.exceptionMessage).toBe('worker lost');
   });
 
   it('submits at once, without waiting for a socket that does not open', async () => {
