@@ -7,6 +7,8 @@
  *
  * @module
  */
+import { validate } from './schemas/check.ts';
+import { SubmissionErrorBody, type NodeErrors } from './schemas/cloud.ts';
 import type { ExceptionTypeValue } from './schemas/events.ts';
 
 /** Base class of every error thrown by `@platformui/sdk`. */
@@ -247,8 +249,12 @@ export class SubmissionError extends PlatformUIError {
   override name = 'SubmissionError';
   /** The `error` member as the server sent it (wire names: `{ type, message, details, extra_info }` on a local server). */
   readonly error: unknown;
-  /** `node_errors` as the server sent it (wire names), when it did: node id → `{ errors, dependent_outputs, class_type }`. */
-  readonly nodeErrors: unknown;
+  /**
+   * `node_errors` as the server sent it (wire names), when it is of the known
+   * shape: node id → `{ errors: [{ type, message, details, extra_info }], dependent_outputs, class_type }`.
+   * Anything else stays in {@link body}.
+   */
+  readonly nodeErrors: NodeErrors | undefined;
   /** The whole response body (wire names). */
   readonly body: unknown;
   /** HTTP status of the response. */
@@ -260,7 +266,9 @@ export class SubmissionError extends PlatformUIError {
     const nodes = describeNodeErrors(body.node_errors);
     super(`Submission rejected (${status}): ${text}${nodes ? ` — ${nodes}` : ''}`);
     this.error = e;
-    this.nodeErrors = body.node_errors;
+    // Typed only when it is of the known shape: a malformed body must not make a typed lie.
+    const checked = body.node_errors === undefined ? undefined : validate(SubmissionErrorBody, body);
+    this.nodeErrors = checked?.ok ? checked.value.node_errors : undefined;
     this.body = body;
     this.status = status;
   }

@@ -48,7 +48,8 @@ export interface PreviewMetadata {
   real_node_id?: string;
   prompt_id?: string;
   parent_node_id?: string | null;
-  [key: string]: unknown;
+  /** A MIME type; the local server adds it. */
+  image_type?: string;
 }
 
 /** Type 1: a preview image. */
@@ -59,8 +60,8 @@ export interface PreviewImageFrame {
   imageType: number;
   /** MIME type of `image`; `undefined` for an `image_type` code the spec does not define. */
   mime: ImageMime | undefined;
-  /** The image bytes: a view over the input buffer (no copy). */
-  image: Uint8Array;
+  /** The image bytes: a view over the input buffer (no copy); goes straight into `new Blob([frame.image])`. */
+  image: Uint8Array<ArrayBuffer>;
 }
 
 /** Type 3: progress text of a node. */
@@ -85,8 +86,8 @@ export interface PreviewImageWithMetadataFrame {
   promptId: string | undefined;
   /** MIME type: the metadata's `image_type` when it names one, else sniffed from the magic bytes, else `undefined`. */
   mime: ImageMime | undefined;
-  /** The image bytes: a view over the input buffer (no copy). */
-  image: Uint8Array;
+  /** The image bytes: a view over the input buffer (no copy); goes straight into `new Blob([frame.image])`. */
+  image: Uint8Array<ArrayBuffer>;
 }
 
 /** A frame of a type this SDK does not know; passed through, not thrown. */
@@ -95,7 +96,7 @@ export interface UnknownFrame {
   /** The event type number. */
   eventType: number;
   /** The bytes after the 4-byte event type: a view over the input buffer (no copy). */
-  data: Uint8Array;
+  data: Uint8Array<ArrayBuffer>;
 }
 
 /** A decoded binary frame, discriminated on `type`. */
@@ -123,7 +124,7 @@ export function isImageFrame(frame: PreviewFrame): frame is ImageFrame {
 export type EncodableFrame =
   | { type: 'preview_image'; imageType: number; image: Uint8Array }
   | { type: 'text'; nodeId: string; text: string }
-  | { type: 'preview_image_with_metadata'; metadata: PreviewMetadata; image: Uint8Array }
+  | { type: 'preview_image_with_metadata'; metadata: PreviewMetadata | Record<string, unknown>; image: Uint8Array }
   | { type: 'unknown'; eventType: number; data: Uint8Array };
 
 // Created once: a TextDecoder is not free to construct and decoding is on the hot path.
@@ -153,19 +154,26 @@ const METADATA_STRING_KEYS = ['node_id', 'display_node_id', 'real_node_id', 'pro
  * ```
  */
 export function decodeFrame(input: ArrayBuffer | ArrayBufferView): PreviewFrame {
-  let buffer: ArrayBufferLike;
+  let source: ArrayBufferLike;
   let offset: number;
   let length: number;
   if (ArrayBuffer.isView(input)) {
-    buffer = input.buffer;
+    source = input.buffer;
     offset = input.byteOffset;
     length = input.byteLength;
   } else if (isArrayBuffer(input)) {
-    buffer = input;
+    source = input;
     offset = 0;
     length = input.byteLength;
   } else {
     throw new FrameDecodeError('frame', `expected an ArrayBuffer or a typed array, got ${describe(input)}${isBlob(input) ? ' (use decodeFrameAsync for a Blob)' : ''}`);
+  }
+  let buffer: ArrayBuffer;
+  if (isPlainArrayBuffer(source)) buffer = source;
+  else {
+    // Shared memory is copied once, so `image` is a plain `Uint8Array<ArrayBuffer>` (a BlobPart).
+    buffer = new Uint8Array(new Uint8Array(source, offset, length)).buffer;
+    offset = 0;
   }
   if (length < 4) throw new FrameDecodeError('event_type', `frame of ${length} bytes is shorter than its 4-byte event type`);
   const view = new DataView(buffer, offset, length);
@@ -314,6 +322,10 @@ function parseMetadata(text: string): PreviewMetadata {
     throw new FrameDecodeError('metadata', `parent_node_id is ${typeOf(parent)}, expected a string or null`);
   }
   return meta as PreviewMetadata;
+}
+
+function isPlainArrayBuffer(x: ArrayBufferLike): x is ArrayBuffer {
+  return x instanceof ArrayBuffer || Object.prototype.toString.call(x) === '[object ArrayBuffer]';
 }
 
 function isArrayBuffer(x: unknown): x is ArrayBuffer {

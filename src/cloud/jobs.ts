@@ -57,20 +57,20 @@ export function isFinalPhase(phase: JobPhase): boolean {
 }
 
 /** `GET /api/job/{id}/status` (or its local equivalent) with the normalized {@link JobPhase}. */
-export type JobStatusResult = JobStatus & {
+export interface JobStatusResult extends JobStatus {
   /** The normalized phase of `status`. */
   phase: JobPhase;
-};
+}
 
 /**
  * A job record (`GET /api/jobs/{id}`, or a local server's `/history/{id}`
  * shaped like one) with the normalized {@link JobPhase}. An interrupted job
  * reads `cancelled` even where the server maps it to `failed`.
  */
-export type JobRecord = JobRecordBody & {
+export interface JobRecord extends JobRecordBody {
   /** The normalized phase. */
   phase: JobPhase;
-};
+}
 
 /** The server's `execution_status.messages`, when it sent any. */
 function messagesOf(executionStatus: unknown): unknown[] {

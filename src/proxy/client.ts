@@ -7,7 +7,7 @@
 import { checkArgs, checkId } from '../args.ts';
 import { toBase64 } from '../base64.ts';
 import { InvalidArgumentError } from '../errors.ts';
-import { RelightParams, SkinEnhancerCreativeParams, TaskRecord } from '../schemas/proxy.ts';
+import { RelightParams, SkinEnhancerCreativeParams, TaskRecord, type Task } from '../schemas/proxy.ts';
 import { type ClientOptions, type Credential, type RequestOptions } from '../transport/options.ts';
 import { APIPromise } from '../transport/promise.ts';
 import { BEARER_SERVICE, Transport, path } from '../transport/transport.ts';
@@ -26,15 +26,16 @@ export interface ProxyClientOptions extends ClientOptions {
 const IMAGE_FIELDS = ['image', 'transfer_light_from_lightmap', 'transfer_light_from_reference_image'] as const;
 
 /**
- * Client of the partner proxy. Each call starts a paid job and returns its
- * task record at once; it is never retried unless you pass
- * `{ retry: { allowPost: true } }`.
+ * Client of the partner proxy. Each call starts a paid job and resolves at
+ * once with its {@link Task} (`task_id`, `status`, `generated`): the `data` of
+ * the task record the wire carries, `{ data: { task_id, … } }`. It is never
+ * retried unless you pass `{ retry: { allowPost: true } }`.
  *
  * @example
  * ```ts
  * const proxy = new ProxyClient({ baseUrl, token });
- * const { data } = await proxy.relightImage({ image: 'https://example.com/in.jpg', prompt: 'golden hour (warm:1.2)', style: 'smooth' });
- * console.log(data.task_id, data.status); // '…', 'CREATED'
+ * const task = await proxy.relightImage({ image: 'https://example.com/in.jpg', prompt: 'golden hour (warm:1.2)', style: 'smooth' });
+ * console.log(task.task_id, task.status); // '…', 'CREATED'
  * ```
  */
 export class ProxyClient {
@@ -54,8 +55,9 @@ export class ProxyClient {
    * lightmap and reference image never together, every `(text:weight)` of
    * `prompt` weighing 1–1.4, `webhook_url` absolute http(s). Bytes given for
    * `image`, `transfer_light_from_lightmap` or `transfer_light_from_reference_image` are sent as base64.
+   * Resolves with the started {@link Task} (the `data` of the wire's task record).
    */
-  relightImage(params: RelightParams, options?: RequestOptions): APIPromise<TaskRecord> {
+  relightImage(params: RelightParams, options?: RequestOptions): APIPromise<Task> {
     return this.#start('image-relight', options, () => {
       const p = checkArgs(RelightParams, params, '');
       checkExclusive(p, 'transfer_light_from_lightmap', 'transfer_light_from_reference_image');
@@ -68,9 +70,9 @@ export class ProxyClient {
   /**
    * `POST /proxy/{vendor}/v1/ai/skin-enhancer/creative`: enhances skin
    * (creative mode). Checked first: `sharpen` and `smart_grain` 0–100,
-   * `webhook_url` absolute http(s).
+   * `webhook_url` absolute http(s). Resolves with the started {@link Task}.
    */
-  enhanceSkinCreative(params: SkinEnhancerCreativeParams, options?: RequestOptions): APIPromise<TaskRecord> {
+  enhanceSkinCreative(params: SkinEnhancerCreativeParams, options?: RequestOptions): APIPromise<Task> {
     return this.#start('skin-enhancer/creative', options, () => {
       const p = checkArgs(SkinEnhancerCreativeParams, params, '');
       checkWebhookUrl(p.webhook_url);
@@ -78,14 +80,15 @@ export class ProxyClient {
     });
   }
 
-  #start(operation: string, options: RequestOptions | undefined, check: () => Record<string, unknown>): APIPromise<TaskRecord> {
+  #start(operation: string, options: RequestOptions | undefined, check: () => Record<string, unknown>): APIPromise<Task> {
     return APIPromise.from(async () => {
         const body: Record<string, unknown> = { ...check() };
         for (const f of IMAGE_FIELDS) {
           const v = body[f];
           if (v !== undefined && typeof v !== 'string') body[f] = await toBase64(v as Blob | Uint8Array | ArrayBuffer);
         }
-        return this.transport.request<TaskRecord>({
+        // The wire's task record is `{ data: task }`; callers get the task itself.
+        const { data: record, response } = await this.transport.request<TaskRecord>({
           method: 'POST',
           path: `${path`proxy/${this.vendor}`}/v1/ai/${operation}`,
           json: body,
@@ -93,6 +96,7 @@ export class ProxyClient {
           schema: TaskRecord,
           options,
         });
+        return { data: record.data, response };
     });
   }
 }

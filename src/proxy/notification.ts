@@ -7,18 +7,28 @@
  */
 import * as z from 'zod/mini';
 import { InvalidArgumentError } from '../errors.ts';
-import { opt, openEnum, strings } from '../schemas/common.ts';
-import { TASK_STATUSES } from '../schemas/proxy.ts';
+import { opt, openEnum, strings, type Checks, type Fields, type Model, type Same } from '../schemas/common.ts';
+import { TASK_STATUSES, type TaskStatus } from '../schemas/proxy.ts';
+
+/**
+ * A parsed task notification: the task's fields where the sender gave them.
+ * Unknown fields are kept at runtime (read them with `'field' in task`).
+ */
+export interface TaskNotification {
+  /** The task's id. */
+  task_id?: string;
+  /** `CREATED`, `IN_PROGRESS`, `COMPLETED`, `FAILED`, or any other value the provider sends. */
+  status?: TaskStatus;
+  /** Result references (URLs), once the task has produced them. */
+  generated?: string[];
+}
+
+const taskNotificationShape = { task_id: opt(z.string()), status: opt(openEnum(TASK_STATUSES)), generated: opt(strings) };
 
 /** A task notification: the task's fields where the sender gave them, unknown ones kept. */
-export const TaskNotification = z.looseObject({
-  task_id: opt(z.string()),
-  status: opt(openEnum(TASK_STATUSES)),
-  generated: opt(strings),
-});
+export const TaskNotification: Model<TaskNotification> = z.looseObject(taskNotificationShape);
 
-/** A parsed task notification. */
-export type TaskNotification = z.infer<typeof TaskNotification>;
+type _Exact = Checks<[Same<TaskNotification, Fields<typeof taskNotificationShape>>]>;
 
 /**
  * Parses a webhook notification body (a JSON string, bytes, or an already

@@ -11,14 +11,16 @@ import type { WithResponse } from '../transport/promise.ts';
 /** Fetches the page with the given number. */
 export type PageFetcher<T> = (page: number) => Promise<WithResponse<PageBody<T>>>;
 
-/** The wire envelope of a page, with `nodes` of item type `T`. */
+/** The wire envelope of a page, with `nodes` of item type `T` (unknown fields are kept at runtime). */
 export interface PageBody<T> {
+  /** Maximum items per page. */
   limit: number;
   nodes: T[];
+  /** Number of this page (1-based). */
   page: number;
+  /** Total items across all pages. */
   total: number;
   totalPages: number;
-  [key: string]: unknown;
 }
 
 /**

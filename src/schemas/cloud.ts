@@ -1,11 +1,20 @@
 /**
  * Schemas of the cloud REST API (`cloud.md`). The API is experimental: every
- * object is loose and every enum open; only wrong types are errors.
+ * object is loose at runtime (unknown fields are kept) and every enum open;
+ * only wrong types are errors. Each model is typed by a named interface
+ * without index signature (see `common.ts`).
+ *
+ * A member is required only where the spec shows it as part of the shape and
+ * every recording of a real server (`fixtures/local-server`) carries it:
+ * `UploadResponse.name` and `.subfolder`, `FileRef.filename`, `JobStatus.status`,
+ * `Queue`'s two lists, `NodeDefinition.input`, the job list's `jobs`,
+ * `pagination.offset` / `has_more` and each job's `id` and `status`. Where the
+ * spec says "not shown" or a server may leave a member out, it stays optional.
  *
  * @module
  */
 import * as z from 'zod/mini';
-import { openEnum, opt } from './common.ts';
+import { openEnum, opt, strings, type Checks, type Fields, type Model, type OpenEnum, type Same } from './common.ts';
 
 /** Job status values the spec names (also the mapped `status` of job records, `GET /api/jobs/{id}`). */
 export const JOB_STATUSES = ['pending', 'in_progress', 'completed', 'failed', 'cancelled'] as const;
@@ -39,29 +48,273 @@ export const JOB_OUTPUT_TYPES = ['image', 'video', 'audio'] as const;
 /** File reference `type` values. */
 export const FILE_TYPES = ['input', 'output', 'temp'] as const;
 
-/** A file reference: `filename`, `subfolder` (usually empty), `type`. */
-export const FileRef = z.looseObject({ filename: z.string(), subfolder: opt(z.string()), type: opt(openEnum(FILE_TYPES)) });
+/** A file reference's `type`: `input`, `output`, `temp`, or any other string. */
+export type FileType = OpenEnum<typeof FILE_TYPES>;
+/** A job status the spec names (also a job record's mapped `status`), or any other string. */
+export type JobRecordStatus = OpenEnum<typeof JOB_STATUSES>;
+/** A raw job state or a spec status, or any other string (`JobStatus['status']`). */
+export type JobStatusValue = (typeof JOB_STATUSES)[number] | (typeof CLOUD_JOB_STATES)[number] | (string & {});
 
-/** Outputs of one node: `images`, `video`, `audio`, each a list of file references; other keys kept. */
-export const NodeOutputs = z.looseObject({ images: opt(z.array(FileRef)), video: opt(z.array(FileRef)), audio: opt(z.array(FileRef)) });
+/**
+ * A file reference: `filename`, `subfolder` (usually empty), `type`. Also what
+ * `download()` and `uploadMask({ originalRef })` take, so only `filename` is
+ * required.
+ */
+export interface FileRef {
+  filename: string;
+  /** Usually empty (storage is flat; accepted for compatibility). */
+  subfolder?: string;
+  /** `input`, `output` or `temp`; other values kept. */
+  type?: FileType;
+}
+
+/** Outputs of one node: `images`, `video`, `audio`, each a list of file references (other keys are kept at runtime). */
+export interface NodeOutputs {
+  images?: FileRef[];
+  video?: FileRef[];
+  audio?: FileRef[];
+}
+
+/** `_meta` of a workflow node, as API-format exports carry it. */
+export interface WorkflowNodeMeta {
+  /** The node's title in the editor. */
+  title?: string;
+}
 
 /** One node of a workflow in API format. */
-export const WorkflowNode = z.looseObject({ inputs: z.record(z.string(), z.unknown()), class_type: opt(z.string()) });
+export interface WorkflowNode {
+  /** Input name → value (a literal, or `[nodeId, outputIndex]` for a link). */
+  inputs: Record<string, unknown>;
+  /** The node class (`LoadImage`, `SaveImage`, …). */
+  class_type?: string;
+  /** Editor metadata, ignored by the server. */
+  _meta?: WorkflowNodeMeta;
+}
 
 /** A workflow in API format: nodes keyed by node id. */
-export const Workflow = z.record(z.string(), WorkflowNode);
+export type Workflow = Record<string, WorkflowNode>;
 
 /** Response of the upload endpoints. */
-export const UploadResponse = z.looseObject({ name: z.string(), subfolder: opt(z.string()), type: opt(z.string()) });
+export interface UploadResponse {
+  /** The stored file's name: pass it to a `LoadImage` input. */
+  name: string;
+  /** Usually empty. */
+  subfolder: string;
+  /** `input` or `temp`, where the server says. */
+  type?: string;
+}
 
 /** Response of `POST /api/prompt`: `prompt_id`, or `error` when the submission failed. */
-export const SubmissionResponse = z.looseObject({ prompt_id: opt(z.string()), error: opt(z.unknown()) });
+export interface SubmissionResponse {
+  /** The job's id. */
+  prompt_id?: string;
+  /** Present when the submission failed (its shape: {@link SubmissionErrorBody}). */
+  error?: unknown;
+}
+
+/**
+ * One reason a submission was refused: the body's `error` (when it is an
+ * object) and each entry of a node's `errors`.
+ *
+ * @example `{ type: 'required_input_missing', message: 'Required input is missing', details: 'filename_prefix', extra_info: { input_name: 'filename_prefix' } }`
+ */
+export interface SubmissionErrorDetail {
+  /** Machine-readable kind (`prompt_outputs_failed_validation`, `required_input_missing`, …). */
+  type: string;
+  /** Human-readable summary. */
+  message: string;
+  /** More about it (often the input concerned); may be empty. */
+  details?: string;
+  /** Structured extras, such as `input_name`. */
+  extra_info?: Record<string, unknown>;
+}
+
+/** Why one node of a refused workflow is invalid. */
+export interface NodeError {
+  /** Each problem of this node. */
+  errors: SubmissionErrorDetail[];
+  /** Ids of the output nodes that depend on this node. */
+  dependent_outputs?: string[];
+  /** The node's class (`SaveImage`, …). */
+  class_type?: string;
+}
+
+/** `node_errors` of a refused submission: node id → why that node is invalid. */
+export type NodeErrors = Record<string, NodeError>;
+
+/**
+ * The body of a refused `POST /api/prompt` (HTTP 400, or a 2xx carrying
+ * `error`), as a local server sends it. The spec does not show it, so every
+ * member a server might leave out is optional.
+ *
+ * @example
+ * ```json
+ * { "error": { "type": "prompt_outputs_failed_validation", "message": "Prompt outputs failed validation", "details": "", "extra_info": {} },
+ *   "node_errors": { "1": { "errors": [{ "type": "custom_validation_failed", "message": "Custom validation failed for node",
+ *     "details": "image - Invalid image file: nope_missing.png", "extra_info": { "input_name": "image" } }],
+ *     "dependent_outputs": ["2"], "class_type": "LoadImage" } } }
+ * ```
+ */
+export interface SubmissionErrorBody {
+  /** What went wrong: an object, or a bare message. */
+  error: SubmissionErrorDetail | string;
+  /** Per-node reasons, when the workflow failed validation (may be empty). */
+  node_errors?: NodeErrors;
+}
 
 /**
  * Response of `GET /api/job/{prompt_id}/status`: the spec's five values, or the
  * live cloud's raw states with `id`, times and `error_message`.
  */
-export const JobStatus = z.looseObject({
+export interface JobStatus {
+  /** A raw cloud state or a spec status (open): ask `jobPhase()` what it means. */
+  status: JobStatusValue;
+  id?: string;
+  created_at?: unknown;
+  updated_at?: unknown;
+  last_state_update?: unknown;
+  assigned_inference?: unknown;
+  /** Why the job failed, on the live cloud. */
+  error_message?: string | null;
+}
+
+/** `execution_error` of a job record: where and why the job failed. */
+export interface JobExecutionError {
+  node_id?: string | null;
+  node_type?: string | null;
+  exception_message?: string | null;
+  exception_type?: string | null;
+  traceback?: unknown;
+  current_inputs?: unknown;
+  current_outputs?: unknown;
+}
+
+/** One job of `GET /api/jobs` (`create_time` in Unix seconds on the cloud, milliseconds on a local server). */
+export interface JobSummary {
+  id: string;
+  /** `pending`, `in_progress`, `completed`, `failed`, `cancelled` (open). */
+  status: JobRecordStatus;
+  create_time?: number | null;
+  execution_error?: JobExecutionError | null;
+  /** The first output file (its shape is not specified). */
+  preview_output?: Record<string, unknown> | null;
+  outputs_count?: number | null;
+  workflow_id?: string | null;
+  execution_start_time?: number | null;
+  execution_end_time?: number | null;
+}
+
+/**
+ * Response of `GET /api/jobs/{id}`: the job with its mapped `status`, its
+ * `outputs` by node id, `execution_error`, `workflow` and times. (The SDK's
+ * `JobRecord` adds the normalized `phase`.)
+ */
+export interface JobRecordBody extends JobSummary {
+  /** Outputs by node id. */
+  outputs?: Record<string, NodeOutputs> | null;
+  workflow?: unknown;
+  update_time?: number | null;
+  execution_status?: unknown;
+  execution_meta?: unknown;
+}
+
+/** `pagination` of `GET /api/jobs`. */
+export interface JobPagination {
+  offset: number;
+  /** `null` on a local server when none was asked for. */
+  limit?: number | null;
+  total?: number | null;
+  has_more: boolean;
+}
+
+/** Response of `GET /api/jobs`. */
+export interface JobList {
+  jobs: JobSummary[];
+  pagination: JobPagination;
+}
+
+/** Response of `GET /api/queue`. The element shape is not specified (cloud and local servers differ; see `getQueue`). */
+export interface Queue {
+  queue_running: unknown[];
+  queue_pending: unknown[];
+}
+
+/** `status` of a local server's history entry. */
+export interface HistoryStatus {
+  status_str?: string | null;
+  completed?: boolean;
+  /** `[type, data]` pairs of the job's messages. */
+  messages?: unknown[];
+}
+
+/** One job of a local server's `/history/{id}` answer. */
+export interface HistoryEntry {
+  /** `[number, prompt_id, prompt, extra_data, outputs_to_execute]`. */
+  prompt?: unknown[];
+  outputs?: Record<string, NodeOutputs> | null;
+  status?: HistoryStatus | null;
+}
+
+/**
+ * `GET /history/{id}` of a local server: `{}` while the job is pending,
+ * running or unknown; `{ [id]: { prompt, outputs, status, meta } }` once it ended.
+ */
+export type History = Record<string, HistoryEntry>;
+
+/** `input` of a node definition: input name → input spec, per group. */
+export interface NodeDefinitionInput {
+  /** The required inputs (a node may have none). */
+  required?: Record<string, unknown>;
+  optional?: Record<string, unknown>;
+  hidden?: Record<string, unknown>;
+}
+
+/** One node class of `object_info`: its `input` groups; other fields are kept at runtime. */
+export interface NodeDefinition {
+  input: NodeDefinitionInput;
+}
+
+/** Response of `GET /api/object_info`: node definitions keyed by class name. */
+export type ObjectInfo = Record<string, NodeDefinition>;
+
+const fileRefShape = { filename: z.string(), subfolder: opt(z.string()), type: opt(openEnum(FILE_TYPES)) };
+/** A file reference: `filename`, `subfolder` (usually empty), `type`. */
+export const FileRef: Model<FileRef> = z.looseObject(fileRefShape);
+
+const nodeOutputsShape = { images: opt(z.array(FileRef)), video: opt(z.array(FileRef)), audio: opt(z.array(FileRef)) };
+/** Outputs of one node: `images`, `video`, `audio`, each a list of file references; other keys kept. */
+export const NodeOutputs: Model<NodeOutputs> = z.looseObject(nodeOutputsShape);
+
+const workflowNodeMetaShape = { title: opt(z.string()) };
+const WorkflowNodeMeta: Model<WorkflowNodeMeta> = z.looseObject(workflowNodeMetaShape);
+const workflowNodeShape = { inputs: z.record(z.string(), z.unknown()), class_type: opt(z.string()), _meta: opt(WorkflowNodeMeta) };
+/** One node of a workflow in API format. */
+export const WorkflowNode: Model<WorkflowNode> = z.looseObject(workflowNodeShape);
+
+/** A workflow in API format: nodes keyed by node id. */
+export const Workflow = z.record(z.string(), WorkflowNode);
+
+const uploadResponseShape = { name: z.string(), subfolder: z.string(), type: opt(z.string()) };
+/** Response of the upload endpoints. */
+export const UploadResponse: Model<UploadResponse> = z.looseObject(uploadResponseShape);
+
+const submissionResponseShape = { prompt_id: opt(z.string()), error: opt(z.unknown()) };
+/** Response of `POST /api/prompt`: `prompt_id`, or `error` when the submission failed. */
+export const SubmissionResponse: Model<SubmissionResponse> = z.looseObject(submissionResponseShape);
+
+const submissionErrorDetailShape = { type: z.string(), message: z.string(), details: opt(z.string()), extra_info: opt(z.record(z.string(), z.unknown())) };
+const SubmissionErrorDetail: Model<SubmissionErrorDetail> = z.looseObject(submissionErrorDetailShape);
+const nodeErrorShape = { errors: z.array(SubmissionErrorDetail), dependent_outputs: opt(strings), class_type: opt(z.string()) };
+const NodeError: Model<NodeError> = z.looseObject(nodeErrorShape);
+const submissionErrorBodyShape = { error: z.union([SubmissionErrorDetail, z.string()]), node_errors: opt(z.record(z.string(), NodeError)) };
+
+/**
+ * The body of a refused submission, `{ error, node_errors }` (see the type).
+ * Lenient like every model: unknown keys kept, only wrong types fail.
+ */
+export const SubmissionErrorBody: Model<SubmissionErrorBody> = z.looseObject(submissionErrorBodyShape);
+
+const jobStatusShape = {
   status: openEnum([...JOB_STATUSES, ...CLOUD_JOB_STATES]),
   id: opt(z.string()),
   created_at: opt(z.unknown()),
@@ -69,10 +322,14 @@ export const JobStatus = z.looseObject({
   last_state_update: opt(z.unknown()),
   assigned_inference: opt(z.unknown()),
   error_message: opt(z.nullable(z.string())),
-});
+};
+/**
+ * Response of `GET /api/job/{prompt_id}/status`: the spec's five values, or the
+ * live cloud's raw states with `id`, times and `error_message`.
+ */
+export const JobStatus: Model<JobStatus> = z.looseObject(jobStatusShape);
 
-/** `execution_error` of a job record: where and why the job failed. */
-export const JobExecutionError = z.looseObject({
+const jobExecutionErrorShape = {
   node_id: opt(z.nullable(z.string())),
   node_type: opt(z.nullable(z.string())),
   exception_message: opt(z.nullable(z.string())),
@@ -80,7 +337,9 @@ export const JobExecutionError = z.looseObject({
   traceback: opt(z.unknown()),
   current_inputs: opt(z.unknown()),
   current_outputs: opt(z.unknown()),
-});
+};
+/** `execution_error` of a job record: where and why the job failed. */
+export const JobExecutionError: Model<JobExecutionError> = z.looseObject(jobExecutionErrorShape);
 
 /** Fields a job summary (`GET /api/jobs`) and a job record (`GET /api/jobs/{id}`) share. */
 const jobSummaryShape = {
@@ -96,28 +355,30 @@ const jobSummaryShape = {
 };
 
 /** One job of `GET /api/jobs` (`create_time` in Unix seconds on the cloud, milliseconds on a local server). */
-export const JobSummary = z.looseObject(jobSummaryShape);
+export const JobSummary: Model<JobSummary> = z.looseObject(jobSummaryShape);
 
-/**
- * Response of `GET /api/jobs/{id}`: the job with its mapped `status`, its
- * `outputs` by node id, `execution_error`, `workflow` and times. (The SDK's
- * `JobRecord` adds the normalized `phase`.)
- */
-export const JobRecordBody = z.looseObject({
+const jobRecordBodyShape = {
   ...jobSummaryShape,
   outputs: opt(z.nullable(z.record(z.string(), NodeOutputs))),
   workflow: opt(z.unknown()),
   update_time: opt(z.nullable(z.number())),
   execution_status: opt(z.unknown()),
   execution_meta: opt(z.unknown()),
-});
+};
+/**
+ * Response of `GET /api/jobs/{id}`: the job with its mapped `status`, its
+ * `outputs` by node id, `execution_error`, `workflow` and times. (The SDK's
+ * `JobRecord` adds the normalized `phase`.)
+ */
+export const JobRecordBody: Model<JobRecordBody> = z.looseObject(jobRecordBodyShape);
+
+// A local server answers `limit: null` when none was asked for.
+const jobPaginationShape = { offset: z.number(), limit: opt(z.nullable(z.number())), total: opt(z.nullable(z.number())), has_more: z.boolean() };
+const JobPagination: Model<JobPagination> = z.looseObject(jobPaginationShape);
+const jobListShape = { jobs: z.array(JobSummary), pagination: JobPagination };
 
 /** Response of `GET /api/jobs`. */
-export const JobList = z.looseObject({
-  jobs: z.array(JobSummary),
-  // A local server answers `limit: null` when none was asked for.
-  pagination: z.looseObject({ offset: z.number(), limit: opt(z.nullable(z.number())), total: opt(z.nullable(z.number())), has_more: z.boolean() }),
-});
+export const JobList: Model<JobList> = z.looseObject(jobListShape);
 
 /** Query of `GET /api/jobs`, checked before the request. */
 export const ListJobsParams = z.strictObject({
@@ -132,61 +393,67 @@ export const ListJobsParams = z.strictObject({
   limit: opt(z.number().check(z.int(), z.gte(1), z.lte(1000))),
 });
 
+/** Query of `listJobs`. */
+export type ListJobsParams = z.input<typeof ListJobsParams>;
+
+const queueShape = { queue_running: z.array(z.unknown()), queue_pending: z.array(z.unknown()) };
 /** Response of `GET /api/queue`. The element shape is not specified (cloud and local servers differ; see `getQueue`). */
-export const Queue = z.looseObject({ queue_running: z.array(z.unknown()), queue_pending: z.array(z.unknown()) });
+export const Queue: Model<Queue> = z.looseObject(queueShape);
+
+const historyStatusShape = { status_str: opt(z.nullable(z.string())), completed: opt(z.boolean()), messages: opt(z.array(z.unknown())) };
+const HistoryStatus: Model<HistoryStatus> = z.looseObject(historyStatusShape);
+const historyEntryShape = {
+  prompt: opt(z.array(z.unknown())),
+  outputs: opt(z.nullable(z.record(z.string(), NodeOutputs))),
+  status: opt(z.nullable(HistoryStatus)),
+};
+const HistoryEntry: Model<HistoryEntry> = z.looseObject(historyEntryShape);
 
 /**
  * `GET /history/{id}` of a local server: `{}` while the job is pending,
  * running or unknown; `{ [id]: { prompt, outputs, status, meta } }` once it ended.
  */
-export const History = z.record(
-  z.string(),
-  z.looseObject({
-    prompt: opt(z.array(z.unknown())),
-    outputs: opt(z.nullable(z.record(z.string(), NodeOutputs))),
-    status: opt(z.nullable(z.looseObject({ status_str: opt(z.nullable(z.string())), completed: opt(z.boolean()), messages: opt(z.array(z.unknown())) }))),
-  }),
-);
+export const History = z.record(z.string(), HistoryEntry);
+
+const nodeDefinitionInputShape = {
+  required: opt(z.record(z.string(), z.unknown())),
+  optional: opt(z.record(z.string(), z.unknown())),
+  hidden: opt(z.record(z.string(), z.unknown())),
+};
+const NodeDefinitionInput: Model<NodeDefinitionInput> = z.looseObject(nodeDefinitionInputShape);
+const nodeDefinitionShape = { input: NodeDefinitionInput };
 
 /** One node class of `object_info`: `input.required` keyed by input name; the rest is kept. */
-export const NodeDefinition = z.looseObject({
-  input: opt(z.looseObject({ required: opt(z.record(z.string(), z.unknown())), optional: opt(z.record(z.string(), z.unknown())) })),
-});
+export const NodeDefinition: Model<NodeDefinition> = z.looseObject(nodeDefinitionShape);
 
 /** Response of `GET /api/object_info`: node definitions keyed by class name. */
 export const ObjectInfo = z.record(z.string(), NodeDefinition);
 
-/** A file reference. */
-export type FileRef = z.infer<typeof FileRef>;
-/** Outputs of one node. */
-export type NodeOutputs = z.infer<typeof NodeOutputs>;
-/** One workflow node. */
-export type WorkflowNode = z.infer<typeof WorkflowNode>;
-/** A workflow in API format. */
-export type Workflow = z.infer<typeof Workflow>;
-/** `{ name, subfolder }` of an upload. */
-export type UploadResponse = z.infer<typeof UploadResponse>;
-/** `{ prompt_id }` (or `error`). */
-export type SubmissionResponse = z.infer<typeof SubmissionResponse>;
-/** `{ status }` of a job. */
-export type JobStatus = z.infer<typeof JobStatus>;
-/** A raw job state or a spec status (open). */
-export type JobStatusValue = JobStatus['status'];
-/** Where and why a job failed. */
-export type JobExecutionError = z.infer<typeof JobExecutionError>;
-/** One job of a job list. */
-export type JobSummary = z.infer<typeof JobSummary>;
-/** A job record, as the server sends it. */
-export type JobRecordBody = z.infer<typeof JobRecordBody>;
-/** A page of `GET /api/jobs`, as the server sends it. */
-export type JobList = z.infer<typeof JobList>;
-/** Query of `listJobs`. */
-export type ListJobsParams = z.input<typeof ListJobsParams>;
-/** `{ queue_running, queue_pending }` as the server sends it. */
-export type Queue = z.infer<typeof Queue>;
-/** A local server's history answer. */
-export type History = z.infer<typeof History>;
-/** A node class definition. */
-export type NodeDefinition = z.infer<typeof NodeDefinition>;
-/** All node definitions. */
-export type ObjectInfo = z.infer<typeof ObjectInfo>;
+// Each interface above is exactly what its shape validates.
+type _Exact = Checks<
+  [
+    Same<FileRef, Fields<typeof fileRefShape>>,
+    Same<NodeOutputs, Fields<typeof nodeOutputsShape>>,
+    Same<WorkflowNodeMeta, Fields<typeof workflowNodeMetaShape>>,
+    Same<WorkflowNode, Fields<typeof workflowNodeShape>>,
+    Same<Workflow, z.infer<typeof Workflow>>,
+    Same<UploadResponse, Fields<typeof uploadResponseShape>>,
+    Same<SubmissionResponse, Fields<typeof submissionResponseShape>>,
+    Same<SubmissionErrorDetail, Fields<typeof submissionErrorDetailShape>>,
+    Same<NodeError, Fields<typeof nodeErrorShape>>,
+    Same<SubmissionErrorBody, Fields<typeof submissionErrorBodyShape>>,
+    Same<JobStatus, Fields<typeof jobStatusShape>>,
+    Same<JobExecutionError, Fields<typeof jobExecutionErrorShape>>,
+    Same<JobSummary, Fields<typeof jobSummaryShape>>,
+    Same<JobRecordBody, Fields<typeof jobRecordBodyShape>>,
+    Same<JobPagination, Fields<typeof jobPaginationShape>>,
+    Same<JobList, Fields<typeof jobListShape>>,
+    Same<Queue, Fields<typeof queueShape>>,
+    Same<HistoryStatus, Fields<typeof historyStatusShape>>,
+    Same<HistoryEntry, Fields<typeof historyEntryShape>>,
+    Same<History, z.infer<typeof History>>,
+    Same<NodeDefinitionInput, Fields<typeof nodeDefinitionInputShape>>,
+    Same<NodeDefinition, Fields<typeof nodeDefinitionShape>>,
+    Same<ObjectInfo, z.infer<typeof ObjectInfo>>,
+  ]
+>;

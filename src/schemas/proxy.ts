@@ -6,13 +6,20 @@
  * @module
  */
 import * as z from 'zod/mini';
-import { openEnum, opt, strings } from './common.ts';
+import { openEnum, opt, strings, type Checks, type Fields, type Model, type OpenEnum, type Same } from './common.ts';
 
 /** Allowed values of `style` (image-relight). */
 export const RELIGHT_STYLES = ['standard', 'darker_but_realistic', 'clean', 'smooth', 'brighter', 'contrasted_n_hdr', 'just_composition'] as const;
 
-/** Task statuses the spec names; others are kept. */
-export const TASK_STATUSES = ['CREATED'] as const;
+/**
+ * Task statuses: `CREATED` (the spec: a newly started task), then `IN_PROGRESS`
+ * and `COMPLETED` or `FAILED` as the task moves (the provider's states, which
+ * the webhook notifications carry). Any other value is kept.
+ */
+export const TASK_STATUSES = ['CREATED', 'IN_PROGRESS', 'COMPLETED', 'FAILED'] as const;
+
+/** A task's `status`: one of {@link TASK_STATUSES}, or any other string the provider sends. */
+export type TaskStatus = OpenEnum<typeof TASK_STATUSES>;
 
 /** An image given as a string (base64 or URL, sent as is) or as bytes (sent as base64). */
 export type ImageInput = string | Blob | Uint8Array | ArrayBuffer;
@@ -59,15 +66,37 @@ export const SkinEnhancerCreativeParams = z.strictObject({
   webhook_url: opt(z.string()),
 });
 
-/** The task object inside a task record. Fields beyond these three are not specified and are kept. */
-export const Task = z.looseObject({
-  task_id: z.string(),
-  status: openEnum(TASK_STATUSES),
-  generated: opt(strings),
-});
+/**
+ * A task: what `relightImage()` and `enhanceSkinCreative()` resolve to (the
+ * `data` of the task record). `task_id` and `status` are always sent;
+ * `generated` (result references) may be absent. Other fields are not
+ * specified; they are kept at runtime (read them with `'field' in task`).
+ */
+export interface Task {
+  /** The task's id (a UUID). */
+  task_id: string;
+  /** `CREATED` when new, then `IN_PROGRESS`, `COMPLETED` or `FAILED`; other values kept. */
+  status: TaskStatus;
+  /** Result references (URLs), once the task has produced them. */
+  generated?: string[];
+}
 
-/** The task record both proxy operations return: `{ data: Task }`. */
-export const TaskRecord = z.looseObject({ data: Task });
+/** The task record both proxy operations answer on the wire: `{ data: Task }`. */
+export interface TaskRecord {
+  data: Task;
+}
+
+const taskShape = { task_id: z.string(), status: openEnum(TASK_STATUSES), generated: opt(strings) };
+
+/** The task object inside a task record. Fields beyond these three are not specified and are kept. */
+export const Task: Model<Task> = z.looseObject(taskShape);
+
+const taskRecordShape = { data: Task };
+
+/** The task record both proxy operations answer on the wire: `{ data: Task }`. */
+export const TaskRecord: Model<TaskRecord> = z.looseObject(taskRecordShape);
+
+type _Exact = Checks<[Same<Task, Fields<typeof taskShape>>, Same<TaskRecord, Fields<typeof taskRecordShape>>]>;
 
 /** Parameters of `relightImage`. */
 export type RelightParams = z.input<typeof RelightParams>;
@@ -75,9 +104,5 @@ export type RelightParams = z.input<typeof RelightParams>;
 export type RelightAdvancedSettings = z.input<typeof RelightAdvancedSettings>;
 /** Parameters of `enhanceSkinCreative`. */
 export type SkinEnhancerCreativeParams = z.input<typeof SkinEnhancerCreativeParams>;
-/** A task: `task_id`, `status` (`CREATED` when new; other values kept), `generated` result references. */
-export type Task = z.infer<typeof Task>;
-/** `{ data: Task }`. */
-export type TaskRecord = z.infer<typeof TaskRecord>;
 /** A relight style preset. */
 export type RelightStyle = (typeof RELIGHT_STYLES)[number];

@@ -1,13 +1,16 @@
 /**
  * Schemas of the registry document (`registry-and-proxy.md`, "Resources and
  * their fields"). Field names are the wire names. Every response object is
- * loose: unknown fields are kept. Every field is optional because the spec
- * marks none as required; a field that is present must have its type.
+ * loose at runtime (unknown fields are kept) and typed by a named interface
+ * without index signature (see `common.ts`). Every resource field is optional
+ * because the spec marks none as required and no recording shows otherwise; a
+ * field that is present must have its type. The page envelope's five fields
+ * are required: the spec lists them as the response of both list endpoints.
  *
  * @module
  */
 import * as z from 'zod/mini';
-import { openEnum, opt, strings } from './common.ts';
+import { openEnum, opt, strings, type Checks, type Fields, type Model, type Same } from './common.ts';
 
 /** Values of `NodeStatus`. */
 export const NODE_STATUSES = ['NodeStatusActive', 'NodeStatusDeleted', 'NodeStatusBanned'] as const;
@@ -29,14 +32,166 @@ export const NodeVersionStatus = openEnum(NODE_VERSION_STATUSES);
 /** `PublisherStatus`; unknown values are kept. */
 export const PublisherStatus = openEnum(PUBLISHER_STATUSES);
 
-/** `ErrorResponse`: the body of every registry error. */
-export const ErrorResponse = z.looseObject({ error: z.string(), message: z.string() });
+/** `NodeStatus` value: one of {@link NODE_STATUSES}, or any other string the registry sends. */
+export type NodeStatus = (typeof NODE_STATUSES)[number] | (string & {});
+/** `NodeVersionStatus` value: one of {@link NODE_VERSION_STATUSES}, or any other string. */
+export type NodeVersionStatus = (typeof NODE_VERSION_STATUSES)[number] | (string & {});
+/** `PublisherStatus` value: one of {@link PUBLISHER_STATUSES}, or any other string. */
+export type PublisherStatus = (typeof PUBLISHER_STATUSES)[number] | (string & {});
+
+/** `ErrorResponse`: the body of every registry error. Both fields are required by the spec. */
+export interface ErrorResponse {
+  error: string;
+  message: string;
+}
 
 /** `PublisherUser` (personal data; returned to callers). */
-export const PublisherUser = z.looseObject({ id: opt(z.string()), name: opt(z.string()), email: opt(z.string()) });
+export interface PublisherUser {
+  id?: string;
+  name?: string;
+  email?: string;
+}
 
 /** `PublisherMember`. */
-export const PublisherMember = z.looseObject({ id: opt(z.string()), role: opt(z.string()), user: opt(PublisherUser) });
+export interface PublisherMember {
+  id?: string;
+  /** Role of the user in the publisher. */
+  role?: string;
+  user?: PublisherUser;
+}
+
+/** `Publisher`. */
+export interface Publisher {
+  /** Unique identifier, akin to a username; lowercase. */
+  id?: string;
+  name?: string;
+  description?: string;
+  /** URL of the logo. */
+  logo?: string;
+  members?: PublisherMember[];
+  source_code_repo?: string;
+  status?: PublisherStatus;
+  support?: string;
+  website?: string;
+  /** Date-time (ISO 8601). */
+  createdAt?: string;
+}
+
+/** `NodeVersion`: one version of a node. */
+export interface NodeVersion {
+  id?: string;
+  /** Identifier of the owning node. */
+  node_id?: string;
+  /** Semantic version; unique per node. */
+  version?: string;
+  /** Summary of changes. */
+  changelog?: string;
+  /** Status of the node-extraction process. */
+  platform_node_extract_status?: string;
+  /** Date-time (ISO 8601). */
+  createdAt?: string;
+  /** Pip dependencies. */
+  dependencies?: string[];
+  /** Whether this version is deprecated. */
+  deprecated?: boolean;
+  /** Output only: URL to download this version. */
+  downloadUrl?: string;
+  status?: NodeVersionStatus;
+  status_reason?: string;
+  supported_accelerators?: string[];
+  supported_platformui_frontend_version?: string;
+  supported_platformui_version?: string;
+  supported_os?: string[];
+  tags?: string[];
+  /** Admin-only tags (security warnings, admin metadata). */
+  tags_admin?: string[];
+}
+
+/** `Node`: a custom node (extension package). */
+export interface Node {
+  /** Unique identifier of the node. */
+  id?: string;
+  /** Display name. */
+  name?: string;
+  author?: string;
+  description?: string;
+  /** URL of the banner. */
+  banner_url?: string;
+  /** URL of the icon. */
+  icon?: string;
+  /** @deprecated use `tags`; will be removed in a future version of the API. */
+  category?: string;
+  /** Creation time, date-time (ISO 8601). */
+  created_at?: string;
+  /** Number of downloads. */
+  downloads?: number;
+  /** Stars on the code repository. */
+  github_stars?: number;
+  latest_version?: NodeVersion;
+  /** Path to the LICENSE file in the node's repository. */
+  license?: string;
+  /** Node names preempted by this node. */
+  preempted_platform_node_names?: string[];
+  publisher?: Publisher;
+  /** Average rating. */
+  rating?: number;
+  /** URL of the repository. */
+  repository?: string;
+  /** Used to sort search results. */
+  search_ranking?: number;
+  status?: NodeStatus;
+  status_detail?: string;
+  /** E.g. CUDA, DirectML, ROCm. */
+  supported_accelerators?: string[];
+  /** Supported frontend versions. */
+  supported_platformui_frontend_version?: string;
+  /** Supported host-application versions. */
+  supported_platformui_version?: string;
+  /** Supported operating systems. */
+  supported_os?: string[];
+  tags?: string[];
+  /** Admin-only tags (security warnings, admin metadata). */
+  tags_admin?: string[];
+  /** Maps a language key to an object of translated node metadata. */
+  translations?: Record<string, unknown>;
+}
+
+/** The paginated envelope of `GET /nodes/search` and `GET /publishers/{id}/nodes/v2`, as the wire carries it. */
+export interface NodePage {
+  /** Maximum nodes per page. */
+  limit: number;
+  nodes: Node[];
+  /** Current page (1-based). */
+  page: number;
+  /** Total nodes. */
+  total: number;
+  totalPages: number;
+}
+
+/**
+ * The body accepted by `createNode`: a {@link Node} with `id` required, whose
+ * nested `latest_version` and `publisher` carry no `status` and whose own
+ * `status` is a known `NodeStatus`.
+ */
+export interface CreateNodeRequest extends Omit<Node, 'id' | 'latest_version' | 'publisher' | 'status'> {
+  /** Unique identifier of the node (non-empty). */
+  id: string;
+  latest_version?: Omit<NodeVersion, 'status'>;
+  publisher?: Omit<Publisher, 'status'>;
+  status?: (typeof NODE_STATUSES)[number];
+}
+
+const errorResponseShape = { error: z.string(), message: z.string() };
+const publisherUserShape = { id: opt(z.string()), name: opt(z.string()), email: opt(z.string()) };
+
+/** `ErrorResponse` schema. */
+export const ErrorResponse: Model<ErrorResponse> = z.looseObject(errorResponseShape);
+/** `PublisherUser` schema. */
+export const PublisherUser: Model<PublisherUser> = z.looseObject(publisherUserShape);
+
+const publisherMemberShape = { id: opt(z.string()), role: opt(z.string()), user: opt(PublisherUser) };
+/** `PublisherMember` schema. */
+export const PublisherMember: Model<PublisherMember> = z.looseObject(publisherMemberShape);
 
 const publisherFields = {
   id: opt(z.string()),
@@ -49,9 +204,10 @@ const publisherFields = {
   website: opt(z.string()),
   createdAt: opt(z.string()),
 };
+const publisherShape = { ...publisherFields, status: opt(PublisherStatus) };
 
-/** `Publisher`. */
-export const Publisher = z.looseObject({ ...publisherFields, status: opt(PublisherStatus) });
+/** `Publisher` schema. */
+export const Publisher: Model<Publisher> = z.looseObject(publisherShape);
 
 // Fields a Node and a NodeVersion both carry.
 const compatibilityFields = {
@@ -60,7 +216,6 @@ const compatibilityFields = {
   supported_platformui_version: opt(z.string()),
   supported_os: opt(strings),
   tags: opt(strings),
-  /** Admin-only tags (security warnings, admin metadata). */
   tags_admin: opt(strings),
 };
 
@@ -77,9 +232,10 @@ const nodeVersionFields = {
   status_reason: opt(z.string()),
   ...compatibilityFields,
 };
+const nodeVersionShape = { ...nodeVersionFields, status: opt(NodeVersionStatus) };
 
-/** `NodeVersion`. */
-export const NodeVersion = z.looseObject({ ...nodeVersionFields, status: opt(NodeVersionStatus) });
+/** `NodeVersion` schema. */
+export const NodeVersion: Model<NodeVersion> = z.looseObject(nodeVersionShape);
 
 const nodeFields = {
   id: opt(z.string()),
@@ -88,7 +244,6 @@ const nodeFields = {
   description: opt(z.string()),
   banner_url: opt(z.string()),
   icon: opt(z.string()),
-  /** @deprecated use `tags`; will be removed in a future version of the API. */
   category: opt(z.string()),
   created_at: opt(z.string()),
   downloads: opt(z.int()),
@@ -102,62 +257,49 @@ const nodeFields = {
   ...compatibilityFields,
   translations: opt(z.record(z.string(), z.unknown())),
 };
+const nodeShape = { ...nodeFields, latest_version: opt(NodeVersion), publisher: opt(Publisher), status: opt(NodeStatus) };
 
-/** `Node`: a custom node (extension package). */
-export const Node = z.looseObject({
-  ...nodeFields,
-  latest_version: opt(NodeVersion),
-  publisher: opt(Publisher),
-  status: opt(NodeStatus),
-});
+/** `Node` schema: a custom node (extension package). */
+export const Node: Model<Node> = z.looseObject(nodeShape);
 
-/**
- * Body of `POST /publishers/{publisherId}/nodes`. As the spec says, the nested
- * `latest_version` and `publisher` carry no `status`; the node's own `status`
- * is a known `NodeStatus`. Checked before the request is sent.
- */
-export const CreateNodeRequest = z.looseObject({
+const createNodeShape = {
   ...nodeFields,
   id: z.string().check(z.minLength(1)),
   latest_version: opt(z.strictObject({ ...nodeVersionFields })),
   publisher: opt(z.strictObject({ ...publisherFields })),
   status: opt(z.enum(NODE_STATUSES)),
-});
+};
+
+/**
+ * Body of `POST /publishers/{publisherId}/nodes`. As the spec says, the nested
+ * `latest_version` and `publisher` carry no `status`; the node's own `status`
+ * is a known `NodeStatus`. Checked before the request is sent; unknown
+ * top-level fields are sent as given.
+ */
+export const CreateNodeRequest: Model<CreateNodeRequest> = z.looseObject(createNodeShape);
+
+const nodePageShape = { limit: z.int(), nodes: z.array(Node), page: z.int(), total: z.int(), totalPages: z.int() };
 
 /** The paginated envelope of `GET /nodes/search` and `GET /publishers/{id}/nodes/v2`. */
-export const NodePage = z.looseObject({
-  limit: z.int(),
-  nodes: z.array(Node),
-  page: z.int(),
-  total: z.int(),
-  totalPages: z.int(),
-});
+export const NodePage: Model<NodePage> = z.looseObject(nodePageShape);
 
 /** Response of `GET /publishers`. */
 export const PublisherList = z.array(Publisher);
 
-/** A custom node as returned by the registry. */
-export type Node = z.infer<typeof Node>;
-/** A version of a node. */
-export type NodeVersion = z.infer<typeof NodeVersion>;
-/** A publisher. */
-export type Publisher = z.infer<typeof Publisher>;
-/** A member of a publisher. */
-export type PublisherMember = z.infer<typeof PublisherMember>;
-/** The user of a publisher member. */
-export type PublisherUser = z.infer<typeof PublisherUser>;
-/** `{ error, message }`. */
-export type ErrorResponse = z.infer<typeof ErrorResponse>;
-/** `NodeStatus` value (open). */
-export type NodeStatus = z.infer<typeof NodeStatus>;
-/** `NodeVersionStatus` value (open). */
-export type NodeVersionStatus = z.infer<typeof NodeVersionStatus>;
-/** `PublisherStatus` value (open). */
-export type PublisherStatus = z.infer<typeof PublisherStatus>;
-/** The body accepted by `createNode`. */
-export type CreateNodeRequest = z.input<typeof CreateNodeRequest>;
-/** One page of nodes, as the wire carries it. */
-export type NodePage = z.infer<typeof NodePage>;
+// Each interface above is exactly what its shape validates.
+type _Exact = Checks<
+  [
+    Same<ErrorResponse, Fields<typeof errorResponseShape>>,
+    Same<PublisherUser, Fields<typeof publisherUserShape>>,
+    Same<PublisherMember, Fields<typeof publisherMemberShape>>,
+    Same<Publisher, Fields<typeof publisherShape>>,
+    Same<NodeVersion, Fields<typeof nodeVersionShape>>,
+    Same<Node, Fields<typeof nodeShape>>,
+    Same<CreateNodeRequest, z.input<z.ZodMiniObject<typeof createNodeShape>>>,
+    Same<NodePage, Fields<typeof nodePageShape>>,
+    Same<NodeStatus, z.infer<typeof NodeStatus>>,
+  ]
+>;
 
 const pageNumber = z.int().check(z.gte(1));
 

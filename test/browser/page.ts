@@ -60,11 +60,11 @@ const checks: Check[] = [
     name: 'proxy.relightImage',
     async run({ baseUrl, out }) {
       // Bytes become base64 in the browser build, without Buffer.
-      const { data } = await new ProxyClient({ baseUrl, token: TOKEN }).relightImage({ image: PNG, style: 'smooth', light_transfer_strength: 40 });
-      out.dataset.taskId = data.task_id;
-      out.dataset.status = data.status;
-      out.textContent = `${data.task_id} ${data.status}`;
-      return `task ${data.task_id} ${data.status}`;
+      const task = await new ProxyClient({ baseUrl, token: TOKEN }).relightImage({ image: PNG, style: 'smooth', light_transfer_strength: 40 });
+      out.dataset.taskId = task.task_id;
+      out.dataset.status = task.status;
+      out.textContent = `${task.task_id} ${task.status}`;
+      return `task ${task.task_id} ${task.status}`;
     },
   },
   {
@@ -96,7 +96,7 @@ const checks: Check[] = [
               const img = document.createElement('img');
               img.className = 'preview';
               shown.push(new Promise((resolve, reject) => ((img.onload = () => resolve()), (img.onerror = () => reject(new Error('preview did not decode'))))));
-              img.src = URL.createObjectURL(new Blob([frame.image as Uint8Array<ArrayBuffer>], { type: frame.mime ?? 'image/png' }));
+              img.src = URL.createObjectURL(new Blob([frame.image], { type: frame.mime ?? 'image/png' }));
               out.append(img);
             },
           },

@@ -86,7 +86,7 @@ async function waitStatus(c: CloudClient, id: string, want: string | ((s: string
   const ok = typeof want === 'string' ? (s: string) => s === want : want;
   const until = Date.now() + ms;
   for (;;) {
-    const status = (await c.getJobStatus(id)) as Record<string, unknown> & { status: string };
+    const status: Record<string, unknown> & { status: string } = { ...(await c.getJobStatus(id)) };
     if (ok(status.status)) return status;
     if (Date.now() > until) throw new Error(`job ${id} stayed ${status.status}`);
     await new Promise((r) => setTimeout(r, 5));

@@ -44,7 +44,7 @@ async function until<T>(f: () => T | undefined, ms = 5000): Promise<T> {
 
 describe('ProxyClient against the emulator', () => {
   it('starts a relight task that reports every status to the webhook', async () => {
-    const rec = await proxy().relightImage({
+    const started = await proxy().relightImage({
       image: 'https://example.com/portrait.jpg',
       prompt: 'golden hour (warm rim light:1.25)',
       style: 'brighter',
@@ -52,11 +52,11 @@ describe('ProxyClient against the emulator', () => {
       advanced_settings: { engine: 'automatic', fixed_generation: true, whites: 5 },
       webhook_url: hookUrl,
     });
-    expect(rec.data.status).toBe('CREATED');
-    expect(rec.data.task_id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(started.status).toBe('CREATED');
+    expect(started.task_id).toMatch(/^[0-9a-f-]{36}$/);
     const done = await until(() => received.find((n) => n.status === 'COMPLETED'));
     expect(received.map((n) => n.status)).toEqual(['CREATED', 'IN_PROGRESS', 'COMPLETED']);
-    expect(received.every((n) => n.task_id === rec.data.task_id)).toBe(true);
+    expect(received.every((n) => n.task_id === started.task_id)).toBe(true);
     expect(done.generated).toHaveLength(1);
     const result = await fetch(done.generated![0]!);
     expect(result.headers.get('content-type')).toBe('image/png');
@@ -64,8 +64,8 @@ describe('ProxyClient against the emulator', () => {
 
   it('sends bytes as base64 and uses the vendor segment', async () => {
     const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-    const rec = await proxy({ vendor: 'acme-ai' }).enhanceSkinCreative({ image: new Blob([png]), sharpen: 20, smart_grain: 80 });
-    expect(rec.data.status).toBe('CREATED');
+    const started = await proxy({ vendor: 'acme-ai' }).enhanceSkinCreative({ image: new Blob([png]), sharpen: 20, smart_grain: 80 });
+    expect(started.status).toBe('CREATED');
     expect(emu.requests[0]!.path).toBe('/proxy/acme-ai/v1/ai/skin-enhancer/creative');
   });
 

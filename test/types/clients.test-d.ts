@@ -16,6 +16,7 @@ import {
   type Node,
   type NodeStatus,
   type Publisher,
+  type Task,
   type TaskRecord,
   type UploadResponse,
   type WithResponse,
@@ -55,10 +56,12 @@ describe('RegistryClient', () => {
 });
 
 describe('ProxyClient', () => {
-  it('returns task records', () => {
-    expectTypeOf(proxy.relightImage({ image: 'x' })).resolves.toEqualTypeOf<TaskRecord>();
-    expectTypeOf(proxy.enhanceSkinCreative({ image: new Uint8Array() })).resolves.toEqualTypeOf<TaskRecord>();
-    expectTypeOf<TaskRecord['data']['task_id']>().toBeString();
+  it('resolves with the task (the data of the wire task record)', () => {
+    expectTypeOf(proxy.relightImage({ image: 'x' })).resolves.toEqualTypeOf<Task>();
+    expectTypeOf(proxy.enhanceSkinCreative({ image: new Uint8Array() })).resolves.toEqualTypeOf<Task>();
+    expectTypeOf(proxy.relightImage({ image: 'x' }).withResponse()).resolves.toEqualTypeOf<WithResponse<Task>>();
+    expectTypeOf(proxy.relightImage({ image: 'x' })).resolves.toHaveProperty('task_id').toBeString();
+    expectTypeOf<TaskRecord['data']>().toEqualTypeOf<Task>();
     // @ts-expect-error: style is one of the presets
     void proxy.relightImage({ image: 'x', style: 'neon' });
   });

@@ -35,7 +35,7 @@ const accept = (status = 200, body: unknown = task()) =>
 const proxy = (o: Partial<ConstructorParameters<typeof ProxyClient>[0]> = {}) => new ProxyClient({ baseUrl: BASE, token: TOKEN, retry: { limit: 2, backoffLimit: 5 }, ...o });
 
 describe('relightImage', () => {
-  it('sends every field with the bearer token and returns the task record', async () => {
+  it('sends every field with the bearer token and resolves with the task', async () => {
     accept();
     const params: RelightParams = {
       image: 'https://example.com/in.jpg',
@@ -49,8 +49,9 @@ describe('relightImage', () => {
       webhook_url: 'https://hooks.example.com/relight',
       advanced_settings: { blacks: 10, brightness: -5, contrast: 0, saturation: 1.5, whites: 3, engine: 'automatic', transfer_light_a: 'automatic', transfer_light_b: 'soft_in', fixed_generation: true },
     };
-    const rec = await proxy().relightImage(params);
-    expect(rec.data.status).toBe('CREATED');
+    const started = await proxy().relightImage(params);
+    expect(started).toEqual(task().data);
+    expect(started.status).toBe('CREATED');
     expect(bodies[0]!.url).toBe(`${BASE}/proxy/vendor/v1/ai/image-relight`);
     expect(bodies[0]!.auth).toBe(`Bearer ${TOKEN}`);
     expect(bodies[0]!.body).toEqual(params);
@@ -137,9 +138,17 @@ describe('enhanceSkinCreative', () => {
 describe('task record and retries', () => {
   it('keeps unknown statuses and fields', async () => {
     accept(200, task({ status: 'IN_PROGRESS', eta: 12 }));
-    const rec = await proxy().enhanceSkinCreative({ image: 'x' });
-    expect(rec.data.status).toBe('IN_PROGRESS');
-    expect(rec.data.eta).toBe(12);
+    const started = await proxy().enhanceSkinCreative({ image: 'x' });
+    expect(started.status).toBe('IN_PROGRESS');
+    expect('eta' in started && started.eta).toBe(12);
+  });
+
+  it('resolves with the task itself; withResponse() pairs it with the HTTP response', async () => {
+    accept(200, task({ status: 'CREATED' }));
+    const { data, response } = await proxy().relightImage({ image: 'x' }).withResponse();
+    expect(data).toEqual(task().data);
+    expect(data).not.toHaveProperty('data');
+    expect(response.status).toBe(200);
   });
 
   it('rejects a task record of the wrong shape', async () => {
