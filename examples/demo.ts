@@ -4,10 +4,14 @@ import { once } from 'node:events';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { EMULATOR_API_KEY, EMULATOR_TOKEN, startEmulator } from '@platformui/sdk/emulator';
 
 const EXAMPLES = ['registry-search.ts', 'publish-node.ts', 'relight.ts', 'relight-webhook.ts', 'upload-and-submit.ts', 'run-workflow.ts', 'local-server.ts'];
 
+// The examples run against this emulator only, with its own credentials: no PLATFORMUI_* setting
+// of the caller's shell (a real token or key, a real server's URL) reaches them.
+const callerEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('PLATFORMUI_')));
 const emulator = await startEmulator();
 const outDir = mkdtempSync(join(tmpdir(), 'platformui-demo-'));
 console.log(`Emulator at ${emulator.url}\n`);
@@ -15,22 +19,23 @@ let failed = 0;
 try {
   for (const file of EXAMPLES) {
     console.log(`── examples/${file}`);
+    const started = performance.now();
     // Async spawn: the emulator in this process must keep serving while the example runs.
-    const child = spawn(process.execPath, ['--experimental-strip-types', '--no-warnings', new URL(file, import.meta.url).pathname], {
+    const child = spawn(process.execPath, ['--experimental-strip-types', '--no-warnings', fileURLToPath(new URL(file, import.meta.url))], {
       stdio: 'inherit',
-      // The emulator's own credentials: a real key or token in the environment must not be sent to it.
       env: {
-        ...process.env,
+        ...callerEnv,
         PLATFORMUI_BASE_URL: emulator.url,
         PLATFORMUI_CLOUD_URL: emulator.url,
         PLATFORMUI_TOKEN: EMULATOR_TOKEN,
         PLATFORMUI_API_KEY: EMULATOR_API_KEY,
+        PLATFORMUI_PUBLISHER: 'pixelforge', // a publisher of the emulator's seed
         OUT_DIR: outDir,
       },
     });
-    const [code] = await once(child, 'exit');
+    const [code, signal] = await once(child, 'exit');
     if (code !== 0) failed++;
-    console.log();
+    console.log(`   ${code === 0 ? 'ok' : `FAILED (${signal ?? `exit ${code}`})`} in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
   }
 } finally {
   await emulator.close();

@@ -8,8 +8,8 @@ import { EMULATOR_API_KEY, startEmulator } from '@platformui/sdk/emulator';
 const emulator = process.env.PLATFORMUI_CLOUD_URL ? undefined : await startEmulator();
 const cloud = new CloudClient({
   baseUrl: process.env.PLATFORMUI_CLOUD_URL ?? emulator!.url,
-  // A local server (PLATFORMUI_CLOUD_URL=http://127.0.0.1:8188) needs no key.
-  apiKey: process.env.PLATFORMUI_API_KEY ?? (emulator ? EMULATOR_API_KEY : undefined),
+  // Our own emulator gets its own key, never the shell's; a local server (PLATFORMUI_CLOUD_URL=http://127.0.0.1:8188) needs none.
+  apiKey: emulator ? EMULATOR_API_KEY : process.env.PLATFORMUI_API_KEY,
 });
 const outDir = join(process.env.OUT_DIR ?? '.', 'run-workflow-output');
 mkdirSync(outDir, { recursive: true });

@@ -6,8 +6,8 @@ import { EMULATOR_API_KEY, startEmulator } from '@platformui/sdk/emulator';
 const emulator = process.env.PLATFORMUI_CLOUD_URL ? undefined : await startEmulator();
 const cloud = new CloudClient({
   baseUrl: process.env.PLATFORMUI_CLOUD_URL ?? emulator!.url,
-  // A local server (PLATFORMUI_CLOUD_URL=http://127.0.0.1:8188) needs no key.
-  apiKey: process.env.PLATFORMUI_API_KEY ?? (emulator ? EMULATOR_API_KEY : undefined),
+  // Our own emulator gets its own key, never the shell's; a local server (PLATFORMUI_CLOUD_URL=http://127.0.0.1:8188) needs none.
+  apiKey: emulator ? EMULATOR_API_KEY : process.env.PLATFORMUI_API_KEY,
 });
 
 try {
@@ -16,7 +16,7 @@ try {
 
   // A 1×1 PNG; in Node a file path or a stream works too: cloud.uploadImage('./photo.png')
   const png = Uint8Array.from(atob('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=='), (c) => c.charCodeAt(0));
-  const uploaded = await cloud.uploadImage(new Blob([png], { type: 'image/png' }), { filename: 'pixel.png', overwrite: true });
+  const uploaded = await cloud.uploadImage(new Blob([png], { type: 'image/png' }), { filename: 'pixel.png' });
   console.log(`Uploaded as ${uploaded.name}`);
 
   // A workflow the server refuses: SubmissionError carries the server's `error`.

