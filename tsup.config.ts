@@ -20,8 +20,10 @@ const browserPlatform: NonNullable<Options['esbuildPlugins']>[number] = {
 // loaded (DESIGN §7), so the published entries are bundled, deps kept external.
 export default defineConfig([
   {
-    entry: { index: 'src/index.ts', emulator: 'src/emulator/index.ts' },
+    entry: { index: 'src/index.ts', schemas: 'src/schemas/index.ts', emulator: 'src/emulator/index.ts' },
     format: ['esm', 'cjs'],
+    // One file per entry, no shared chunks: importing the root loads one module.
+    splitting: false,
     dts: true,
     sourcemap: true,
     clean: true,

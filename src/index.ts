@@ -1,14 +1,42 @@
 /**
  * `@platformui/sdk`: typed clients for the node registry, the partner proxy
- * and the cloud workflow service. This file is the public surface and nothing else.
+ * and the cloud workflow service. This file is the public surface and nothing else:
+ * what users code against. Every runtime export is pinned by `test/unit/exports.test.ts`,
+ * so a new one is a decision, not an accident.
  *
  * @packageDocumentation
  */
-export * from './errors.ts';
+export {
+  PlatformUIError,
+  APIError,
+  BadRequestError,
+  AuthenticationError,
+  InsufficientCreditsError,
+  PermissionDeniedError,
+  NotFoundError,
+  ConflictError,
+  RateLimitError,
+  SubscriptionInactiveError,
+  InternalServerError,
+  APIConnectionError,
+  APITimeoutError,
+  JobTimeoutError,
+  APIUserAbortError,
+  InvalidArgumentError,
+  MissingCredentialsError,
+  ResponseValidationError,
+  SubmissionError,
+  ExecutionError,
+  JobCancelledError,
+  FrameDecodeError,
+  DownloadError,
+  type ExceptionType,
+  type SchemaIssue,
+} from './errors.ts';
 export { RegistryClient, type RegistryClientOptions } from './registry/client.ts';
-export { Page, type PageBody, type PageFetcher } from './registry/pagination.ts';
+export type { Page, PageBody } from './registry/pagination.ts';
 export { ProxyClient, type ProxyClientOptions } from './proxy/client.ts';
-export { parseTaskNotification, TaskNotification } from './proxy/notification.ts';
+export { parseTaskNotification, type TaskNotification } from './proxy/notification.ts';
 export {
   CloudClient,
   type CloudClientOptions,
@@ -19,22 +47,20 @@ export {
   type UploadInput,
   type UploadMaskOptions,
 } from './cloud/client.ts';
-export {
+export type {
   CloudSocket,
-  type BinaryEvent,
-  type CloudSocketEvents,
-  type CloudSocketOptions,
-  type SocketEvent,
+  BinaryEvent,
+  CloudSocketEvents,
+  CloudSocketOptions,
+  SocketEvent,
 } from './cloud/socket.ts';
 export type { JobResult, RunOptions, WaitForJobOptions } from './cloud/run.ts';
 export {
   filesOf,
   isFinalPhase,
   jobPhase,
-  JobPage,
-  toQueueItem,
+  type JobPage,
   type JobBackend,
-  type JobPageFetcher,
   type JobPhase,
   type JobRecord,
   type JobStatusResult,
@@ -46,9 +72,6 @@ export {
   decodeFrameAsync,
   encodeFrame,
   isImageFrame,
-  sniffImageMime,
-  FRAME_TYPES,
-  IMAGE_TYPE_MIME,
   type EncodableFrame,
   type ImageFrame,
   type ImageMime,
@@ -61,7 +84,6 @@ export {
 } from './cloud/frames.ts';
 export {
   parseMessage,
-  promptIdOf,
   isMessage,
   type CloudMessage,
   type InvalidMessage,
@@ -71,10 +93,8 @@ export {
   type UnknownMessage,
 } from './cloud/messages.ts';
 export { APIPromise, type WithResponse } from './transport/promise.ts';
-export { PagePromise, type ItemOf } from './transport/pages.ts';
+export type { PagePromise, ItemOf } from './transport/pages.ts';
 export type { ClientOptions, Credential, Hooks, RequestOptions, RetryOptions } from './transport/options.ts';
-export { redactUrl } from './transport/redact.ts';
-export * from './schemas/registry.ts';
-export * from './schemas/proxy.ts';
-export * from './schemas/cloud.ts';
-export * from './schemas/events.ts';
+// The models as types only: their runtime schemas (and the enum value lists) are in
+// `@platformui/sdk/schemas`, so importing `Node` here never shadows the DOM's `Node`.
+export type * from './schemas/index.ts';

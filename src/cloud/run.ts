@@ -155,9 +155,10 @@ export async function waitForJob(jobs: JobBackend, promptId: string, options: Wa
  */
 export async function runJob(jobs: JobBackend, socket: CloudSocket, workflow: Workflow, opts: RunOptions = {}): Promise<JobResult> {
   if (opts.signal?.aborted) throw new APIUserAbortError(undefined, { cause: opts.signal.reason });
-  // Whether the socket hears the whole job: open before the submission and never dropped since.
-  const heard = { all: socket.state === 'open' };
-  const offDrop = socket.on('reconnecting', () => void (heard.all = false));
+  // Whether the socket hears the whole job: its `execution_start` arrived and the socket never
+  // dropped since the submission began (held events are replayed without their arrival times).
+  const heard = { all: false, dropped: false };
+  const offDrop = socket.on('reconnecting', () => void ((heard.all = false), (heard.dropped = true)));
   let promptId: string;
   try {
     // Not given the signal: an aborted submission may still have created a job we could then not stop.
@@ -182,7 +183,7 @@ export async function runJob(jobs: JobBackend, socket: CloudSocket, workflow: Wo
       throw err;
     }
   }
-  return followJob(jobs, socket, promptId, follow, { heard, offDrop });
+  return followJob(jobs, socket, promptId, follow, { heard, offDrop, justSubmitted: true });
 }
 
 /**
@@ -195,7 +196,7 @@ export function followJob(
   socket: CloudSocket,
   promptId: string,
   opts: RunOptions = {},
-  from: { heard: { all: boolean }; offDrop: () => void } = { heard: { all: false }, offDrop: () => undefined },
+  from: { heard: { all: boolean; dropped: boolean }; offDrop: () => void; justSubmitted: boolean } = { heard: { all: false, dropped: false }, offDrop: () => undefined, justSubmitted: false },
 ): Promise<JobResult> {
   const prompt_id = promptId;
   const { signal } = opts;
@@ -287,6 +288,7 @@ export function followJob(
     // While the socket is down, polling is the only feed.
     const pollWhileDown = async () => {
       heard.all = false;
+      heard.dropped = true;
       if (polling) return;
       polling = true;
       while (!settled && socket.state !== 'open') {
@@ -334,6 +336,10 @@ export function followJob(
           if (opts.onPreview && isImageFrame(f)) guard(() => opts.onPreview!(f));
           break;
         }
+        case 'execution_start':
+          // Held events are replayed on subscribe: a start heard before the submit response counts.
+          heard.all = !heard.dropped;
+          break;
         case 'execution_success':
           complete();
           break;
@@ -362,8 +368,8 @@ export function followJob(
     // Last: replaying held events may end the job right here.
     own(socket.subscribe(prompt_id, onEvent));
     if (!settled && socket.state !== 'open') void pollWhileDown();
-    // A job followed after the fact (or submitted while the socket was down) may have ended already.
-    else if (!settled && !heard.all) void pollOnce();
+    // A job followed after the fact may have ended already.
+    else if (!settled && !from.justSubmitted) void pollOnce();
   });
 }
 

@@ -39,14 +39,13 @@ const IMAGE_FIELDS = ['image', 'transfer_light_from_lightmap', 'transfer_light_f
  * ```
  */
 export class ProxyClient {
-  /** @internal The transport this client sends through. Not part of the stable API. */
-  readonly transport: Transport;
+  readonly #transport: Transport;
   /** The provider path segment in use. */
   readonly vendor: string;
 
   constructor(options: ProxyClientOptions = {}) {
     this.vendor = checkId(options.vendor ?? 'vendor', 'vendor');
-    this.transport = new Transport({ service: 'proxy', options, credential: options.token, ...BEARER_SERVICE });
+    this.#transport = new Transport({ service: 'proxy', options, credential: options.token, ...BEARER_SERVICE });
   }
 
   /**
@@ -88,7 +87,7 @@ export class ProxyClient {
           if (v !== undefined && typeof v !== 'string') body[f] = await toBase64(v as Blob | Uint8Array | ArrayBuffer);
         }
         // The wire's task record is `{ data: task }`; callers get the task itself.
-        const { data: record, response } = await this.transport.request<TaskRecord>({
+        const { data: record, response } = await this.#transport.request<TaskRecord>({
           method: 'POST',
           path: `${path`proxy/${this.vendor}`}/v1/ai/${operation}`,
           json: body,

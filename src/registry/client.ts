@@ -43,11 +43,10 @@ export interface RegistryClientOptions extends ClientOptions {
  * ```
  */
 export class RegistryClient {
-  /** @internal The transport this client sends through. Not part of the stable API. */
-  readonly transport: Transport;
+  readonly #transport: Transport;
 
   constructor(options: RegistryClientOptions = {}) {
-    this.transport = new Transport({ service: 'registry', options, credential: options.token, ...BEARER_SERVICE });
+    this.#transport = new Transport({ service: 'registry', options, credential: options.token, ...BEARER_SERVICE });
   }
 
   /**
@@ -82,7 +81,7 @@ export class RegistryClient {
     return APIPromise.from(() => {
       checkId(publisherId, 'publisherId');
       const body = checkArgs(CreateNodeRequest, node, 'node');
-      return this.transport.request<Node>({ method: 'POST', path: path`publishers/${publisherId}/nodes`, json: body, auth: true, schema: Node, options });
+      return this.#transport.request<Node>({ method: 'POST', path: path`publishers/${publisherId}/nodes`, json: body, auth: true, schema: Node, options });
     });
   }
 
@@ -103,21 +102,21 @@ export class RegistryClient {
   deletePublisher(publisherId: string, options?: RequestOptions): APIPromise<void> {
     return APIPromise.from(async () => {
       checkId(publisherId, 'publisherId');
-      const { response } = await this.transport.request({ method: 'DELETE', path: path`publishers/${publisherId}`, auth: true, options });
+      const { response } = await this.#transport.request({ method: 'DELETE', path: path`publishers/${publisherId}`, auth: true, options });
       return { data: undefined, response };
     });
   }
 
   /** `GET /publishers`: every publisher. No credentials are sent. */
   listPublishers(options?: RequestOptions): APIPromise<Publisher[]> {
-    return APIPromise.from(() => this.transport.request<Publisher[]>({ method: 'GET', path: 'publishers', auth: false, schema: PublisherList, options }));
+    return APIPromise.from(() => this.#transport.request<Publisher[]>({ method: 'GET', path: 'publishers', auth: false, schema: PublisherList, options }));
   }
 
   #pages(prepare: () => { path: string; query: Query; first: number; auth: boolean }, options?: RequestOptions): PagePromise<Page<Node>> {
     return new PagePromise(async () => {
       const { path: p, query, first, auth } = prepare();
       const fetchPage = (page: number) =>
-        this.transport.request<PageBody<Node>>({ method: 'GET', path: p, query: { ...query, page }, auth, schema: NodePage, options });
+        this.#transport.request<PageBody<Node>>({ method: 'GET', path: p, query: { ...query, page }, auth, schema: NodePage, options });
       const r = await fetchPage(first);
       return { data: new Page(r, fetchPage, options?.signal), response: r.response };
     });

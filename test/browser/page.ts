@@ -81,7 +81,10 @@ const checks: Check[] = [
     async run({ baseUrl, out }) {
       const cloud = new CloudClient({ baseUrl, apiKey: API_KEY });
       try {
+        // An app opens its socket once, up front; run() never waits for it, but then hears the whole job.
+        const ready = cloud.connect().ready();
         const { name } = await cloud.uploadImage(new Blob([PNG], { type: 'image/png' }), { filename: 'in.png' });
+        await ready;
         const shown: Array<Promise<void>> = [];
         const result = await cloud.run(
           {

@@ -2,8 +2,8 @@
 import { describe, expectTypeOf, it } from 'vitest';
 import {
   CloudClient,
-  Page,
-  PagePromise,
+  type Page,
+  type PagePromise,
   ProxyClient,
   RegistryClient,
   type APIPromise,
@@ -12,7 +12,7 @@ import {
   type JobStatusResult,
   type JobPhase,
   type JobRecord,
-  JobPage,
+  type JobPage,
   type Node,
   type NodeStatus,
   type Publisher,

@@ -8,7 +8,6 @@ import { http, HttpResponse } from 'msw';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { interceptHttp } from './msw.ts';
 import {
-  CLOUD_JOB_STATES,
   CloudClient,
   ExecutionError,
   InternalServerError,
@@ -17,8 +16,9 @@ import {
   MissingCredentialsError,
   NotFoundError,
   jobPhase,
-  toQueueItem,
 } from '../../src/index.ts';
+import { toQueueItem } from '../../src/cloud/jobs.ts';
+import { CLOUD_JOB_STATES } from '../../src/schemas/index.ts';
 
 const fx = JSON.parse(readFileSync(new URL('../fixtures/local-server-jobs.json', import.meta.url), 'utf8')) as Record<string, { path: string; status: number; body: any }>;
 const CLOUD = 'https://cloud.test';

@@ -1,7 +1,8 @@
 // runJob over a stand-in socket and a scripted JobBackend: which ending wins, when the
 // job record is read for outputs, and that nothing is left behind.
 import { afterEach, describe, expect, it } from 'vitest';
-import { CloudSocket, ExecutionError, ResponseValidationError, type JobBackend, type JobRecord, type JobStatusResult } from '../../src/index.ts';
+import { ExecutionError, ResponseValidationError, type JobBackend, type JobRecord, type JobStatusResult } from '../../src/index.ts';
+import { CloudSocket } from '../../src/cloud/socket.ts';
 import { runJob } from '../../src/cloud/run.ts';
 import { FakeSocket } from './fake-socket.ts';
 
@@ -52,11 +53,24 @@ describe('runJob endings', () => {
     const { jobs, calls } = backend({ status: () => ({}) });
     const run = runJob(jobs, socket, { '1': { inputs: {} } }, { pollInterval: 1000 });
     await new Promise((r) => setTimeout(r, 5));
+    ws.push({ type: 'execution_start', data: { prompt_id: 'p1' } });
     ws.push({ type: 'execution_cached', data: { prompt_id: 'p1', nodes: [] } });
     ws.push({ type: 'executed', data: { prompt_id: 'p1', node: 'a', output: file('a.png') } });
     ws.push({ type: 'execution_success', data: { prompt_id: 'p1' } });
     expect((await run).files.map((f) => f.filename)).toEqual(['a.png']);
     expect(calls).toEqual(['submit']);
+  });
+
+  it('reads the record when the socket missed the start of the job', async () => {
+    const { socket, ws } = await openSocket();
+    const { jobs, calls } = backend({ status: () => ({}), record: () => ({ outputs: { a: file('a.png'), b: file('b.png') } }) });
+    const run = runJob(jobs, socket, { '1': { inputs: {} } }, { pollInterval: 1000 });
+    await new Promise((r) => setTimeout(r, 5));
+    // No execution_start: the job began before this socket could hear it (a local server sends it only to a connected socket).
+    ws.push({ type: 'executed', data: { prompt_id: 'p1', node: 'b', output: file('b.png') } });
+    ws.push({ type: 'execution_success', data: { prompt_id: 'p1' } });
+    expect((await run).files).toHaveLength(2);
+    expect(calls).toEqual(['submit', 'record']);
   });
 
   it('reads the record when the socket dropped before the job ended', async () => {

@@ -20,8 +20,8 @@ import {
   RateLimitError,
   RegistryClient,
   ResponseValidationError,
-  redactUrl,
 } from '../../src/index.ts';
+import { redactUrl } from '../../src/transport/redact.ts';
 
 const BASE = 'https://registry.test';
 const TOKEN = 'tok_SECRET_1234567890';
