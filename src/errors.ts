@@ -7,8 +7,7 @@
  *
  * @module
  */
-import { validate } from './schemas/check.ts';
-import { SubmissionErrorBody, type NodeErrors } from './schemas/cloud.ts';
+import type { NodeErrors } from './schemas/cloud.ts';
 import type { ExceptionTypeValue } from './schemas/events.ts';
 
 /** Base class of every error thrown by `@platformui/sdk`. */
@@ -267,11 +266,30 @@ export class SubmissionError extends PlatformUIError {
     super(`Submission rejected (${status}): ${text}${nodes ? ` — ${nodes}` : ''}`);
     this.error = e;
     // Typed only when it is of the known shape: a malformed body must not make a typed lie.
-    const checked = body.node_errors === undefined ? undefined : validate(SubmissionErrorBody, body);
-    this.nodeErrors = checked?.ok ? checked.value.node_errors : undefined;
+    this.nodeErrors = isNodeErrors(body.node_errors) ? body.node_errors : undefined;
     this.body = body;
     this.status = status;
   }
+}
+
+/**
+ * The shape `NodeErrors` promises, checked by hand: this module is in every
+ * bundle, and importing the cloud schemas here would put them in a registry-only one.
+ */
+function isNodeErrors(v: unknown): v is NodeErrors {
+  const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+  const optString = (x: unknown) => x === undefined || typeof x === 'string';
+  return (
+    isObject(v) &&
+    Object.values(v).every(
+      (node) =>
+        isObject(node) &&
+        Array.isArray(node.errors) &&
+        node.errors.every((e) => isObject(e) && typeof e.type === 'string' && typeof e.message === 'string' && optString(e.details) && (e.extra_info === undefined || isObject(e.extra_info))) &&
+        optString(node.class_type) &&
+        (node.dependent_outputs === undefined || (Array.isArray(node.dependent_outputs) && node.dependent_outputs.every((o) => typeof o === 'string')))
+    )
+  );
 }
 
 const SUBMISSION_NODES_SHOWN = 3;

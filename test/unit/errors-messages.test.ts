@@ -337,3 +337,31 @@ describe('error members are camelCase; the wire payload stays as data', () => {
     }
   });
 });
+
+describe('SubmissionError.nodeErrors agrees with the schema', () => {
+  it('types node_errors exactly when the SubmissionErrorBody schema accepts it', async () => {
+    const { SubmissionErrorBody } = await import('../../src/schemas/index.ts');
+    const { validate } = await import('../../src/schemas/check.ts');
+    const good = { '2': { errors: [{ type: 'required_input_missing', message: 'Required input is missing', details: 'filename_prefix', extra_info: { input_name: 'filename_prefix' } }], dependent_outputs: ['2'], class_type: 'SaveImage' } };
+    const cases: unknown[] = [
+      good,
+      {},
+      { '2': { errors: [] } },
+      { '2': { errors: [{ type: 'x', message: 'y' }] } },
+      { '2': { errors: [{ type: 'x' }] } },
+      { '2': { errors: [{ type: 1, message: 'y' }] } },
+      { '2': { errors: 'nope' } },
+      { '2': { errors: [], class_type: 3 } },
+      { '2': { errors: [], dependent_outputs: [1] } },
+      { '2': { errors: [{ type: 'x', message: 'y', extra_info: [] }] } },
+      { '2': null },
+      [],
+      'text',
+    ];
+    for (const node_errors of cases) {
+      const bySchema = validate(SubmissionErrorBody, { error: 'e', node_errors }).ok;
+      const byClass = new SubmissionError(400, { error: 'e', node_errors }).nodeErrors !== undefined;
+      expect([node_errors, byClass]).toEqual([node_errors, bySchema]);
+    }
+  });
+});
