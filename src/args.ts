@@ -188,7 +188,8 @@ function expectedName(expected: string | undefined): string {
 }
 
 /** `a string`, `an integer`, `null`. */
-function article(noun: string): string {
+/** `a token`, `an apiKey`: the article by the sound that follows (none before `null`, `undefined`, `never`). */
+export function article(noun: string): string {
   if (noun === 'null' || noun === 'undefined' || noun === 'never') return noun;
   return `${/^[aeiou]/i.test(noun) ? 'an' : 'a'} ${noun}`;
 }

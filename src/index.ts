@@ -54,7 +54,7 @@ export type {
   CloudSocketOptions,
   SocketEvent,
 } from './cloud/socket.ts';
-export type { JobResult, RunOptions, WaitForJobOptions } from './cloud/run.ts';
+export type { FollowOptions, JobResult, RunOptions, WaitForJobOptions } from './cloud/run.ts';
 export {
   filesOf,
   isFinalPhase,

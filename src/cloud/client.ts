@@ -22,7 +22,7 @@ import {
   UploadResponse,
   Workflow,
 } from '../schemas/cloud.ts';
-import { checkTimeout, fromEnv, type ClientOptions, type Credential, type RequestOptions } from '../transport/options.ts';
+import { checkInterval, checkTimeout, fromEnv, type ClientOptions, type Credential, type RequestOptions } from '../transport/options.ts';
 import { PagePromise } from '../transport/pages.ts';
 import { APIPromise, type WithResponse } from '../transport/promise.ts';
 import { redactUrl, scrub } from '../transport/redact.ts';
@@ -494,7 +494,7 @@ export class CloudClient implements JobBackend {
   /** Runs `task` on the shared socket, checking the timing options first; a socket opened only for runs closes after the last. */
   async #withSocket(options: FollowOptions, task: (socket: CloudSocket) => Promise<JobResult>): Promise<JobResult> {
     checkTimeout(options.timeout, 'timeout');
-    checkTimeout(options.pollInterval, 'pollInterval');
+    checkInterval(options.pollInterval, 'pollInterval');
     // A socket that run() opened by itself closes after the last run, so a script
     // that never calls connect() or close() can still exit.
     if (!this.#socket || this.#socket.state === 'closed') this.#closeWhenIdle = true;

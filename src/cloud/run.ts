@@ -11,7 +11,7 @@
  */
 import { APIConnectionError, APIError, APIUserAbortError, ExecutionError, JobCancelledError, JobTimeoutError, NotFoundError } from '../errors.ts';
 import type { FileRef, NodeOutputs, Workflow } from '../schemas/cloud.ts';
-import { checkTimeout, type RequestOptions } from '../transport/options.ts';
+import { checkInterval, type RequestOptions } from '../transport/options.ts';
 import type { SubmitOptions } from './client.ts';
 import { isImageFrame, type ImageFrame } from './frames.ts';
 import { filesOf, isFinalPhase, jobEndError, toJobRecord, type JobBackend, type JobRecord, type JobStatusResult } from './jobs.ts';
@@ -48,8 +48,12 @@ export interface FollowOptions {
 
 /** Options of `CloudClient.run`: how to submit, then how to follow. */
 export interface RunOptions extends FollowOptions, Pick<SubmitOptions, 'partnerApiKey' | 'extraData'> {
-  /** Called with the job's id as soon as the submission is accepted, before the job ends (e.g. to record it). */
-  onSubmitted?: (promptId: string) => void;
+  /**
+   * Called with the job's id as soon as the submission is accepted, before the
+   * job is followed (e.g. to record it). The run waits for a returned promise; if
+   * it throws or rejects, the job is stopped and `run()` rejects with that error.
+   */
+  onSubmitted?: (promptId: string) => void | Promise<void>;
 }
 
 /** What a completed job produced. */
@@ -75,6 +79,8 @@ export interface WaitForJobOptions extends RequestOptions {
 const OUTPUT_READS = 6;
 const OUTPUT_FIRST_DELAY_MS = 250;
 const OUTPUT_MAX_DELAY_MS = 2000;
+/** The longest a submission waits for a first socket connection still under way. */
+const FIRST_ATTEMPT_MS = 1000;
 /** While the socket is open, the status is still confirmed every this many poll intervals. */
 const OPEN_POLL_FACTOR = 20;
 /** The longest delay a timer takes; longer ones fire at once. */
@@ -139,7 +145,7 @@ function stopInBackground(jobs: JobBackend, promptId: string, headers: Record<st
 
 /** Polls a job until it ends. See `CloudClient.waitForJob`. */
 export async function waitForJob(jobs: JobBackend, promptId: string, options: WaitForJobOptions = {}): Promise<JobRecord> {
-  checkTimeout(options.pollInterval, 'pollInterval');
+  checkInterval(options.pollInterval, 'pollInterval');
   const interval = options.pollInterval ?? 1000;
   for (;;) {
     const s = await jobs.getJobStatus(promptId, options);
@@ -149,9 +155,31 @@ export async function waitForJob(jobs: JobBackend, promptId: string, options: Wa
 }
 
 /**
+ * Resolves once the socket's first connection attempt has an outcome (open,
+ * refused, failed) or after `ms`: a job's events sent before its socket is
+ * connected are lost for good, but a refused socket or a bad key must not
+ * delay anything.
+ */
+function firstAttempt(socket: CloudSocket, ms: number, signal: AbortSignal | undefined): Promise<void> {
+  if (socket.state !== 'connecting') return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      for (const off of offs) off();
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    const offs = [socket.on('open', done), socket.on('reconnecting', done), socket.on('close', done)];
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
+/**
  * Submits `workflow` and follows it to the end. See `CloudClient.run`. The
- * submission never waits for the socket: events that beat its response are
- * held by the socket and replayed when the job is followed.
+ * submission waits only for the outcome of a first socket connection still
+ * under way (at most a second), never for a socket that failed: events that
+ * beat the submit response are held by the socket and replayed.
  */
 export async function runJob(jobs: JobBackend, socket: CloudSocket, workflow: Workflow, opts: RunOptions = {}): Promise<JobResult> {
   if (opts.signal?.aborted) throw new APIUserAbortError(undefined, { cause: opts.signal.reason });
@@ -159,6 +187,11 @@ export async function runJob(jobs: JobBackend, socket: CloudSocket, workflow: Wo
   // dropped since the submission began (held events are replayed without their arrival times).
   const heard = { all: false, dropped: false };
   const offDrop = socket.on('reconnecting', () => void ((heard.all = false), (heard.dropped = true)));
+  await firstAttempt(socket, FIRST_ATTEMPT_MS, opts.signal);
+  if (opts.signal?.aborted) {
+    offDrop();
+    throw new APIUserAbortError(undefined, { cause: opts.signal.reason });
+  }
   let promptId: string;
   try {
     // Not given the signal: an aborted submission may still have created a job we could then not stop.
@@ -172,10 +205,10 @@ export async function runJob(jobs: JobBackend, socket: CloudSocket, workflow: Wo
     offDrop();
     throw err;
   }
-  const follow = { stopOnAbort: true, ...opts };
+  const follow = { ...opts, stopOnAbort: opts.stopOnAbort ?? true };
   if (opts.onSubmitted) {
     try {
-      opts.onSubmitted(promptId);
+      await opts.onSubmitted(promptId);
     } catch (err) {
       offDrop();
       // Nobody will follow the job this callback was meant to record.
@@ -198,7 +231,6 @@ export function followJob(
   opts: RunOptions = {},
   from: { heard: { all: boolean; dropped: boolean }; offDrop: () => void; justSubmitted: boolean } = { heard: { all: false, dropped: false }, offDrop: () => undefined, justSubmitted: false },
 ): Promise<JobResult> {
-  const prompt_id = promptId;
   const { signal } = opts;
   const headers = opts.headers ? { headers: opts.headers } : {};
   const requestOptions: RequestOptions = { ...headers, ...(signal ? { signal } : {}) };
@@ -234,15 +266,15 @@ export function followJob(
     const complete = (fromStatus?: JobStatusResult) =>
       finish(async () => {
         const socketHeardAll = fromStatus === undefined && heard.all && cachedUnheard.size === 0 && filesOf(outputs).length > 0;
-        let record = hasOutputs(fromStatus) ? asRecord(fromStatus, prompt_id) : undefined;
-        if (!record && !socketHeardAll) record = await readCompletedRecord(jobs, prompt_id, requestOptions);
+        let record = hasOutputs(fromStatus) ? asRecord(fromStatus, promptId) : undefined;
+        if (!record && !socketHeardAll) record = await readCompletedRecord(jobs, promptId, requestOptions);
         // The record is the server's own account: it wins for every node it lists.
         if (record?.outputs) Object.assign(outputs, record.outputs);
         resolve({ promptId, status: 'completed', outputs, files: filesOf(outputs), ...(record ? { record } : {}) });
       });
     const fail = (err: Error) => finish(() => reject(err));
     const stopOnServer = () => {
-      if (opts.stopOnAbort) stopInBackground(jobs, prompt_id, opts.headers);
+      if (opts.stopOnAbort) stopInBackground(jobs, promptId, opts.headers);
     };
     // A callback that throws ends the run with its error (and stops the job
     // nobody follows any more) instead of escaping into the socket.
@@ -262,7 +294,7 @@ export function followJob(
       clearTimeout(silence);
       silence = setTimeout(() => {
         stopOnServer();
-        fail(new JobTimeoutError(prompt_id, opts.timeout!));
+        fail(new JobTimeoutError(promptId, opts.timeout!));
       }, opts.timeout);
     };
 
@@ -270,12 +302,12 @@ export function followJob(
       if (s.status !== lastStatus) resetSilence();
       lastStatus = s.status;
       if (s.phase === 'completed') complete(s);
-      else if (s.phase === 'failed' || s.phase === 'cancelled') finish(() => settleEnded(jobs, prompt_id, s, requestOptions).then(() => undefined));
+      else if (s.phase === 'failed' || s.phase === 'cancelled') finish(() => settleEnded(jobs, promptId, s, requestOptions).then(() => undefined));
     };
 
     const pollOnce = async () => {
       try {
-        const s = await jobs.getJobStatus(prompt_id, requestOptions);
+        const s = await jobs.getJobStatus(promptId, requestOptions);
         if (!settled) onStatus(s);
       } catch (err) {
         // Connection failures, timeouts and 5xx are retried by the loop (or the next reconnect);
@@ -287,8 +319,6 @@ export function followJob(
 
     // While the socket is down, polling is the only feed.
     const pollWhileDown = async () => {
-      heard.all = false;
-      heard.dropped = true;
       if (polling) return;
       polling = true;
       while (!settled && socket.state !== 'open') {
@@ -301,6 +331,15 @@ export function followJob(
       if (!settled) await pollOnce();
     };
 
+    let heardFromJob = false;
+    const pollUntilHeard = async () => {
+      while (!settled && !heardFromJob) {
+        if (!polling) await pollOnce();
+        if (settled || heardFromJob) break;
+        await sleep(interval, signal).catch(() => undefined);
+      }
+    };
+
     // While the socket is open, a slow confirming poll: an ending it never tells still ends the run.
     const confirm = setInterval(() => {
       if (!polling && socket.state === 'open') void pollOnce();
@@ -309,6 +348,7 @@ export function followJob(
 
     const onEvent = (e: SocketEvent) => {
       if (settled) return;
+      heardFromJob = true;
       resetSilence();
       if (opts.onEvent && !guard(() => opts.onEvent!(e))) return;
       // An ending whose payload is off-spec still ends the job.
@@ -344,21 +384,27 @@ export function followJob(
           complete();
           break;
         case 'execution_error':
-          fail(new ExecutionError(prompt_id, (e as { data?: Record<string, unknown> }).data));
+          fail(new ExecutionError(promptId, (e as { data?: Record<string, unknown> }).data));
           break;
         case 'execution_interrupted':
-          fail(new JobCancelledError(prompt_id, (e as { data?: Record<string, unknown> }).data));
+          fail(new JobCancelledError(promptId, (e as { data?: Record<string, unknown> }).data));
           break;
       }
     };
 
     own(socket.on('reconnecting', () => void pollWhileDown()));
     own(socket.on('reconnected', () => void pollOnce()));
-    own(socket.on('close', () => void pollWhileDown()));
+    own(
+      socket.on('close', () => {
+        heard.all = false;
+        heard.dropped = true;
+        void pollWhileDown();
+      }),
+    );
     if (signal) {
       const onAbort = () => {
         stopOnServer();
-        fail(new APIUserAbortError(opts.stopOnAbort ? `Aborted; job ${prompt_id} was stopped` : `Aborted; stopped following job ${prompt_id} (it keeps running)`, { cause: signal.reason }));
+        fail(new APIUserAbortError(opts.stopOnAbort ? `Aborted; job ${promptId} was stopped` : `Aborted; stopped following job ${promptId} (it keeps running)`, { cause: signal.reason }));
       };
       signal.addEventListener('abort', onAbort, { once: true });
       own(() => signal.removeEventListener('abort', onAbort));
@@ -366,10 +412,18 @@ export function followJob(
     }
     resetSilence();
     // Last: replaying held events may end the job right here.
-    own(socket.subscribe(prompt_id, onEvent));
+    own(
+      socket.subscribe(promptId, onEvent, {
+        onLost: () => {
+          heard.all = false;
+          heard.dropped = true;
+        },
+      }),
+    );
     if (!settled && socket.state !== 'open') void pollWhileDown();
-    // A job followed after the fact may have ended already.
-    else if (!settled && !from.justSubmitted) void pollOnce();
+    // A job followed after the fact may have ended already, and a local server sends its
+    // events only to the socket that submitted it: poll until this socket hears from it.
+    else if (!settled && !from.justSubmitted) void pollUntilHeard();
   });
 }
 
@@ -379,7 +433,6 @@ function mergeOutputs(a: NodeOutputs | undefined, b: NodeOutputs): NodeOutputs {
   for (const [k, v] of Object.entries(b)) out[k] = Array.isArray(v) && Array.isArray(out[k]) ? [...(out[k] as unknown[]), ...v] : v;
   return out as NodeOutputs;
 }
-
 
 /** Waits `ms`; rejects with {@link APIUserAbortError} when the signal aborts first. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {

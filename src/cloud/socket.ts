@@ -102,7 +102,7 @@ export class CloudSocket {
   #lastMessageAt = 0;
   #listeners = new Map<string, Set<Handler<never>>>();
   #jobs = new Map<string, Set<Handler<SocketEvent>>>();
-  #held = new Map<string, { until: number; events: SocketEvent[] }>();
+  #held = new Map<string, { until: number; events: SocketEvent[]; lost: boolean }>();
   #lastPromptId: string | undefined;
   #displayUrl: string;
 
@@ -222,15 +222,19 @@ export class CloudSocket {
 
   /**
    * Routes every event of one job to `handler`, starting with the events
-   * that arrived before anyone asked for them. Returns the unsubscribe function.
+   * that arrived before anyone asked for them. The hold is bounded: when
+   * some of those were dropped, `options.onLost` is called before the replay.
+   * Returns the unsubscribe function.
    */
-  subscribe(promptId: string, handler: Handler<SocketEvent>): () => void {
+  subscribe(promptId: string, handler: Handler<SocketEvent>, options: { onLost?: () => void } = {}): () => void {
     let set = this.#jobs.get(promptId);
     if (!set) this.#jobs.set(promptId, (set = new Set()));
     set.add(handler);
     const held = this.#held.get(promptId);
     if (held) {
       this.#held.delete(promptId);
+      // The hold is bounded: a subscriber must know when it does not get every event.
+      if (held.lost) options.onLost?.();
       for (const e of held.events) this.#safely(handler, e);
     }
     this.#armIdle();
@@ -407,9 +411,10 @@ export class CloudSocket {
       // Bounded: drop expired jobs, then the oldest, before holding another.
       for (const [id, h] of this.#held) if (h.until < now || this.#held.size >= HOLD_MAX_JOBS) this.#held.delete(id);
       else break;
-      this.#held.set(promptId, (held = { until: now + this.#opts.holdFor, events: [] }));
+      this.#held.set(promptId, (held = { until: now + this.#opts.holdFor, events: [], lost: false }));
     }
     if (held.events.length < HOLD_MAX_EVENTS) held.events.push(event);
+    else held.lost = true;
   }
 
   #emit<K extends Named>(type: K, event: EventOf<K>): void {

@@ -6,10 +6,13 @@
  *
  * A member is required only where the spec shows it as part of the shape and
  * every recording of a real server (`fixtures/local-server`) carries it:
- * `UploadResponse.name` and `.subfolder`, `FileRef.filename`, `JobStatus.status`,
- * `Queue`'s two lists, `NodeDefinition.input`, the job list's `jobs`,
+ * `UploadResponse.name`, `FileRef.filename`, `JobStatus.status`,
+ * `Queue`'s two lists, the job list's `jobs`,
  * `pagination.offset` / `has_more` and each job's `id` and `status`. Where the
- * spec says "not shown" or a server may leave a member out, it stays optional.
+ * spec says "not shown" or a server may leave a member out, it stays optional
+ * (`UploadResponse.subfolder` and `NodeDefinition.input` are always sent by the
+ * servers recorded, but one that left them out would fail a whole upload or
+ * `object_info` for a member nobody needs: optional).
  *
  * @module
  */
@@ -99,7 +102,7 @@ export interface UploadResponse {
   /** The stored file's name: pass it to a `LoadImage` input. */
   name: string;
   /** Usually empty. */
-  subfolder: string;
+  subfolder?: string;
   /** `input` or `temp`, where the server says. */
   type?: string;
 }
@@ -271,7 +274,7 @@ export interface NodeDefinitionInput {
 
 /** One node class of `object_info`: its `input` groups; other fields are kept at runtime. */
 export interface NodeDefinition {
-  input: NodeDefinitionInput;
+  input?: NodeDefinitionInput;
 }
 
 /** Response of `GET /api/object_info`: node definitions keyed by class name. */
@@ -294,7 +297,7 @@ export const WorkflowNode: Model<WorkflowNode> = z.looseObject(workflowNodeShape
 /** A workflow in API format: nodes keyed by node id. */
 export const Workflow = z.record(z.string(), WorkflowNode);
 
-const uploadResponseShape = { name: z.string(), subfolder: z.string(), type: opt(z.string()) };
+const uploadResponseShape = { name: z.string(), subfolder: opt(z.string()), type: opt(z.string()) };
 /** Response of the upload endpoints. */
 export const UploadResponse: Model<UploadResponse> = z.looseObject(uploadResponseShape);
 
@@ -421,7 +424,7 @@ const nodeDefinitionInputShape = {
   hidden: opt(z.record(z.string(), z.unknown())),
 };
 const NodeDefinitionInput: Model<NodeDefinitionInput> = z.looseObject(nodeDefinitionInputShape);
-const nodeDefinitionShape = { input: NodeDefinitionInput };
+const nodeDefinitionShape = { input: opt(NodeDefinitionInput) };
 
 /** One node class of `object_info`: `input.required` keyed by input name; the rest is kept. */
 export const NodeDefinition: Model<NodeDefinition> = z.looseObject(nodeDefinitionShape);

@@ -18,3 +18,4 @@ export * from './registry.ts';
 export * from './proxy.ts';
 export * from './cloud.ts';
 export * from './events.ts';
+export type { Model, OpenEnum } from './common.ts';

@@ -91,9 +91,15 @@ export function resolveRetry(option: RetryOptions | number | false | undefined, 
 
 /** Rejects a timeout that is not a positive finite number (or `false`). */
 export function checkTimeout(timeout: number | false | undefined, field = 'timeout'): void {
-  if (timeout === undefined || timeout === false) return;
-  if (!(typeof timeout === 'number' && Number.isFinite(timeout) && timeout > 0 && timeout <= 2_147_483_647)) {
-    throw new InvalidArgumentError(`must be a positive number of milliseconds (at most 2147483647) or false, got ${describeValue(timeout)}`, field);
+  if (timeout === false) return;
+  checkInterval(timeout, field, ' or false');
+}
+
+/** Rejects an interval that is not a positive finite number of milliseconds (`false` is not one). */
+export function checkInterval(ms: unknown, field: string, orElse = ''): void {
+  if (ms === undefined) return;
+  if (!(typeof ms === 'number' && Number.isFinite(ms) && ms > 0 && ms <= 2_147_483_647)) {
+    throw new InvalidArgumentError(`must be a positive number of milliseconds (at most 2147483647)${orElse}, got ${describeValue(ms)}`, field);
   }
 }
 

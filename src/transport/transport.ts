@@ -19,6 +19,7 @@ import {
   errorClassFor,
   type ServiceKind,
 } from '../errors.ts';
+import { article } from '../args.ts';
 import { validate } from '../schemas/check.ts';
 import { checkTimeout, fromEnv, resolveRetry, type ClientOptions, type Credential, type RequestOptions, type ResolvedRetry } from './options.ts';
 import type { WithResponse } from './promise.ts';
@@ -335,17 +336,14 @@ function checkBaseUrl(option: string | undefined, env: string): string {
     );
   }
   if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
+    // A malformed URL with an `@` may hold a password anywhere: neither echo it nor suggest a fix that would.
+    if (value.includes('@')) throw new InvalidArgumentError(`must be an absolute http(s) URL${source} (the value is not shown: it contains "@")`, 'baseUrl');
     const fixed = !value.includes('://') && URL.canParse(`http://${value}`) ? new URL(`http://${value}`) : undefined;
     const hint = fixed?.hostname ? ` (did you mean ${JSON.stringify(redactUrl(fixed).replace(/\/$/, ''))}?)` : '';
     const shown = parsed ? redactUrl(parsed) : fixed ? redactUrl(fixed).slice('http://'.length).replace(/\/$/, '') : value;
     throw new InvalidArgumentError(`must be an absolute http(s) URL${source}, got ${JSON.stringify(shown.length > 60 ? `${shown.slice(0, 59)}…` : shown)}${hint}`, 'baseUrl');
   }
   return value;
-}
-
-/** `a token`, `an apiKey`: the article by the sound that follows. */
-function article(word: string): string {
-  return `${/^[aeiou]/i.test(word) ? 'an' : 'a'} ${word}`;
 }
 
 function describeCause(e: Error): string {

@@ -117,6 +117,20 @@ for (const personality of ['spec', 'cloud', 'local'] as PersonalityName[]) {
       expect(again.files).toEqual(result.files);
     });
 
+    it('follows a job another client submitted, within a poll interval of its end', async () => {
+      emu.cloud.stepMs = 20;
+      const submitter = client();
+      submitter.connect();
+      const { prompt_id } = await submitter.submit(workflow(image, `${personality}_theirs`), { clientId: submitter.connect().clientId });
+      const watcher = client();
+      await watcher.connect().ready();
+      // On a local server this socket hears nothing of the job: it must poll, not wait 20 intervals.
+      const result = await watcher.follow(prompt_id, { pollInterval: 50, timeout: 5000 });
+      const lag = Date.now() - job(prompt_id).ended!;
+      await expectFiles(watcher, result, `${personality}_theirs`);
+      expect(lag).toBeLessThan(50 + emu.cloud.outputsDelayMs + 400);
+    });
+
     it('aborting follow() stops following but not the job', async () => {
       emu.cloud.stepMs = 30;
       const c = client();

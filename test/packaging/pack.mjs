@@ -159,9 +159,23 @@ for (const major of [22, 24]) {
 // The @ts-expect-error line proves the types are real: if the package resolved
 // to `any`, the directive would be unused and tsc would fail.
 const consumerTs = (topLevel) => `
-import { RegistryClient } from '@platformui/sdk';
-import { startEmulator } from '@platformui/sdk/emulator';
+import { RegistryClient, Page, CloudSocket, RELIGHT_STYLES, type Node } from '@platformui/sdk';
+import { RELIGHT_STYLES as STYLES, Node as NodeSchema } from '@platformui/sdk/schemas';
+import { startEmulator, CloudState } from '@platformui/sdk/emulator';
 ${topLevel ? '' : 'export async function main(): Promise<void> {'}
+// The root exports models, schemas' names and internal classes as types only (the JavaScript has no such values).
+// @ts-expect-error RELIGHT_STYLES is a value only in @platformui/sdk/schemas
+void RELIGHT_STYLES;
+// @ts-expect-error Page has no public constructor
+void ((x: unknown) => x instanceof Page);
+// @ts-expect-error CloudSocket has no public constructor
+void ((x: unknown) => x instanceof CloudSocket);
+// @ts-expect-error CloudState is the type of emulator.cloud, not a value
+void CloudState;
+const firstStyle: string = STYLES[0];
+const nodeSchemaKind: string = typeof NodeSchema;
+const typed = (n: Node): string | undefined => n.name;
+void firstStyle; void nodeSchemaKind; void typed;
 const server = await startEmulator({ port: 0 });
 const url: string = server.url;
 const client = new RegistryClient({ baseUrl: url });

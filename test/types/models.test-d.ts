@@ -115,14 +115,14 @@ describe('the typos of issue 8 do not compile', () => {
 
 describe('fields are typed precisely', () => {
   it('required where the spec and the recordings agree, optional elsewhere', () => {
-    expectTypeOf<UploadResponse>().toEqualTypeOf<{ name: string; subfolder: string; type?: string }>();
+    expectTypeOf<UploadResponse>().toEqualTypeOf<{ name: string; subfolder?: string; type?: string }>();
     expectTypeOf<FileRef['filename']>().toBeString();
     expectTypeOf<JobStatus['status']>().toExtend<string>();
     expectTypeOf<JobSummary['id']>().toBeString();
     expectTypeOf<JobList['jobs']>().toEqualTypeOf<JobSummary[]>();
     expectTypeOf<JobList['pagination']>().toEqualTypeOf<JobPagination>();
     expectTypeOf<JobPagination['has_more']>().toBeBoolean();
-    expectTypeOf<ObjectInfo[string]['input']['required']>().toEqualTypeOf<Record<string, unknown> | undefined>();
+    expectTypeOf<NonNullable<ObjectInfo[string]['input']>['required']>().toEqualTypeOf<Record<string, unknown> | undefined>();
     expectTypeOf<NodePage['totalPages']>().toBeNumber();
     expectTypeOf<PageBody<Node>['nodes']>().toEqualTypeOf<Node[]>();
     expectTypeOf<Task['task_id']>().toBeString();

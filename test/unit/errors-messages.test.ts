@@ -255,6 +255,18 @@ describe('every failure is a PlatformUIError', () => {
 describe('baseUrl with a user name or password', () => {
   afterEach(() => vi.unstubAllEnvs());
 
+  it.each(['http//admin:pw-SECRET@host', 'ftp:/admin:pw-SECRET@host', 'admin:pw-SECRET@'])('never echoes or "fixes" a malformed %s', (baseUrl) => {
+    let err: any;
+    try {
+      new RegistryClient({ baseUrl });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(InvalidArgumentError);
+    expect(err.field).toBe('baseUrl');
+    for (const text of [err.message, err.stack, JSON.stringify(err), inspect(err)]) expect(text).not.toContain('pw-SECRET');
+  });
+
   it.each(['http://admin:pw-SECRET@host', 'https://admin@host/api', 'admin:pw-SECRET@host', 'http://admin:pw-SECRET@host:8080/path?q=1'])(
     'rejects %s in the constructor without echoing it',
     (baseUrl) => {

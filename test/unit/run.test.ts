@@ -117,7 +117,23 @@ describe('runJob endings', () => {
     expect(err.exceptionMessage).toBe('worker lost');
   });
 
-  it('submits at once, without waiting for a socket that does not open', async () => {
+  it('submits at once when the socket is refused', async () => {
+    class Refused {
+      constructor() {
+        throw new Error('refused by the test');
+      }
+    }
+    const socket = new CloudSocket({ baseUrl: 'https://cloud.test', credential: async () => 'k', hasCredential: true }, { WebSocket: Refused as never, reconnect: { baseDelay: 60_000 } });
+    sockets.push(socket);
+    const { jobs, calls } = backend({ status: () => ({ status: 'success', phase: 'completed', outputs: { a: file('a.png') } }) });
+    const started = Date.now();
+    const result = await runJob(jobs, socket, { '1': { inputs: {} } }, { pollInterval: 5 });
+    expect(Date.now() - started).toBeLessThan(500);
+    expect(calls.slice(0, 2)).toEqual(['submit', 'status']);
+    expect(result.files).toHaveLength(1);
+  });
+
+  it('waits at most a second for a first connection that neither opens nor fails', async () => {
     // Connects forever: never opens, never fails.
     class NeverOpens {
       binaryType = 'blob';
@@ -140,7 +156,7 @@ describe('runJob endings', () => {
     expect(submitted).toEqual(['p1']);
     expect(calls.slice(0, 2)).toEqual(['submit', 'status']);
     expect(result.files.map((f) => f.filename)).toEqual(['a.png']);
-  }, 1000);
+  }, 3000);
 
   it('a throwing onSubmitted rejects the run and stops the job', async () => {
     const { socket } = await openSocket();
@@ -156,5 +172,29 @@ describe('runJob endings', () => {
     await new Promise((r) => setTimeout(r, 5));
     expect(calls).toEqual(['submit', 'stop']);
     expect(socket.listenerCount).toBe(0);
+  });
+
+  it('an onSubmitted that rejects rejects the run and stops the job, with no unhandled rejection', async () => {
+    const { socket } = await openSocket();
+    const { jobs, calls } = backend({ status: () => ({}) });
+    const saveFailed = new Error('db down');
+    await expect(runJob(jobs, socket, { '1': { inputs: {} } }, { onSubmitted: async () => Promise.reject(saveFailed) })).rejects.toBe(saveFailed);
+    await new Promise((r) => setTimeout(r, 5));
+    expect(calls).toEqual(['submit', 'stop']);
+  });
+
+  it('reads the record when the socket could not hold every early event', async () => {
+    const { socket, ws } = await openSocket();
+    // The job runs before anyone follows it: its events are held, more than the hold keeps.
+    ws.push({ type: 'execution_start', data: { prompt_id: 'p1' } });
+    ws.push({ type: 'executed', data: { prompt_id: 'p1', node: 'a', output: file('a.png') } });
+    for (let i = 0; i < 2100; i++) ws.push({ type: 'progress', data: { prompt_id: 'p1', value: i, max: 2100, node: 'b' } });
+    ws.push({ type: 'executed', data: { prompt_id: 'p1', node: 'b', output: file('b.png') } });
+    const { jobs, calls } = backend({ status: () => ({}), record: () => ({ outputs: { a: file('a.png'), b: file('b.png') } }) });
+    const { followJob } = await import('../../src/cloud/run.ts');
+    const following = followJob(jobs, socket, 'p1', { pollInterval: 1000 });
+    ws.push({ type: 'execution_success', data: { prompt_id: 'p1' } });
+    expect((await following).files.map((f) => f.filename)).toEqual(['a.png', 'b.png']);
+    expect(calls).toContain('record');
   });
 });

@@ -194,4 +194,18 @@ describe('CloudSocket', () => {
     await expect(cloud.run(wf, { pollInterval: Number.NaN })).rejects.toBeInstanceOf(InvalidArgumentError);
     await expect(cloud.waitForJob('p', { pollInterval: 0 })).rejects.toBeInstanceOf(InvalidArgumentError);
   });
+
+  it('tells a late subscriber when the hold dropped some of its events', async () => {
+    const [socket, ws] = await open();
+    for (let i = 0; i < 2001; i++) ws.push(progress('late', i));
+    const got: SocketEvent[] = [];
+    let lost = 0;
+    socket.subscribe('late', (e) => void got.push(e), { onLost: () => void lost++ });
+    expect(got).toHaveLength(2000);
+    expect(lost).toBe(1);
+    ws.push(progress('fits'));
+    let lost2 = 0;
+    socket.subscribe('fits', () => undefined, { onLost: () => void lost2++ });
+    expect(lost2).toBe(0);
+  });
 });
