@@ -7,98 +7,20 @@
  */
 import { HttpError, sendEmpty, sendJson, type RequestContext, type Route } from './http.ts';
 import { buildSeed, createRandom, DOWNLOAD_BASE } from './seed.ts';
+import { NODE_STATUSES, PUBLISHER_STATUSES, type Node as SchemaNode, type NodeVersion, type Publisher as SchemaPublisher } from '../schemas/registry.ts';
 
-/** `NodeStatus` values. */
-export const NODE_STATUSES = ['NodeStatusActive', 'NodeStatusDeleted', 'NodeStatusBanned'] as const;
-/** `NodeStatus`. */
+/** `NodeStatus`: the spec's closed list (the emulator stores only these). */
 export type NodeStatus = (typeof NODE_STATUSES)[number];
-/** `NodeVersionStatus`. */
-export type NodeVersionStatus =
-  | 'NodeVersionStatusActive'
-  | 'NodeVersionStatusDeleted'
-  | 'NodeVersionStatusBanned'
-  | 'NodeVersionStatusPending'
-  | 'NodeVersionStatusFlagged';
-/** `PublisherStatus`. */
-export type PublisherStatus = 'PublisherStatusActive' | 'PublisherStatusBanned';
+/** `PublisherStatus`: the spec's closed list. */
+export type PublisherStatus = (typeof PUBLISHER_STATUSES)[number];
 
-/** `PublisherUser`. */
-export interface PublisherUser {
-  id?: string;
-  name?: string;
-  email?: string;
-}
-
-/** `PublisherMember`. */
-export interface PublisherMember {
-  id?: string;
-  role?: string;
-  user?: PublisherUser;
-}
-
+// The wire models are the SDK's own (one definition each); the emulator only adds that
+// what it stores always has an `id`.
+export type { PublisherUser, PublisherMember, NodeVersion } from '../schemas/registry.ts';
 /** `Publisher` as stored; `id` is always present in the emulator. */
-export interface Publisher {
-  id: string;
-  name?: string;
-  description?: string;
-  logo?: string;
-  members?: PublisherMember[];
-  source_code_repo?: string;
-  status?: PublisherStatus;
-  support?: string;
-  website?: string;
-  createdAt?: string;
-}
-
-/** Fields a `Node` and a `NodeVersion` both carry. */
-export interface CompatibilityFields {
-  supported_accelerators?: string[];
-  supported_platformui_frontend_version?: string;
-  supported_platformui_version?: string;
-  supported_os?: string[];
-  tags?: string[];
-  tags_admin?: string[];
-}
-
-/** `NodeVersion`. */
-export interface NodeVersion extends CompatibilityFields {
-  id?: string;
-  node_id?: string;
-  version?: string;
-  changelog?: string;
-  platform_node_extract_status?: string;
-  createdAt?: string;
-  dependencies?: string[];
-  deprecated?: boolean;
-  downloadUrl?: string;
-  status?: NodeVersionStatus;
-  status_reason?: string;
-}
-
+export type Publisher = SchemaPublisher & { id: string };
 /** `Node` as the wire carries it; `id` is always present in the emulator. */
-export interface Node extends CompatibilityFields {
-  id: string;
-  name?: string;
-  author?: string;
-  description?: string;
-  banner_url?: string;
-  icon?: string;
-  category?: string;
-  created_at?: string;
-  downloads?: number;
-  github_stars?: number;
-  latest_version?: NodeVersion;
-  license?: string;
-  preempted_platform_node_names?: string[];
-  publisher?: Publisher;
-  rating?: number;
-  repository?: string;
-  search_ranking?: number;
-  status?: NodeStatus;
-  status_detail?: string;
-  translations?: Record<string, unknown>;
-}
-
+export type Node = Omit<SchemaNode, 'publisher'> & { id: string; publisher?: Publisher };
 /** A node in the store: the node without `publisher`, which is filled in on output from the live publisher. */
 export interface StoredNode {
   publisherId: string;
