@@ -7,7 +7,7 @@
  */
 import { HttpError, sendEmpty, sendJson, type RequestContext, type Route } from './http.ts';
 import { buildSeed, createRandom, DOWNLOAD_BASE } from './seed.ts';
-import { NODE_STATUSES, PUBLISHER_STATUSES, type Node as SchemaNode, type NodeVersion, type Publisher as SchemaPublisher } from '../schemas/registry.ts';
+import { NODE_STATUSES, PUBLISHER_STATUSES, type Node as SchemaNode, type NodePage as SchemaNodePage, type NodeVersion, type Publisher as SchemaPublisher } from '../schemas/registry.ts';
 
 /** `NodeStatus`: the spec's closed list (the emulator stores only these). */
 export type NodeStatus = (typeof NODE_STATUSES)[number];
@@ -27,14 +27,8 @@ export interface StoredNode {
   node: Node;
 }
 
-/** Page envelope of the two list endpoints. */
-export interface NodePage {
-  limit: number;
-  nodes: Node[];
-  page: number;
-  total: number;
-  totalPages: number;
-}
+/** Page envelope of the two list endpoints: the SDK's, with the emulator's nodes. */
+export type NodePage = Omit<SchemaNodePage, 'nodes'> & { nodes: Node[] };
 
 /** The default bearer token that may act on every publisher. */
 export const EMULATOR_TOKEN = 'emulator-token';
