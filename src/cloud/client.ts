@@ -5,11 +5,10 @@
  *
  * @module
  */
-import * as z from 'zod/mini';
 import { checkArgs, checkId } from '../args.ts';
 import { APIConnectionError, APIError, APITimeoutError, APIUserAbortError, DownloadError, InvalidArgumentError, NotFoundError, SubmissionError } from '../errors.ts';
 import { platform } from '../platform/node.ts';
-import {
+import type {
   FileRef,
   History,
   JobList,
@@ -22,6 +21,8 @@ import {
   UploadResponse,
   Workflow,
 } from '../schemas/cloud.ts';
+import * as rules from '../schemas/rules.generated.ts';
+import type { Typed } from '../schemas/rule.ts';
 import { checkInterval, checkTimeout, fromEnv, type ClientOptions, type Credential, type RequestOptions } from '../transport/options.ts';
 import { PagePromise } from '../transport/pages.ts';
 import { APIPromise, type WithResponse } from '../transport/promise.ts';
@@ -100,13 +101,6 @@ export interface SubmitOptions extends RequestOptions {
   clientId?: string;
 }
 
-const SubmitOptionsSchema = z.looseObject({
-  partnerApiKey: z.optional(z.union([z.string().check(z.minLength(1)), z.literal(true)])),
-  extraData: z.optional(z.record(z.string(), z.unknown())),
-  clientId: z.optional(z.string()),
-});
-const PromptIds = z.array(z.string().check(z.minLength(1))).check(z.minLength(1));
-
 const STATUS_OVER_SUBMISSION = new Set([401, 402, 403, 429]);
 const SAFE_HTTP_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 const isLoopback = (host: string) => SAFE_HTTP_HOSTS.has(host) || /^127(\.\d{1,3}){3}$/.test(host);
@@ -161,7 +155,7 @@ export class CloudClient implements JobBackend {
 
   /** `GET /api/object_info`: every node definition, keyed by class name. */
   getObjectInfo(options?: RequestOptions): APIPromise<ObjectInfo> {
-    return this.#get(() => 'api/object_info', ObjectInfo, options);
+    return this.#get(() => 'api/object_info', rules.ObjectInfo, options);
   }
 
   /**
@@ -192,7 +186,7 @@ export class CloudClient implements JobBackend {
    */
   uploadMask(file: UploadInput, options: UploadMaskOptions): APIPromise<UploadResponse> {
     return this.#upload('api/upload/mask', file, options ?? {}, () => {
-      const ref = checkArgs(FileRef, options?.originalRef, 'originalRef');
+      const ref = checkArgs(rules.FileRef, options?.originalRef, 'originalRef');
       return { type: 'input', subfolder: ref.subfolder ?? '', original_ref: JSON.stringify(ref) };
     });
   }
@@ -209,9 +203,9 @@ export class CloudClient implements JobBackend {
    */
   submit(workflow: Workflow, options: SubmitOptions = {}): APIPromise<SubmissionResponse & { prompt_id: string }> {
     return APIPromise.from(async () => {
-        const prompt = checkArgs(Workflow, workflow, 'workflow');
+        const prompt = checkArgs(rules.Workflow, workflow, 'workflow');
         if (Object.keys(prompt).length === 0) throw new InvalidArgumentError('has no nodes', 'workflow');
-        checkArgs(SubmitOptionsSchema, options, 'options');
+        checkArgs(rules.SubmitOptionsParams, options, 'options');
         const extra: Record<string, unknown> = { ...options.extraData };
         if (options.partnerApiKey !== undefined) {
           extra.api_key_platform_org = options.partnerApiKey === true ? await this.#transport.credential() : options.partnerApiKey;
@@ -222,7 +216,7 @@ export class CloudClient implements JobBackend {
         if (options.clientId) body.client_id = options.clientId;
         let r: WithResponse<SubmissionResponse>;
         try {
-          r = await this.#transport.request<SubmissionResponse>({ method: 'POST', path: 'api/prompt', json: body, auth: true, schema: SubmissionResponse, options });
+          r = await this.#transport.request<SubmissionResponse>({ method: 'POST', path: 'api/prompt', json: body, auth: true, schema: rules.SubmissionResponse, options });
         } catch (err) {
           // A rejected workflow (400 and kin) is a SubmissionError; credentials,
           // credits, subscription and server failures keep their own classes.
@@ -256,7 +250,7 @@ export class CloudClient implements JobBackend {
       const id = checkId(promptId, 'promptId');
       if (this.server === 'cloud' && this.#statusEndpoint !== false) {
         try {
-          const r = await this.#transport.request<JobStatus>({ method: 'GET', path: path`api/job/${id}/status`, auth: true, schema: JobStatus, options });
+          const r = await this.#transport.request<JobStatus>({ method: 'GET', path: path`api/job/${id}/status`, auth: true, schema: rules.JobStatus, options });
           this.#statusEndpoint = true;
           return { data: { ...r.data, phase: jobPhase(r.data.status) }, response: r.response };
         } catch (err) {
@@ -301,10 +295,10 @@ export class CloudClient implements JobBackend {
    */
   listJobs(params: ListJobsParams = {}, options?: RequestOptions): PagePromise<JobPage> {
     return new PagePromise(async () => {
-      const p = checkArgs(ListJobsParams, params, 'params');
+      const p = checkArgs(rules.ListJobsParams, params, 'params');
       const query = { ...p, status: Array.isArray(p.status) ? p.status.join(',') : p.status };
       const fetchPage = (offset: number) =>
-        this.#transport.request<JobList>({ method: 'GET', path: 'api/jobs', query: offset === (p.offset ?? 0) ? query : { ...query, offset }, auth: true, schema: JobList, options });
+        this.#transport.request<JobList>({ method: 'GET', path: 'api/jobs', query: offset === (p.offset ?? 0) ? query : { ...query, offset }, auth: true, schema: rules.JobList, options });
       const r = await fetchPage(p.offset ?? 0);
       return { data: new JobPage(r, fetchPage, options?.signal), response: r.response };
     });
@@ -317,7 +311,7 @@ export class CloudClient implements JobBackend {
    */
   getQueue(options?: RequestOptions): APIPromise<QueueState> {
     return APIPromise.from(async () => {
-      const r = await this.#transport.request<Queue>({ method: 'GET', path: 'api/queue', auth: true, schema: Queue, options });
+      const r = await this.#transport.request<Queue>({ method: 'GET', path: 'api/queue', auth: true, schema: rules.Queue, options });
       return { data: toQueueState(r.data), response: r.response };
     });
   }
@@ -329,7 +323,7 @@ export class CloudClient implements JobBackend {
    */
   cancel(promptIds: string | string[], options?: RequestOptions): APIPromise<unknown> {
     return APIPromise.from(() => {
-      const ids = checkArgs(PromptIds, typeof promptIds === 'string' ? [promptIds] : promptIds, 'promptIds');
+      const ids = checkArgs(rules.PromptIds, typeof promptIds === 'string' ? [promptIds] : promptIds, 'promptIds');
       return this.#transport.request({ method: 'POST', path: 'api/queue', json: { delete: ids }, auth: true, options });
     });
   }
@@ -380,7 +374,7 @@ export class CloudClient implements JobBackend {
    * ```
    */
   async download(fileRef: FileRef, options: RequestOptions = {}): Promise<Response> {
-    const ref = checkArgs(FileRef, fileRef, 'fileRef');
+    const ref = checkArgs(rules.FileRef, fileRef, 'fileRef');
     const query = { filename: ref.filename, subfolder: ref.subfolder ?? '', type: ref.type ?? 'output' };
     const res = await this.#transport.send({ method: 'GET', path: 'api/view', query, auth: true, redirect: 'manual', options });
     // A local counterpart server answers 200 with the file itself, from its own origin.
@@ -529,7 +523,7 @@ export class CloudClient implements JobBackend {
   async #record(id: string, options?: RequestOptions): Promise<WithResponse<JobRecord>> {
     if (this.#jobsApi !== false) {
       try {
-        const r = await this.#transport.request<JobRecordBody>({ method: 'GET', path: path`api/jobs/${id}`, auth: true, schema: JobRecordBody, options });
+        const r = await this.#transport.request<JobRecordBody>({ method: 'GET', path: path`api/jobs/${id}`, auth: true, schema: rules.JobRecordBody, options });
         this.#jobsApi = true;
         return { data: toJobRecord(r.data), response: r.response };
       } catch (err) {
@@ -545,7 +539,7 @@ export class CloudClient implements JobBackend {
 
   /** A local server's answer: history when the job ended, else its place in the queue; `undefined` when unknown. */
   async #fromHistory(id: string, options?: RequestOptions): Promise<WithResponse<JobRecord> | undefined> {
-    const history = () => this.#transport.request<History>({ method: 'GET', path: path`api/history/${id}`, auth: true, schema: History, options });
+    const history = () => this.#transport.request<History>({ method: 'GET', path: path`api/history/${id}`, auth: true, schema: rules.History, options });
     const h = await history();
     const ended = recordFromHistory(id, h.data);
     if (ended) return { data: ended, response: h.response };
@@ -559,14 +553,14 @@ export class CloudClient implements JobBackend {
     return late ? { data: late, response: again.response } : undefined;
   }
 
-  #get<T>(p: () => string, schema: z.ZodMiniType<T>, options?: RequestOptions): APIPromise<T> {
+  #get<T>(p: () => string, schema: Typed<T>, options?: RequestOptions): APIPromise<T> {
     return APIPromise.from(() => this.#transport.request<T>({ method: 'GET', path: p(), auth: true, schema, options }));
   }
 
   #upload(p: string, file: UploadInput, options: UploadImageOptions | Partial<UploadMaskOptions>, fields: () => Record<string, string>): APIPromise<UploadResponse> {
     return APIPromise.from(async () => {
       const { body, headers } = await multipart(file, fields(), options.filename);
-      return this.#transport.request<UploadResponse>({ method: 'POST', path: p, body, headers, auth: true, schema: UploadResponse, options, fetch: platform.uploadFetch });
+      return this.#transport.request<UploadResponse>({ method: 'POST', path: p, body, headers, auth: true, schema: rules.UploadResponse, options, fetch: platform.uploadFetch });
     });
   }
 }

@@ -19,8 +19,9 @@
  * @module
  */
 import type { SchemaIssue } from '../errors.ts';
-import { compileCheck, validate, type Check } from '../schemas/check.ts';
-import { EVENT_SCHEMAS, EVENT_TYPES, type EventDataMap, type EventType } from '../schemas/events.ts';
+import type { EventDataMap, EventType } from '../schemas/events.ts';
+import { EVENT_SCHEMAS } from '../schemas/rules.generated.ts';
+import { validate } from '../schemas/validate.ts';
 
 /** A known message whose data matched its schema. */
 export type KnownMessage = { [K in EventType]: { type: K; data: EventDataMap[K] } }[EventType];
@@ -73,18 +74,6 @@ export type CloudMessage = KnownMessage | UnknownMessage | InvalidMessage | Malf
 /** The message of one known type. */
 export type MessageOf<K extends EventType> = Extract<KnownMessage, { type: K }>;
 
-// Compiled on first use rather than at import, so importing the module costs nothing
-// (and stays free of top-level side effects for tree shaking).
-let checks: Map<string, Check> | undefined;
-
-function checksByType(): Map<string, Check> {
-  if (!checks) {
-    checks = new Map();
-    for (const t of EVENT_TYPES) checks.set(t, compileCheck(EVENT_SCHEMAS[t]));
-  }
-  return checks;
-}
-
 /**
  * Parses one WebSocket text frame. Never throws.
  *
@@ -114,13 +103,9 @@ export function parseMessage(text: string): CloudMessage {
   const envelope = parsed as { type?: unknown; data?: unknown };
   const type = envelope.type;
   if (typeof type !== 'string') return { type: 'malformed', raw: text, error: 'Message has no string `type`' };
-  const check = checksByType().get(type);
-  if (check === undefined) return { type: 'unknown', rawType: type, data: envelope.data };
-  if (check(envelope.data)) return envelope as KnownMessage;
+  if (!Object.hasOwn(EVENT_SCHEMAS, type)) return { type: 'unknown', rawType: type, data: envelope.data };
   const known = type as EventType;
-  // Off the hot path: validate() re-runs the check, then asks zod for the issues.
-  const result = validate(EVENT_SCHEMAS[known], envelope.data);
-  // Only ok if check.ts were ever stricter than zod; zod's verdict wins.
+  const result = validate<unknown>(EVENT_SCHEMAS[known], envelope.data);
   if (result.ok) return envelope as KnownMessage;
   return { type: 'invalid', rawType: known, data: envelope.data, issues: result.issues };
 }

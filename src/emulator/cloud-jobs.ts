@@ -35,7 +35,7 @@ import type { Personality } from './personality.ts';
 export type JobStatusValue = 'pending' | 'in_progress' | 'completed' | 'failed' | 'cancelled';
 
 /** The six `exception_type` values of the spec (one list, shared with the SDK's schemas). */
-export { EXCEPTION_TYPES } from '../schemas/events.ts';
+export { EXCEPTION_TYPES } from '../schemas/values.ts';
 
 /** A file reference in outputs. */
 export interface OutputRef {

@@ -7,7 +7,8 @@
  */
 import { HttpError, sendEmpty, sendJson, type RequestContext, type Route } from './http.ts';
 import { buildSeed, createRandom, DOWNLOAD_BASE } from './seed.ts';
-import { NODE_STATUSES, PUBLISHER_STATUSES, type Node as SchemaNode, type NodePage as SchemaNodePage, type NodeVersion, type Publisher as SchemaPublisher } from '../schemas/registry.ts';
+import type { Node as SchemaNode, NodePage as SchemaNodePage, NodeVersion, Publisher as SchemaPublisher } from '../schemas/registry.ts';
+import { NODE_STATUSES, PUBLISHER_STATUSES } from '../schemas/values.ts';
 
 /** `NodeStatus`: the spec's closed list (the emulator stores only these). */
 export type NodeStatus = (typeof NODE_STATUSES)[number];

@@ -7,7 +7,8 @@
 import { checkArgs, checkId } from '../args.ts';
 import { toBase64 } from '../base64.ts';
 import { InvalidArgumentError } from '../errors.ts';
-import { RelightParams, SkinEnhancerCreativeParams, TaskRecord, type Task } from '../schemas/proxy.ts';
+import type { RelightParams, SkinEnhancerCreativeParams, Task, TaskRecord } from '../schemas/proxy.ts';
+import * as rules from '../schemas/rules.generated.ts';
 import { type ClientOptions, type Credential, type RequestOptions } from '../transport/options.ts';
 import { APIPromise } from '../transport/promise.ts';
 import { BEARER_SERVICE, Transport, path } from '../transport/transport.ts';
@@ -58,7 +59,7 @@ export class ProxyClient {
    */
   relightImage(params: RelightParams, options?: RequestOptions): APIPromise<Task> {
     return this.#start('image-relight', options, () => {
-      const p = checkArgs(RelightParams, params, '');
+      const p = checkArgs(rules.RelightParams, params, '');
       checkExclusive(p, 'transfer_light_from_lightmap', 'transfer_light_from_reference_image');
       checkPromptWeights(p.prompt);
       checkWebhookUrl(p.webhook_url);
@@ -73,7 +74,7 @@ export class ProxyClient {
    */
   enhanceSkinCreative(params: SkinEnhancerCreativeParams, options?: RequestOptions): APIPromise<Task> {
     return this.#start('skin-enhancer/creative', options, () => {
-      const p = checkArgs(SkinEnhancerCreativeParams, params, '');
+      const p = checkArgs(rules.SkinEnhancerCreativeParams, params, '');
       checkWebhookUrl(p.webhook_url);
       return p;
     });
@@ -92,7 +93,7 @@ export class ProxyClient {
           path: `${path`proxy/${this.vendor}`}/v1/ai/${operation}`,
           json: body,
           auth: true,
-          schema: TaskRecord,
+          schema: rules.TaskRecord,
           options,
         });
         return { data: record.data, response };

@@ -5,30 +5,13 @@
  *
  * @module
  */
-import * as z from 'zod/mini';
 import { InvalidArgumentError } from '../errors.ts';
-import { opt, openEnum, strings, type Checks, type Fields, type Model, type Same } from '../schemas/common.ts';
-import { TASK_STATUSES, type TaskStatus } from '../schemas/proxy.ts';
+import type { TaskNotification } from '../schemas/proxy.ts';
+import { TaskNotification as taskNotification } from '../schemas/rules.generated.ts';
+import { validate } from '../schemas/validate.ts';
 
-/**
- * A parsed task notification: the task's fields where the sender gave them.
- * Unknown fields are kept at runtime (read them with `'field' in task`).
- */
-export interface TaskNotification {
-  /** The task's id. */
-  task_id?: string;
-  /** `CREATED`, `IN_PROGRESS`, `COMPLETED`, `FAILED`, or any other value the provider sends. */
-  status?: TaskStatus;
-  /** Result references (URLs), once the task has produced them. */
-  generated?: string[];
-}
+export type { TaskNotification };
 
-const taskNotificationShape = { task_id: opt(z.string()), status: opt(openEnum(TASK_STATUSES)), generated: opt(strings) };
-
-/** A task notification: the task's fields where the sender gave them, unknown ones kept. */
-export const TaskNotification: Model<TaskNotification> = z.looseObject(taskNotificationShape);
-
-type _Exact = Checks<[Same<TaskNotification, Fields<typeof taskNotificationShape>>]>;
 
 /**
  * Parses a webhook notification body (a JSON string, bytes, or an already
@@ -59,10 +42,10 @@ export function parseTaskNotification(body: unknown): TaskNotification {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new InvalidArgumentError('must be a JSON object', 'body');
   const wrapped = (value as { data?: unknown }).data;
   const task = wrapped !== null && typeof wrapped === 'object' && !Array.isArray(wrapped) ? { ...(value as object), ...wrapped } : value;
-  const r = z.safeParse(TaskNotification, task);
-  if (!r.success) {
-    const issue = r.error.issues[0]!;
-    throw new InvalidArgumentError(issue.message, ['body', ...issue.path.map(String)].join('.'), r.error.issues);
+  const r = validate(taskNotification, task);
+  if (!r.ok) {
+    const issue = r.issues[0]!;
+    throw new InvalidArgumentError(issue.message, ['body', ...issue.path.map(String)].join('.'), r.issues);
   }
-  return task as TaskNotification;
+  return r.value;
 }

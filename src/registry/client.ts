@@ -5,15 +5,8 @@
  */
 import { checkArgs, checkId } from '../args.ts';
 import { InvalidArgumentError } from '../errors.ts';
-import {
-  CreateNodeRequest,
-  ListPublisherNodesParams,
-  Node,
-  NodePage,
-  PublisherList,
-  SearchNodesParams,
-  type Publisher,
-} from '../schemas/registry.ts';
+import type { CreateNodeRequest, ListPublisherNodesParams, Node, Publisher, SearchNodesParams } from '../schemas/registry.ts';
+import * as rules from '../schemas/rules.generated.ts';
 import { type ClientOptions, type Credential, type RequestOptions } from '../transport/options.ts';
 import { PagePromise } from '../transport/pages.ts';
 import { APIPromise } from '../transport/promise.ts';
@@ -62,7 +55,7 @@ export class RegistryClient {
    */
   searchNodes(params: SearchNodesParams = {}, options?: RequestOptions): PagePromise<Page<Node>> {
     return this.#pages(() => {
-      const p = checkArgs(SearchNodesParams, params, 'params');
+      const p = checkArgs(rules.SearchNodesParams, params, 'params');
       return { path: 'nodes/search', query: { ...p, page: undefined, limit: p.limit ?? 10 }, first: p.page ?? 1, auth: false };
     }, options);
   }
@@ -80,8 +73,8 @@ export class RegistryClient {
   createNode(publisherId: string, node: CreateNodeRequest, options?: RequestOptions): APIPromise<Node> {
     return APIPromise.from(() => {
       checkId(publisherId, 'publisherId');
-      const body = checkArgs(CreateNodeRequest, node, 'node');
-      return this.#transport.request<Node>({ method: 'POST', path: path`publishers/${publisherId}/nodes`, json: body, auth: true, schema: Node, options });
+      const body = checkArgs(rules.CreateNodeRequest, node, 'node');
+      return this.#transport.request<Node>({ method: 'POST', path: path`publishers/${publisherId}/nodes`, json: body, auth: true, schema: rules.Node, options });
     });
   }
 
@@ -93,7 +86,7 @@ export class RegistryClient {
   listPublisherNodes(publisherId: string, params: ListPublisherNodesParams = {}, options?: RequestOptions): PagePromise<Page<Node>> {
     return this.#pages(() => {
       checkId(publisherId, 'publisherId');
-      const p = checkArgs(ListPublisherNodesParams, params, 'params');
+      const p = checkArgs(rules.ListPublisherNodesParams, params, 'params');
       return { path: path`publishers/${publisherId}/nodes/v2`, query: { ...p, page: undefined }, first: p.page ?? 1, auth: true };
     }, options);
   }
@@ -109,14 +102,14 @@ export class RegistryClient {
 
   /** `GET /publishers`: every publisher. No credentials are sent. */
   listPublishers(options?: RequestOptions): APIPromise<Publisher[]> {
-    return APIPromise.from(() => this.#transport.request<Publisher[]>({ method: 'GET', path: 'publishers', auth: false, schema: PublisherList, options }));
+    return APIPromise.from(() => this.#transport.request<Publisher[]>({ method: 'GET', path: 'publishers', auth: false, schema: rules.PublisherList, options }));
   }
 
   #pages(prepare: () => { path: string; query: Query; first: number; auth: boolean }, options?: RequestOptions): PagePromise<Page<Node>> {
     return new PagePromise(async () => {
       const { path: p, query, first, auth } = prepare();
       const fetchPage = (page: number) =>
-        this.#transport.request<PageBody<Node>>({ method: 'GET', path: p, query: { ...query, page }, auth, schema: NodePage, options });
+        this.#transport.request<PageBody<Node>>({ method: 'GET', path: p, query: { ...query, page }, auth, schema: rules.NodePage, options });
       const r = await fetchPage(first);
       return { data: new Page(r, fetchPage, options?.signal), response: r.response };
     });

@@ -17,39 +17,10 @@
  * @module
  */
 import * as z from 'zod/mini';
+import { JOB_STATUSES, CLOUD_JOB_STATES, JOB_OUTPUT_TYPES, FILE_TYPES } from './values.ts';
+export { JOB_STATUSES, CLOUD_JOB_STATES, JOB_OUTPUT_TYPES, FILE_TYPES } from './values.ts';
 import { openEnum, opt, strings, type Checks, type Fields, type Model, type OpenEnum, type Same } from './common.ts';
 
-/** Job status values the spec names (also the mapped `status` of job records, `GET /api/jobs/{id}`). */
-export const JOB_STATUSES = ['pending', 'in_progress', 'completed', 'failed', 'cancelled'] as const;
-/**
- * Raw states the live cloud's `GET /api/job/{id}/status` answers (DESIGN §8).
- * In flight: everything up to `cancelling_preparing`; terminal: `success`,
- * `error`, `non_retryable_error`, `lost`, `cancelled`. Never match on the
- * in-flight names: use {@link jobPhase}.
- */
-export const CLOUD_JOB_STATES = [
-  'submitted',
-  'queued_limited',
-  'queued_waiting',
-  'allocated',
-  'preparing',
-  'pending_execution',
-  'executing',
-  'executed',
-  'erroring',
-  'cancel_requested',
-  'cancel_pending',
-  'cancelling_preparing',
-  'success',
-  'error',
-  'non_retryable_error',
-  'lost',
-  'cancelled',
-] as const;
-/** `output_type` values of `GET /api/jobs`. */
-export const JOB_OUTPUT_TYPES = ['image', 'video', 'audio'] as const;
-/** File reference `type` values. */
-export const FILE_TYPES = ['input', 'output', 'temp'] as const;
 
 /** A file reference's `type`: `input`, `output`, `temp`, or any other string. */
 export type FileType = OpenEnum<typeof FILE_TYPES>;
@@ -395,6 +366,16 @@ export const ListJobsParams = z.strictObject({
   offset: opt(z.number().check(z.int(), z.gte(0))),
   limit: opt(z.number().check(z.int(), z.gte(1), z.lte(1000))),
 });
+
+/** The submission members of `submit()`/`run()` options, checked before the request (other members are request options). */
+export const SubmitOptionsParams = z.looseObject({
+  partnerApiKey: opt(z.union([z.string().check(z.minLength(1)), z.literal(true)])),
+  extraData: opt(z.record(z.string(), z.unknown())),
+  clientId: opt(z.string()),
+});
+
+/** The job ids of `cancel()`: at least one, none empty. */
+export const PromptIds = z.array(z.string().check(z.minLength(1))).check(z.minLength(1));
 
 /** Query of `listJobs`. */
 export type ListJobsParams = z.input<typeof ListJobsParams>;

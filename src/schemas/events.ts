@@ -17,39 +17,16 @@
  * @module
  */
 import * as z from 'zod/mini';
+import { EVENT_TYPES, EXCEPTION_TYPES, NODE_STATES } from './values.ts';
+export { EVENT_TYPES, EXCEPTION_TYPES, NODE_STATES } from './values.ts';
 import { NodeOutputs } from './cloud.ts';
 import { openEnum, opt, strings, type Checks, type Fields, type Model, type OpenEnum, type Same } from './common.ts';
 
-/** The eleven message types the spec names, in the order it lists them. */
-export const EVENT_TYPES = [
-  'status',
-  'notification',
-  'execution_start',
-  'executing',
-  'progress',
-  'progress_state',
-  'executed',
-  'execution_cached',
-  'execution_success',
-  'execution_error',
-  'execution_interrupted',
-] as const;
 
 /** One of the eleven known message types. */
 export type EventType = (typeof EVENT_TYPES)[number];
 
-/** `exception_type` values of the spec; any other string is kept as is. */
-export const EXCEPTION_TYPES = [
-  'ValidationError',
-  'ModelDownloadError',
-  'ImageDownloadError',
-  'OOMError',
-  'InsufficientFundsError',
-  'InactiveSubscriptionError',
-] as const;
 
-/** Node states seen in `progress_state` (open: others are kept). */
-export const NODE_STATES = ['pending', 'running', 'finished', 'error'] as const;
 
 /** An `exception_type`: one of the six of the spec, or any other string (`ExceptionType` of `errors.ts` is this type). */
 export type ExceptionTypeValue = OpenEnum<typeof EXCEPTION_TYPES>;

@@ -6,17 +6,12 @@
  * @module
  */
 import * as z from 'zod/mini';
+import { RELIGHT_STYLES, TASK_STATUSES } from './values.ts';
+import { isImageInput } from './predicates.ts';
+export { RELIGHT_STYLES, TASK_STATUSES } from './values.ts';
 import { openEnum, opt, strings, type Checks, type Fields, type Model, type OpenEnum, type Same } from './common.ts';
 
-/** Allowed values of `style` (image-relight). */
-export const RELIGHT_STYLES = ['standard', 'darker_but_realistic', 'clean', 'smooth', 'brighter', 'contrasted_n_hdr', 'just_composition'] as const;
 
-/**
- * Task statuses: `CREATED` (the spec: a newly started task), then `IN_PROGRESS`
- * and `COMPLETED` or `FAILED` as the task moves (the provider's states, which
- * the webhook notifications carry). Any other value is kept.
- */
-export const TASK_STATUSES = ['CREATED', 'IN_PROGRESS', 'COMPLETED', 'FAILED'] as const;
 
 /** A task's `status`: one of {@link TASK_STATUSES}, or any other string the provider sends. */
 export type TaskStatus = OpenEnum<typeof TASK_STATUSES>;
@@ -24,10 +19,7 @@ export type TaskStatus = OpenEnum<typeof TASK_STATUSES>;
 /** An image given as a string (base64 or URL, sent as is) or as bytes (sent as base64). */
 export type ImageInput = string | Blob | Uint8Array | ArrayBuffer;
 
-const imageInput = z.custom<ImageInput>(
-  (v) => typeof v === 'string' || v instanceof Uint8Array || v instanceof ArrayBuffer || (typeof Blob !== 'undefined' && v instanceof Blob),
-  { message: 'must be a base64 string, a URL, a Blob, a Uint8Array or an ArrayBuffer' },
-);
+const imageInput = z.custom<ImageInput>(isImageInput.is, { message: isImageInput.message });
 const percent = z.number().check(z.gte(0), z.lte(100));
 
 /** `advanced_settings` of image-relight. Ranges are not given by the spec, so only types are checked. */
@@ -96,7 +88,27 @@ const taskRecordShape = { data: Task };
 /** The task record both proxy operations answer on the wire: `{ data: Task }`. */
 export const TaskRecord: Model<TaskRecord> = z.looseObject(taskRecordShape);
 
-type _Exact = Checks<[Same<Task, Fields<typeof taskShape>>, Same<TaskRecord, Fields<typeof taskRecordShape>>]>;
+/**
+ * A parsed task notification: the task's fields where the sender gave them.
+ * Unknown fields are kept at runtime (read them with `'field' in task`).
+ */
+export interface TaskNotification {
+  /** The task's id. */
+  task_id?: string;
+  /** `CREATED`, `IN_PROGRESS`, `COMPLETED`, `FAILED`, or any other value the provider sends. */
+  status?: TaskStatus;
+  /** Result references (URLs), once the task has produced them. */
+  generated?: string[];
+}
+
+const taskNotificationShape = { task_id: opt(z.string()), status: opt(openEnum(TASK_STATUSES)), generated: opt(strings) };
+
+/** A task notification: the task's fields where the sender gave them, unknown ones kept. */
+export const TaskNotification: Model<TaskNotification> = z.looseObject(taskNotificationShape);
+
+type _Exact = Checks<
+  [Same<Task, Fields<typeof taskShape>>, Same<TaskRecord, Fields<typeof taskRecordShape>>, Same<TaskNotification, Fields<typeof taskNotificationShape>>]
+>;
 
 /** Parameters of `relightImage`. */
 export type RelightParams = z.input<typeof RelightParams>;

@@ -10,20 +10,10 @@
  * @module
  */
 import * as z from 'zod/mini';
+import { NODE_STATUSES, NODE_VERSION_STATUSES, PUBLISHER_STATUSES } from './values.ts';
+export { NODE_STATUSES, NODE_VERSION_STATUSES, PUBLISHER_STATUSES } from './values.ts';
 import { openEnum, opt, strings, type Checks, type Fields, type Model, type Same } from './common.ts';
 
-/** Values of `NodeStatus`. */
-export const NODE_STATUSES = ['NodeStatusActive', 'NodeStatusDeleted', 'NodeStatusBanned'] as const;
-/** Values of `NodeVersionStatus`. */
-export const NODE_VERSION_STATUSES = [
-  'NodeVersionStatusActive',
-  'NodeVersionStatusDeleted',
-  'NodeVersionStatusBanned',
-  'NodeVersionStatusPending',
-  'NodeVersionStatusFlagged',
-] as const;
-/** Values of `PublisherStatus`. */
-export const PUBLISHER_STATUSES = ['PublisherStatusActive', 'PublisherStatusBanned'] as const;
 
 /** `NodeStatus`; unknown values are kept. */
 export const NodeStatus = openEnum(NODE_STATUSES);

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { describeValue } from '../args.ts';
+import { describeValue } from '../schemas/explain.ts';
 import { InvalidArgumentError } from '../errors.ts';
 
 /**

@@ -6,7 +6,6 @@
  * @module
  */
 import ky, { isHTTPError, isNetworkError, isTimeoutError, type Hooks as KyHooks, type KyInstance } from 'ky';
-import type * as z from 'zod/mini';
 import {
   APIConnectionError,
   type APIError,
@@ -19,8 +18,9 @@ import {
   errorClassFor,
   type ServiceKind,
 } from '../errors.ts';
-import { article } from '../args.ts';
-import { validate } from '../schemas/check.ts';
+import { article } from '../schemas/explain.ts';
+import type { Rule } from '../schemas/rule.ts';
+import { validate } from '../schemas/validate.ts';
 import { checkTimeout, fromEnv, resolveRetry, type ClientOptions, type Credential, type RequestOptions, type ResolvedRetry } from './options.ts';
 import type { WithResponse } from './promise.ts';
 import { redactUrl, scrub } from './redact.ts';
@@ -76,7 +76,7 @@ export interface RequestSpec {
   /** Whether the endpoint takes the client's credential. Without it, no credential header is sent at all. */
   auth: boolean;
   /** Schema of the JSON response; when absent the body is returned unparsed-but-JSON (or undefined when empty). */
-  schema?: z.ZodMiniType | undefined;
+  schema?: Rule | undefined;
   options?: RequestOptions | undefined;
   /** Use this fetch instead of the client's (Node uploads; see `Platform.uploadFetch`). Ignored when the caller gave the client its own `fetch`. */
   fetch?: typeof globalThis.fetch | undefined;

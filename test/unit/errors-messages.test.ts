@@ -5,7 +5,7 @@ import { http, HttpResponse } from 'msw';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { interceptHttp } from './msw.ts';
 import { FakeSocket } from './fake-socket.ts';
-import { closest, describeValue } from '../../src/args.ts';
+import { closest, describeValue } from '../../src/schemas/explain.ts';
 import { platform } from '../../src/platform/node.ts';
 import {
   APIConnectionError,
@@ -352,8 +352,8 @@ describe('error members are camelCase; the wire payload stays as data', () => {
 
 describe('SubmissionError.nodeErrors agrees with the schema', () => {
   it('types node_errors exactly when the SubmissionErrorBody schema accepts it', async () => {
-    const { SubmissionErrorBody } = await import('../../src/schemas/index.ts');
-    const { validate } = await import('../../src/schemas/check.ts');
+    const { SubmissionErrorBody } = await import('../../src/schemas/rules.generated.ts');
+    const { validate } = await import('../../src/schemas/validate.ts');
     const good = { '2': { errors: [{ type: 'required_input_missing', message: 'Required input is missing', details: 'filename_prefix', extra_info: { input_name: 'filename_prefix' } }], dependent_outputs: ['2'], class_type: 'SaveImage' } };
     const cases: unknown[] = [
       good,

@@ -191,7 +191,7 @@ describe('listJobs', () => {
     const all: string[] = [];
     for await (const j of cloud().listJobs({ limit: 2, offset: 1 })) all.push(j.id);
     expect(all).toEqual(['j1', 'j2', 'j3', 'j4']);
-    expect(paths()).toEqual(['GET /api/jobs?offset=1&limit=2', 'GET /api/jobs?offset=3&limit=2']);
+    expect(paths()).toEqual(['GET /api/jobs?limit=2&offset=1', 'GET /api/jobs?limit=2&offset=3']);
   });
 
   it('sends the filters, a status list comma-separated', async () => {

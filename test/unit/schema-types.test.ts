@@ -6,21 +6,40 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import { validate, type AnySchema } from '../../src/schemas/check.ts';
+import * as z from 'zod/mini';
+import * as allSchemas from '../../src/schemas/index.ts';
+import * as rules from '../../src/schemas/rules.generated.ts';
+import type { Rule } from '../../src/schemas/rule.ts';
+import { validate } from '../../src/schemas/validate.ts';
 import * as cloud from '../../src/schemas/cloud.ts';
 import * as events from '../../src/schemas/events.ts';
 import * as proxy from '../../src/schemas/proxy.ts';
 import * as registry from '../../src/schemas/registry.ts';
-import { TaskNotification } from '../../src/proxy/notification.ts';
 
 const FIXTURES = process.env.PLATFORMUI_FIXTURES ?? '/work/shared/fixtures/local-server';
 
+type AnySchema = z.core.$ZodType;
+
+/** The generated rule of a zod schema (the SDK validates with the rule; users of `/schemas` with zod). */
+function ruleOf(schema: AnySchema): Rule {
+  const name = Object.entries(allSchemas).find(([, v]) => v === schema)?.[0];
+  const rule = name === undefined ? undefined : (rules as Record<string, unknown>)[name];
+  if (rule === undefined) throw new Error('not an exported schema');
+  return rule as Rule;
+}
+
+/** Validated by both, which must agree; the input itself comes back. */
 const ok = (schema: AnySchema, value: unknown) => {
-  const r = validate(schema, value);
+  const r = validate(ruleOf(schema), value);
+  expect(z.safeParse(schema, value).success).toBe(r.ok);
   if (!r.ok) throw new Error(`rejected: ${JSON.stringify(r.issues)}`);
   return r.value;
 };
-const refused = (schema: AnySchema, value: unknown) => !validate(schema, value).ok;
+const refused = (schema: AnySchema, value: unknown) => {
+  const r = validate(ruleOf(schema), value);
+  expect(z.safeParse(schema, value).success).toBe(r.ok);
+  return !r.ok;
+};
 
 // Verbatim from 07_errors.jsonl (a real local server's 400 answers to POST /prompt).
 const REFUSED_SUBMISSIONS = [
@@ -55,7 +74,7 @@ describe('models at runtime (unchanged by the exact types)', () => {
     expect(ok(registry.Node, { status: 'NodeStatusFuture' })).toEqual({ status: 'NodeStatusFuture' });
     for (const status of ['CREATED', 'IN_PROGRESS', 'COMPLETED', 'FAILED', 'QUEUED_SOMEWHERE_NEW']) {
       expect(ok(proxy.Task, { task_id: 't', status })).toEqual({ task_id: 't', status });
-      expect(ok(TaskNotification, { status })).toEqual({ status });
+      expect(ok(proxy.TaskNotification, { status })).toEqual({ status });
     }
     expect(proxy.TASK_STATUSES).toEqual(['CREATED', 'IN_PROGRESS', 'COMPLETED', 'FAILED']);
   });

@@ -1,0 +1,349 @@
+/**
+ * What is wrong with a value, in one line per problem: the slow path of
+ * validation, run only once a {@link Rule} has rejected a value.
+ *
+ * Each issue has zod's shape (`code`, `path`, and `expected`, `minimum`,
+ * `values`, `keys`… as zod would set them) and a message that says what was
+ * given (short; never the value of a field that holds a secret) and what is
+ * allowed (a range, the allowed values, the closest known key for a typo):
+ *
+ * ```text
+ * must be an integer of at least 1, got -1
+ * unknown key (did you mean "search"?)
+ * must be one of "standard", "darker_but_realistic", …, got "smoth" (did you mean "smooth"?)
+ * ```
+ *
+ * @module
+ */
+import type { SchemaIssue } from '../errors.ts';
+import { redactUrl } from '../transport/redact.ts';
+import { isObject, isOptional, isPlainObject, isValid, type LeafType, type Rule } from './rule.ts';
+
+/** An issue as {@link explain} reports it: zod's fields, a message ready to print. */
+export interface Issue extends SchemaIssue {
+  readonly path: PropertyKey[];
+  readonly expected?: string;
+  readonly origin?: string;
+  readonly minimum?: number;
+  readonly maximum?: number;
+  readonly inclusive?: boolean;
+  readonly values?: readonly unknown[];
+  readonly keys?: string[];
+}
+
+/** A rule with leaves spelled out as objects, so one `switch` covers every kind. */
+type Composite = Extract<Rule, { type: string }> | { readonly type: 'boolean' | 'null' | 'unknown' };
+
+/**
+ * Every reason `value` fails `rule` (none when it passes), in the order zod
+ * would list them: fields in the schema's order, unknown keys last.
+ *
+ * @example
+ * ```ts
+ * explain(rules.SearchNodesParams, { limit: -1 });
+ * // [{ code: 'too_small', path: ['limit'], minimum: 1, message: 'must be an integer of at least 1, got -1', … }]
+ * ```
+ */
+export function explain(rule: Rule, value: unknown, path: PropertyKey[] = []): Issue[] {
+  const out: Issue[] = [];
+  walk(rule, value, path, out);
+  return out;
+}
+
+function walk(rule: Rule | Composite, v: unknown, path: PropertyKey[], out: Issue[]): void {
+  const r = node(rule);
+  const got = () => `, got ${describeValue(v, path)}`;
+  const wrongType = (expected: string) => {
+    const what = what1(r);
+    out.push({ code: 'invalid_type', path, expected, message: v === undefined ? `is required (${what})` : `must be ${what}${got()}` });
+  };
+  switch (r.type) {
+    case 'unknown':
+      return;
+    case 'boolean':
+      if (typeof v !== 'boolean') wrongType('boolean');
+      return;
+    case 'null':
+      if (v !== null) wrongType('null');
+      return;
+    case 'number': {
+      const int = r.int === true;
+      if (!(int ? Number.isSafeInteger(v) : typeof v === 'number' && Number.isFinite(v))) return wrongType(int ? 'int' : 'number');
+      const n = v as number;
+      if (r.min !== undefined && n < r.min) out.push({ code: 'too_small', path, origin: 'number', minimum: r.min, inclusive: true, message: `must be ${what1(r)}${got()}` });
+      else if (r.max !== undefined && n > r.max) out.push({ code: 'too_big', path, origin: 'number', maximum: r.max, inclusive: true, message: `must be ${what1(r)}${got()}` });
+      return;
+    }
+    case 'string':
+      if (typeof v !== 'string') return wrongType('string');
+      if (r.min !== undefined && [...v].length < r.min) out.push({ code: 'too_small', path, origin: 'string', minimum: r.min, inclusive: true, message: `${atLeast(r.min, 'character')}${got()}` });
+      return;
+    case 'array':
+      if (!Array.isArray(v)) return wrongType('array');
+      if (r.min !== undefined && v.length < r.min) out.push({ code: 'too_small', path, origin: 'array', minimum: r.min, inclusive: true, message: `${atLeast(r.min, 'item')}${got()}` });
+      for (let i = 0; i < v.length; i++) walk(r.of, v[i], [...path, i], out);
+      return;
+    case 'record':
+      if (!isPlainObject(v)) return wrongType('record');
+      for (const k of Object.keys(v)) if (k !== '__proto__') walk(r.of, v[k], [...path, k], out);
+      return;
+    case 'object':
+      return walkObject(r, v, path, out, wrongType);
+    case 'values':
+      if (!r.values.includes(v as never)) {
+        out.push({ code: 'invalid_value', path, values: r.values, message: v === undefined ? `is required (${oneOf(r.values)})` : `must be ${oneOf(r.values)}${got()}${suggest(v, r.values)}` });
+      }
+      return;
+    case 'optional':
+      if (v !== undefined) walk(r.of, v, path, out);
+      return;
+    case 'nullable':
+      if (v !== null) walk(r.of, v, path, out);
+      return;
+    case 'union':
+      return walkUnion(r, v, path, out, got);
+    case 'custom':
+      if (!r.is(v)) out.push({ code: 'custom', path, message: v === undefined ? `is required (${r.message.replace(/^must be /, '')})` : `${r.message}${got()}` });
+      return;
+  }
+}
+
+function walkObject(r: Extract<Rule, { type: 'object' }>, v: unknown, path: PropertyKey[], out: Issue[], wrongType: (e: string) => void): void {
+  if (!isObject(v)) return wrongType('object');
+  for (const [k, field] of Object.entries(r.fields)) {
+    if (v[k] === undefined && !(k in v) && !isOptional(field)) {
+      out.push({ code: 'invalid_type', path: [...path, k], expected: 'nonoptional', message: `is required (${what1(node(field))})` });
+    } else walk(field, v[k], [...path, k], out);
+  }
+  if (r.rest === undefined) return;
+  const unknown: string[] = [];
+  for (const k in v) if (!Object.hasOwn(r.fields, k)) unknown.push(k);
+  if (r.rest !== 'reject') {
+    for (const k of unknown) if (k !== '__proto__') walk(r.rest, v[k], [...path, k], out);
+    return;
+  }
+  if (unknown.length === 0) return;
+  const known = Object.keys(r.fields);
+  const hint = (k: string) => suggest(k, known);
+  if (unknown.length === 1) {
+    const k = unknown[0]!;
+    const list = !hint(k) && known.length > 0 && known.length <= 16 ? `; known keys: ${known.join(', ')}` : '';
+    out.push({ code: 'unrecognized_keys', path: [...path, k], keys: unknown, message: `unknown key${hint(k)}${list}` });
+  } else {
+    out.push({ code: 'unrecognized_keys', path, keys: unknown, message: `unknown keys ${unknown.map((k) => `${JSON.stringify(k)}${hint(k)}`).join(', ')}` });
+  }
+}
+
+/** A union: the option shaped like the value says what is wrong inside it; otherwise, what any option would take. */
+function walkUnion(r: Extract<Rule, { type: 'union' }>, v: unknown, path: PropertyKey[], out: Issue[], got: () => string): void {
+  if (r.of.some((o) => isValid(o, v))) return;
+  const options = r.of.map(node);
+  let best: Issue[] | undefined;
+  for (const o of options) {
+    if (!sameShape(o, v)) continue;
+    const issues: Issue[] = [];
+    walk(o, v, path, issues);
+    if (issues.length === 0) return;
+    // The option that got furthest (the deepest path) is the one the caller meant.
+    if (!best || depth(issues) > depth(best)) best = issues;
+  }
+  if (best) {
+    out.push(...best);
+    return;
+  }
+  const types = [...new Set(options.filter((o) => o.type !== 'values').map(what1))];
+  // An open enum (known values or any string) takes every string: its values are not listed.
+  const values = types.includes('a string') ? [] : options.flatMap((o) => (o.type === 'values' ? o.values : []));
+  const parts = [...types, ...values.map(show)];
+  out.push({ code: 'invalid_union', path, message: v === undefined ? `is required (${orList(parts)})` : `must be ${orList(parts)}${got()}${suggest(v, values)}` });
+}
+
+const depth = (issues: Issue[]) => Math.max(...issues.map((i) => i.path.length));
+
+/** Whether the value is of the option's outer kind (an object for an object, an array for an array). */
+function sameShape(o: Composite, v: unknown): boolean {
+  switch (o.type) {
+    case 'object':
+    case 'record':
+      return isPlainObject(v);
+    case 'array':
+      return Array.isArray(v);
+    case 'number':
+      return typeof v === 'number';
+    case 'string':
+      return typeof v === 'string';
+    case 'optional':
+    case 'nullable':
+      return sameShape(node(o.of), v);
+    default:
+      return false;
+  }
+}
+
+/** The rule with a leaf spelled out (`'integer?'` is an optional `{ type: 'number', int: true }`). */
+function node(rule: Rule | Composite): Composite {
+  if (typeof rule !== 'string') return rule;
+  if (rule.endsWith('?')) return { type: 'optional', of: rule.slice(0, -1) as LeafType };
+  return rule === 'integer' ? { type: 'number', int: true } : { type: rule as Exclude<LeafType, 'integer'> };
+}
+
+/** What a rule takes, as a noun phrase: `an integer of at least 1`, `a string`, `an object`. */
+function what1(r: Composite): string {
+  switch (r.type) {
+    case 'number':
+      return `${article(r.int ? 'integer' : 'number')}${rangeText(r.min, r.max)}`;
+    case 'record':
+      return 'an object';
+    case 'values':
+      return oneOf(r.values);
+    case 'unknown':
+      return 'a value';
+    case 'optional':
+      return what1(node(r.of));
+    case 'nullable':
+      return `${what1(node(r.of))} or null`;
+    case 'union':
+      return orList(r.of.map((o) => what1(node(o))));
+    case 'custom':
+      return r.message.replace(/^must be /, '');
+    default:
+      return article(r.type);
+  }
+}
+
+/** ` from 0 to 100`, ` of at least 1`, … for a bounded number; `''` otherwise. */
+function rangeText(min: number | undefined, max: number | undefined): string {
+  if (min !== undefined && max !== undefined) return ` from ${min} to ${max}`;
+  if (min !== undefined) return ` of at least ${min}`;
+  if (max !== undefined) return ` of at most ${max}`;
+  return '';
+}
+
+function atLeast(n: number, unit: string): string {
+  return n === 1 ? 'must not be empty' : `must have at least ${n} ${unit}s`;
+}
+
+
+// ---------------------------------------------------------------------------
+// Words
+
+/** `a token`, `an apiKey`: the article by the sound that follows (none before `null`, `undefined`, `never`). */
+export function article(noun: string): string {
+  if (noun === 'null' || noun === 'undefined' || noun === 'never') return noun;
+  return `${/^[aeiou]/i.test(noun) ? 'an' : 'a'} ${noun}`;
+}
+
+const MAX_VALUES_SHOWN = 20;
+
+/** `"a"`, or `one of "a", "b", …`. */
+function oneOf(values: readonly unknown[]): string {
+  if (values.length === 1) return show(values[0]);
+  const shown = values.slice(0, MAX_VALUES_SHOWN).map(show).join(', ');
+  return `one of ${shown}${values.length > MAX_VALUES_SHOWN ? `, … (${values.length} values)` : ''}`;
+}
+
+function orList(parts: readonly string[]): string {
+  if (parts.length <= 1) return parts[0] ?? 'a valid value';
+  return `${parts.slice(0, -1).join(', ')} or ${parts[parts.length - 1]}`;
+}
+
+const show = (v: unknown) => (typeof v === 'string' ? JSON.stringify(v) : String(v));
+
+/** ` (did you mean "search"?)` when a known value is a small edit away from the given string; `''` otherwise. */
+function suggest(given: unknown, candidates: readonly unknown[]): string {
+  if (typeof given !== 'string') return '';
+  const best = closest(given, candidates.filter((c): c is string => typeof c === 'string'));
+  return best === undefined ? '' : ` (did you mean ${JSON.stringify(best)}?)`;
+}
+
+// ---------------------------------------------------------------------------
+// What was given, briefly and without secrets
+
+/** Field names whose values are never shown: tokens, keys, passwords, secrets. */
+const SECRET_FIELD = /api_?key|token|passw(or)?d|secret|credential|authorization|cookie|key$/i;
+const MAX_SHOWN = 40;
+
+/**
+ * A short description of a value for an error message: `-1`, `"smoth"`,
+ * `an array of 3`, `a Blob`. A value under a field named like a secret is
+ * described by its type only; a URL is shown with its secrets redacted.
+ */
+export function describeValue(value: unknown, path: readonly PropertyKey[] = []): string {
+  const secret = path.some((k) => typeof k === 'string' && SECRET_FIELD.test(k));
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  switch (typeof value) {
+    case 'string': {
+      if (secret) return value === '' ? 'an empty string' : 'a string (not shown)';
+      const text = /^[a-z][a-z\d+.-]*:\/\//i.test(value) && URL.canParse(value) ? redactUrl(value) : value;
+      return JSON.stringify(text.length > MAX_SHOWN ? `${text.slice(0, MAX_SHOWN - 1)}…` : text);
+    }
+    case 'number':
+    case 'boolean':
+    case 'bigint':
+      return secret ? `a ${typeof value} (not shown)` : typeof value === 'bigint' ? `${value}n` : String(value);
+    case 'function':
+      return 'a function';
+    case 'symbol':
+      return 'a symbol';
+    default:
+      break;
+  }
+  if (Array.isArray(value)) return value.length === 0 ? 'an empty array' : `an array of ${value.length}`;
+  const ctor = (value as object).constructor;
+  const kind = ctor && ctor !== Object && typeof ctor.name === 'string' && ctor.name ? ctor.name : 'object';
+  return article(kind);
+}
+
+// ---------------------------------------------------------------------------
+// The closest known name
+
+const normalize = (s: string) => s.toLowerCase().replace(/[_\-\s]/g, '');
+
+/**
+ * The candidate a small edit away from `input` (case, `_` and `-` ignored;
+ * a transposition counts as one edit; a word of a snake_case candidate counts
+ * too, so `strenght` finds `light_transfer_strength`), or `undefined`.
+ */
+export function closest(input: string, candidates: readonly string[]): string | undefined {
+  const a = normalize(input);
+  if (a === '') return undefined;
+  const limit = Math.max(1, Math.floor(a.length / 3));
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const c of candidates) {
+    if (c === input) continue;
+    const words = [c, ...c.split(/[_\-\s]+|(?<=[a-z])(?=[A-Z])/).filter((w) => w.length >= 4 && w !== c)];
+    for (const w of words) {
+      const b = normalize(w);
+      const d = distance(a, b, limit);
+      if (d <= limit && d < b.length && d < bestDistance) {
+        best = c;
+        bestDistance = d;
+      }
+    }
+  }
+  return best;
+}
+
+/** Optimal string alignment distance (Levenshtein plus adjacent transpositions), giving up above `limit`. */
+function distance(a: string, b: string, limit: number): number {
+  if (Math.abs(a.length - b.length) > limit) return Infinity;
+  let prev2: number[] = [];
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    let rowMin = i;
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let d = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, prev2[j - 2]! + 1);
+      row.push(d);
+      rowMin = Math.min(rowMin, d);
+    }
+    if (rowMin > limit) return Infinity;
+    prev2 = prev;
+    prev = row;
+  }
+  return prev[b.length]!;
+}

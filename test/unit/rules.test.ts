@@ -1,0 +1,252 @@
+// The generated rules (src/schemas/rules.generated.ts) are the SDK's validators at run time:
+// they must be what scripts/gen-rules.ts makes of the zod schemas today, and agree with
+// zod's safeParse on every value: edge cases, values generated from each schema (mostly
+// valid, with a deviation planted here and there) and arbitrary ones. `explain` must agree
+// with the fast check too: issues exactly when the check says no.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import * as z from 'zod/mini';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { generate } from '../../scripts/gen-rules.ts';
+import * as schemas from '../../src/schemas/index.ts';
+import * as rules from '../../src/schemas/rules.generated.ts';
+import { explain } from '../../src/schemas/explain.ts';
+import { isValid, type Rule } from '../../src/schemas/rule.ts';
+import { validate } from '../../src/schemas/validate.ts';
+
+type AnySchema = z.core.$ZodType;
+
+const isSchema = (v: unknown): v is AnySchema => typeof v === 'object' && v !== null && '_zod' in v;
+
+// Values that trip validators up: wrong primitives, NaN/Infinity, -0, unsafe integers, odd objects.
+const EDGE_VALUES: unknown[] = [
+  undefined, null, NaN, Infinity, -Infinity, -0, 0, 1, -1, 1.5, 2 ** 53, -(2 ** 53), 2 ** 31, -(2 ** 31) - 1, 2 ** 32, 1e308, 3.5e38,
+  '', 'a', '1', 'ok', '😀', '😀😀', '\ud83d', 'ABC', 'abc', true, false, 10n, Symbol('s'),
+  [], [1], ['a'], [undefined], [null], new Array(2), {}, { a: 1 }, Object.create(null), new Date(0), new Date(NaN), new Map(), /x/,
+  { __proto__: null, x: 1 }, JSON.parse('{"__proto__": 1}'), { toString: 'x' }, { length: 0 }, { length: 5 }, () => 1, new Uint8Array(2),
+];
+
+const junk: fc.Arbitrary<unknown> = fc.oneof(
+  { weight: 3, arbitrary: fc.constantFrom(...EDGE_VALUES) },
+  { weight: 2, arbitrary: fc.jsonValue({ maxDepth: 2 }) },
+  { weight: 1, arbitrary: fc.anything({ maxDepth: 2, withNullPrototype: true, withSparseArray: true, withDate: true, withBigInt: true, withBoxedValues: true }) },
+);
+
+type Def = { type: string; [k: string]: unknown };
+const defOf = (s: AnySchema) => s._zod.def as unknown as Def;
+
+/**
+ * Values shaped by `schema`: valid most of the time, with `junk` planted at
+ * any node with a small probability, so most failures sit deep in the tree.
+ */
+function arbFor(schema: AnySchema, depth = 0): fc.Arbitrary<unknown> {
+  const valid = validArb(schema, depth);
+  return fc.oneof({ weight: 12, arbitrary: valid }, { weight: 1, arbitrary: junk });
+}
+
+function stringArb(def: Def): fc.Arbitrary<string> {
+  const checks = [def, ...((def.checks as AnySchema[] | undefined) ?? []).map(defOf)];
+  const picks: string[] = [];
+  for (const c of checks) {
+    if (c.check === 'string_format' && c.format === 'starts_with') picks.push(`${c.prefix as string}x`);
+    if (c.check === 'string_format' && c.format === 'ends_with') picks.push(`x${c.suffix as string}`);
+    if (c.check === 'string_format' && c.format === 'includes') picks.push(`xx${c.includes as string}`);
+  }
+  return fc.oneof(fc.string({ maxLength: 6 }), fc.string({ unit: 'binary', maxLength: 6 }), fc.constantFrom('', 'a', 'abcd', '😀a', 'ABC', 'abc', ...picks));
+}
+
+function validArb(schema: AnySchema, depth: number): fc.Arbitrary<unknown> {
+  const def = defOf(schema);
+  switch (def.type) {
+    case 'string':
+      return stringArb(def);
+    case 'number':
+      return fc.oneof(fc.integer({ min: -5, max: 105 }), fc.double({ noNaN: false }), fc.constantFrom(0, 100, 2 ** 31, 2 ** 53, -(2 ** 31), 4294967295, 3.4028234663852886e38, 3.5e38));
+    case 'boolean':
+      return fc.boolean();
+    case 'null':
+      return fc.constant(null);
+    case 'undefined':
+    case 'void':
+      return fc.constant(undefined);
+    case 'literal':
+    case 'enum':
+      return fc.constantFrom(...[...(schema._zod.values ?? new Set([undefined]))]);
+    case 'optional':
+      return fc.oneof(fc.constant(undefined), arbFor(def.innerType as AnySchema, depth));
+    case 'nullable':
+      return fc.oneof(fc.constant(null), arbFor(def.innerType as AnySchema, depth));
+    case 'nonoptional':
+    case 'readonly':
+      return arbFor(def.innerType as AnySchema, depth);
+    case 'lazy':
+      return depth > 3 ? junk : arbFor((schema._zod as unknown as { innerType: AnySchema }).innerType, depth + 1);
+    case 'array': {
+      if (depth > 3) return fc.constant([]);
+      return fc.array(arbFor(def.element as AnySchema, depth + 1), { maxLength: 3 });
+    }
+    case 'union':
+      return fc.oneof(...(def.options as AnySchema[]).map((o) => arbFor(o, depth)));
+    case 'record': {
+      if (depth > 3) return fc.constant({});
+      const key = defOf(def.keyType as AnySchema).type === 'string' ? fc.string({ maxLength: 4 }) : (validArb(def.keyType as AnySchema, depth) as fc.Arbitrary<string>);
+      return fc.dictionary(key, arbFor(def.valueType as AnySchema, depth + 1), { maxKeys: 3 });
+    }
+    case 'object': {
+      if (depth > 3) return fc.constant({});
+      const shape = def.shape as Record<string, AnySchema>;
+      const fields: Record<string, fc.Arbitrary<unknown>> = {};
+      for (const [k, s] of Object.entries(shape)) fields[k] = arbFor(s, depth + 1);
+      const extra = def.catchall ? arbFor(def.catchall as AnySchema, depth + 1) : junk;
+      // Keys absent, present, present-but-undefined; plus stray keys (some named like prototype members).
+      return fc
+        .tuple(
+          fc.record(fields, { requiredKeys: [] }),
+          fc.dictionary(fc.oneof(fc.string({ maxLength: 4 }), fc.constantFrom('__proto__', 'toString', 'constructor', 'length')), extra, { maxKeys: 2 }),
+          fc.subarray(Object.keys(shape)),
+        )
+        .map(([base, more, undef]) => {
+          const o: Record<string, unknown> = { ...more };
+          for (const [k, v] of Object.entries(base)) o[k] = v;
+          for (const k of undef) if (Math.random() < 0.1) o[k] = undefined;
+          return o;
+        });
+    }
+    default:
+      return junk;
+  }
+}
+
+function safeShow(v: unknown): string {
+  try {
+    return JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? `${x}n` : x === undefined ? '<undefined>' : typeof x === 'number' && !Number.isFinite(x) ? String(x) : x));
+  } catch {
+    return String(v);
+  }
+}
+
+
+/** Every exported zod schema with its generated rule. */
+function pairs(): [string, AnySchema, Rule][] {
+  const out: [string, AnySchema, Rule][] = [];
+  for (const [name, v] of Object.entries(schemas)) {
+    if (!isSchema(v)) continue;
+    const rule = (rules as Record<string, unknown>)[name] as Rule | undefined;
+    if (rule === undefined) throw new Error(`no rule generated for ${name}`);
+    out.push([name, v, rule]);
+  }
+  return out;
+}
+
+function expectAgreement(schema: AnySchema, rule: Rule, value: unknown): void {
+  let zodSays: boolean;
+  try {
+    zodSays = z.safeParse(schema, value).success;
+  } catch {
+    zodSays = false; // zod throws on a few absurd inputs: it accepted nothing
+  }
+  const ruleSays = isValid(rule, value);
+  if (ruleSays !== zodSays) throw new Error(`disagreement: zod says ${zodSays} for ${safeShow(value)}`);
+  const issues = explain(rule, value);
+  if ((issues.length === 0) !== ruleSays) throw new Error(`explain gave ${issues.length} issues where the check says ${ruleSays} for ${safeShow(value)}`);
+  for (const i of issues) if (typeof i.message !== 'string' || i.message === '') throw new Error(`issue without a message: ${safeShow(i)}`);
+}
+
+const PAIRS = pairs();
+const FIXTURES = process.env.PLATFORMUI_FIXTURES ?? '/work/shared/fixtures/local-server';
+
+describe('rules.generated.ts', () => {
+  it('is what scripts/gen-rules.ts makes of the schemas now (run it after changing a schema)', async () => {
+    const file = readFileSync(fileURLToPath(new URL('../../src/schemas/rules.generated.ts', import.meta.url)), 'utf8');
+    expect(file).toBe(await generate());
+  });
+
+  it('covers every exported schema, events included', () => {
+    expect(PAIRS.map(([n]) => n)).toEqual(expect.arrayContaining(['ProgressStateData', 'ExecutionErrorData', 'ObjectInfo', 'Node', 'SearchNodesParams', 'RelightParams']));
+    expect(Object.keys(rules.EVENT_SCHEMAS)).toEqual([...schemas.EVENT_TYPES]);
+  });
+});
+
+describe('each rule agrees with its zod schema', () => {
+  for (const [name, schema, rule] of PAIRS) {
+    it(`${name}: edge values and generated values`, () => {
+      for (const v of EDGE_VALUES) expectAgreement(schema, rule, v);
+      fc.assert(
+        fc.property(arbFor(schema), (v) => expectAgreement(schema, rule, v)),
+        { numRuns: 300 },
+      );
+    });
+  }
+
+  it('on arbitrary values for every schema (no schema guidance)', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...PAIRS), junk, ([, schema, rule], v) => expectAgreement(schema, rule, v)),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('on the real object_info of a local server', () => {
+    let text: string;
+    try {
+      text = readFileSync(`${FIXTURES}/object_info.json`, 'utf8');
+    } catch {
+      return void console.log(`[rules.test] ${FIXTURES}/object_info.json not found: real object_info agreement skipped`);
+    }
+    const info = JSON.parse(text) as unknown;
+    expect(isValid(rules.ObjectInfo, info)).toBe(true);
+    expectAgreement(schemas.ObjectInfo, rules.ObjectInfo, info);
+  });
+
+  it('generated values are not trivially all valid or all invalid', () => {
+    // Guards the generator: agreement on nothing but rejections would prove little.
+    let ok = 0;
+    let bad = 0;
+    fc.assert(
+      fc.property(arbFor(schemas.ProgressStateData), (v) => {
+        if (isValid(rules.ProgressStateData, v)) ok++;
+        else bad++;
+      }),
+      { numRuns: 500 },
+    );
+    expect(ok).toBeGreaterThan(50);
+    expect(bad).toBeGreaterThan(50);
+  });
+});
+
+describe('validate', () => {
+  it('returns the input itself on success (no clone, unknown keys kept)', () => {
+    const input = { prompt_id: 'p', nodes: ['1'], extra: { deep: true } };
+    const r = validate(rules.ExecutionCachedData, input);
+    expect(r.ok && r.value).toBe(input);
+  });
+
+  it('rejects NaN, Infinity and unsafe integers, and counts string lengths in code points, like zod', () => {
+    expect([NaN, Infinity, 1e308, '1'].map((v) => isValid('number', v))).toEqual([false, false, true, false]);
+    expect([1, 1.5, 2 ** 53, 2 ** 53 - 1, -0].map((v) => isValid('integer', v))).toEqual([true, false, false, true, true]);
+    expect(['😀', '😀😀', 'ab'].map((v) => isValid({ type: 'string', min: 2 }, v))).toEqual([false, true, true]);
+  });
+
+  it('requires keys whose rule is not optional, even `unknown` ones (zod 4 semantics)', () => {
+    expect(isValid({ type: 'object', fields: { a: 'unknown' } }, {})).toBe(false);
+    expect(isValid({ type: 'object', fields: { a: 'unknown' } }, { a: undefined })).toBe(true);
+    expect(explain({ type: 'object', fields: { a: 'unknown' } }, {})).toMatchObject([{ code: 'invalid_type', path: ['a'], message: 'is required (a value)' }]);
+  });
+
+  it('explains every problem with its path, in the order zod lists them', () => {
+    const r = validate(rules.ProgressData, { value: '3', max: 20 });
+    expect(r.ok).toBe(false);
+    if (!r.ok) {
+      expect(r.issues.map((i) => [i.code, i.path, i.message])).toEqual([
+        ['invalid_type', ['value'], 'must be a number, got "3"'],
+        ['invalid_type', ['prompt_id'], 'is required (a string)'],
+      ]);
+      expect(r.issues.map((i) => i.path)).toEqual(z.safeParse(schemas.ProgressData, { value: '3', max: 20 }).error!.issues.map((i) => i.path));
+    }
+  });
+
+  it('never shows the value of a secret field', () => {
+    const issues = explain({ type: 'object', fields: { api_key: 'integer' } }, { api_key: 'sk-SECRET' });
+    expect(issues[0]!.message).toBe('must be an integer, got a string (not shown)');
+  });
+});
