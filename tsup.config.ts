@@ -1,11 +1,10 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig, type Options } from 'tsup';
 
-const external = ['ky', 'zod', 'ws', 'form-data', /^node:/];
-// In Node, ky and zod are bundled into each entry: loading their dozens of ESM files
-// cost more than the rest of the SDK (cold import 88 ms → see bench). `ws` and
-// `form-data` stay external: they load lazily, only when used.
-const nodeExternal = ['ws', 'form-data', /^node:/];
+// The root and emulator entries import none of these at load time: validation runs on
+// generated rules (no zod), HTTP on fetch, and `ws` / `form-data` load lazily when used.
+// zod is for the `/schemas` entry, built against the zod the user installs.
+const external = ['zod', 'ws', 'form-data', /^node:/];
 // Keep `node:` specifiers: bundlers recognise them as Node-only, bare `fs` they try to resolve.
 const removeNodeProtocol = false;
 
@@ -32,8 +31,8 @@ export default defineConfig([
     sourcemap: true,
     target: 'node22',
     platform: 'node',
-    external: nodeExternal,
-    noExternal: ['zod', 'ky'],
+    external,
+
     removeNodeProtocol,
     treeshake: true,
   },

@@ -1,11 +1,16 @@
 /**
- * The one transport under all three clients: a ky instance per client with
- * base URL, credentials, timeouts, retries and hooks, and the single place
- * where ky's errors (which print credentials, DESIGN §7) become SDK errors.
+ * The one transport under all three clients: base URL, credentials,
+ * timeouts, retries and hooks over `fetch`, and the single place where a
+ * failure becomes an SDK error (never one that carries the request's
+ * headers, DESIGN §7).
+ *
+ * It is `fetch` and a loop, not ky: ky weighed 8.7 KB min+gz of a 15 KB
+ * browser budget, and built a `Request` and merged options on every call
+ * (issue 9). What the SDK used of it is here: the retry policy with
+ * backoff, jitter and `Retry-After`, a per-attempt timeout, and the hooks.
  *
  * @module
  */
-import ky, { isHTTPError, isNetworkError, isTimeoutError, type Hooks as KyHooks, type KyInstance } from 'ky';
 import {
   APIConnectionError,
   type APIError,
@@ -21,7 +26,7 @@ import {
 import { article } from '../schemas/explain.ts';
 import type { Rule } from '../schemas/rule.ts';
 import { validate } from '../schemas/validate.ts';
-import { checkTimeout, fromEnv, resolveRetry, type ClientOptions, type Credential, type RequestOptions, type ResolvedRetry } from './options.ts';
+import { checkTimeout, fromEnv, resolveRetry, type ClientOptions, type Credential, type Hooks, type RequestOptions, type ResolvedRetry } from './options.ts';
 import type { WithResponse } from './promise.ts';
 import { redactUrl, scrub } from './redact.ts';
 
@@ -87,7 +92,7 @@ export interface RequestSpec {
 // 429 means "subscription inactive" on the cloud and 402 "insufficient credits":
 // waiting does not fix either, so neither is ever retried there.
 const FIVE_XX = Array.from({ length: 100 }, (_, i) => 500 + i);
-const retryStatuses = (service: ServiceKind) => (service === 'cloud' ? [408, ...FIVE_XX] : [408, 429, ...FIVE_XX]);
+const retryStatuses = (service: ServiceKind) => new Set(service === 'cloud' ? [408, ...FIVE_XX] : [408, 429, ...FIVE_XX]);
 
 const CREDENTIAL_HEADERS = ['authorization', 'x-api-key', 'cookie', 'proxy-authorization'];
 
@@ -111,9 +116,9 @@ export class Transport {
   readonly service: ServiceKind;
   readonly baseUrl: string;
   readonly validate: boolean;
-  readonly #ky: KyInstance;
+  readonly #hooks: Hooks | undefined;
   readonly #retry: ResolvedRetry;
-  readonly #retryStatuses: number[];
+  readonly #retryStatuses: Set<number>;
   readonly #timeout: number | false;
   readonly #headers: Record<string, string>;
   readonly #credential: Credential | undefined;
@@ -148,12 +153,8 @@ export class Transport {
     if (typeof this.#credential === 'string') this.#secrets = [this.#credential];
     this.fetch = o.fetch ?? ((input, init) => globalThis.fetch(input, init));
     this.#customFetch = o.fetch !== undefined;
-    this.#ky = ky.create({
-      prefix: this.baseUrl,
-      ...(o.fetch ? { fetch: o.fetch } : {}),
-      // Our hook types are a structural subset of ky's.
-      ...(o.hooks ? { hooks: o.hooks as KyHooks } : {}),
-    });
+    const h = o.hooks;
+    this.#hooks = h && (h.beforeRequest?.length || h.afterResponse?.length || h.beforeRetry?.length) ? h : undefined;
   }
 
   /** Values to scrub from anything shown to users. */
@@ -247,44 +248,111 @@ export class Transport {
       if (this.#scheme === 'bearer') headers.authorization = `Bearer ${value}`;
       else headers['x-api-key'] = value;
     }
-    if (opts.signal?.aborted) throw new APIUserAbortError(undefined, { cause: opts.signal.reason });
+    const signal = opts.signal;
+    if (signal?.aborted) throw new APIUserAbortError(undefined, { cause: signal.reason });
     const timeout = opts.timeout ?? this.#timeout;
-    const statuses = this.#retryStatuses;
     const idempotent = spec.method !== 'POST' || retry.allowPost;
-    try {
-      return await this.#ky(spec.path, {
-        method: spec.method,
-        headers,
-        ...(spec.query ? { searchParams: definedOnly(spec.query) } : {}),
-        ...(spec.json !== undefined ? { json: spec.json } : {}),
-        ...(spec.body !== undefined ? { body: spec.body } : {}),
-        timeout,
-        ...(opts.signal ? { signal: opts.signal } : {}),
-        ...(spec.fetch && !this.#customFetch ? { fetch: spec.fetch } : {}),
-        ...(spec.redirect
-          ? { redirect: spec.redirect, throwHttpErrors: (s: number) => s !== 0 && (s < 200 || s >= 400) }
-          : // fetch would carry X-API-Key (and a 307's body) to wherever a redirect points.
-            spec.auth
-            ? { redirect: 'manual' as const }
-            : {}),
-        retry: {
-          limit: idempotent ? retry.limit : 0,
-          methods: idempotent ? [spec.method.toLowerCase()] : [],
-          statusCodes: statuses,
-          afterStatusCodes: statuses,
-          maxRetryAfter: retry.maxRetryAfter,
-          backoffLimit: retry.backoffLimit,
-          delay: (attempt) => 500 * 2 ** (attempt - 1),
-          jitter: true,
-        },
+    const limit = idempotent ? retry.limit : 0;
+    let url = `${this.baseUrl}/${spec.path}`;
+    if (spec.query) {
+      const q = new URLSearchParams();
+      for (const [k, v] of Object.entries(spec.query)) if (v !== undefined) q.set(k, String(v));
+      const text = q.toString();
+      if (text) url += `?${text}`;
+    }
+    let body = spec.body;
+    if (spec.json !== undefined) {
+      body = JSON.stringify(spec.json);
+      headers['content-type'] = 'application/json';
+    }
+    const init: RequestInit = {
+      method: spec.method,
+      headers,
+      // fetch would carry X-API-Key (and a 307's body) to wherever a redirect points.
+      ...(spec.redirect || spec.auth ? { redirect: 'manual' } : {}),
+      ...(body !== undefined ? { body } : {}),
+      ...(body instanceof ReadableStream ? { duplex: 'half' } : {}),
+    };
+    const fetchFn = spec.fetch && !this.#customFetch ? spec.fetch : this.fetch;
+    // A manual redirect is an answer here (a browser's is opaque: status 0), not a failure.
+    const ok = spec.redirect ? (s: number) => s === 0 || (s >= 200 && s < 400) : (s: number) => s >= 200 && s < 300;
+    for (let attempt = 0; ; attempt++) {
+      let failure: unknown;
+      try {
+        const response = await this.#attempt(url, init, fetchFn, signal, timeout, attempt);
+        if (ok(response.status)) return response;
+        failure = new HttpFailure(response, await readBody(response, timeout === false ? 10_000 : timeout));
+      } catch (err) {
+        failure = err;
+      }
+      const wait = attempt < limit ? this.#retryDelay(failure, retry, attempt) : undefined;
+      if (wait === undefined) throw this.#mapError(failure, spec, signal, timeout);
+      for (const hook of this.#hooks?.beforeRetry ?? []) {
+        await hook({ request: new Request(url, { method: spec.method, headers }), error: failure instanceof Error ? failure : new Error(String(failure)), retryCount: attempt + 1 });
+      }
+      await sleep(wait, signal).catch(() => {
+        throw new APIUserAbortError(undefined, { cause: signal?.reason });
       });
+    }
+  }
+
+  /** One fetch under the per-attempt timeout (which covers the wait for the headers), with the hooks around it. */
+  async #attempt(url: string, init: RequestInit, fetchFn: typeof globalThis.fetch, signal: AbortSignal | undefined, timeout: number | false, retryCount: number): Promise<Response> {
+    const controller = new AbortController();
+    // The caller's abort reaches the body too; the timer only the wait for the headers.
+    if (signal) signal.addEventListener('abort', () => controller.abort(signal.reason), { once: true });
+    let timedOut = false;
+    const timer = timeout === false ? undefined : setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, timeout);
+    try {
+      const hooks = this.#hooks;
+      if (!hooks) return await fetchFn(url, { ...init, signal: controller.signal });
+      let request = new Request(url, { ...init, signal: controller.signal });
+      let response: Response | undefined;
+      for (const hook of hooks.beforeRequest ?? []) {
+        const r = await hook({ request, retryCount });
+        if (r instanceof Response) {
+          response = r;
+          break;
+        }
+        if (r instanceof Request) request = r;
+      }
+      response ??= await fetchFn(request);
+      for (const hook of hooks.afterResponse ?? []) {
+        const r = await hook({ request, response, retryCount });
+        if (r instanceof Response) response = r;
+      }
+      return response;
     } catch (err) {
-      throw this.#mapError(err, spec, opts.signal, timeout);
+      if (timedOut) throw new AttemptTimeout();
+      throw err;
+    } finally {
+      clearTimeout(timer);
     }
   }
 
   /**
-   * The {@link APIError} for a non-2xx response read outside ky (a signed
+   * How long to wait before the next attempt, or `undefined` not to retry:
+   * a 408, 429 (not on the cloud, where it means an inactive subscription)
+   * or 5xx after the server's `Retry-After` (capped) or an exponential
+   * backoff with full jitter; a network failure after the backoff. A timeout
+   * is not retried: the request may still be running.
+   */
+  #retryDelay(failure: unknown, retry: ResolvedRetry, attempt: number): number | undefined {
+    const backoff = () => Math.min(retry.backoffLimit, Math.random() * 500 * 2 ** attempt);
+    if (failure instanceof HttpFailure) {
+      if (!this.#retryStatuses.has(failure.response.status)) return undefined;
+      const after = retryAfter(failure.response.headers.get('retry-after'));
+      return after === undefined ? backoff() : Math.min(retry.maxRetryAfter, after);
+    }
+    if (failure instanceof AttemptTimeout || failure instanceof PlatformUIError) return undefined;
+    return failure instanceof TypeError ? backoff() : undefined;
+  }
+
+  /**
+   * The {@link APIError} for a non-2xx response read outside {@link send} (a signed
    * download URL): body parsed as JSON when it is JSON, secrets scrubbed.
    */
   async errorFromResponse(res: Response, method: string, url: string): Promise<APIError> {
@@ -303,14 +371,13 @@ export class Transport {
     const url = this.displayUrl(spec.path, spec.query);
     if (err instanceof PlatformUIError) return err;
     if (signal?.aborted) return new APIUserAbortError(undefined, { cause: signal.reason });
-    if (isHTTPError(err)) {
+    if (err instanceof HttpFailure) {
       const Cls = errorClassFor(err.response.status, this.service);
-      return new Cls({ status: err.response.status, body: scrub(err.data ?? '', this.#secrets), method: spec.method, url, headers: err.response.headers });
+      return new Cls({ status: err.response.status, body: scrub(err.body ?? '', this.#secrets), method: spec.method, url, headers: err.response.headers });
     }
-    if (isTimeoutError(err) || err instanceof BodyTimeout) return new APITimeoutError(spec.method, url, timeout === false ? undefined : timeout);
-    // Only the innermost cause's text is kept: ky's error holds the Request and its headers.
-    const inner = isNetworkError(err) ? err.cause : err;
-    const detail = inner instanceof Error ? describeCause(inner) : 'Connection failed';
+    if (err instanceof AttemptTimeout || err instanceof BodyTimeout) return new APITimeoutError(spec.method, url, timeout === false ? undefined : timeout);
+    // Only the cause's text is kept, never the error itself (a hook's may hold the Request and its headers).
+    const detail = err instanceof Error ? describeCause(err) : 'Connection failed';
     return new APIConnectionError(spec.method, url, scrub(detail, this.#secrets));
   }
 }
@@ -358,16 +425,63 @@ function lowerKeys(h: Record<string, string> | undefined): Record<string, string
   return out;
 }
 
-function definedOnly(q: Query): Record<string, string | number | boolean> {
-  const out: Record<string, string | number | boolean> = {};
-  for (const [k, v] of Object.entries(q)) if (v !== undefined) out[k] = v;
-  return out;
+/** A non-2xx answer, with its body read (JSON when it is JSON), on its way to becoming an {@link APIError}. */
+class HttpFailure extends Error {
+  constructor(
+    readonly response: Response,
+    readonly body: unknown,
+  ) {
+    super(`HTTP ${response.status}`);
+  }
+}
+
+/** The per-attempt timeout fired before the response headers came. */
+class AttemptTimeout extends Error {}
+
+/** An error body: JSON when it parses, else the text; `undefined` when empty or too slow to come. */
+async function readBody(response: Response, timeout: number): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readText(response, timeout);
+  } catch {
+    return undefined;
+  }
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** `Retry-After` in ms: delay-seconds or an HTTP date; `undefined` when absent or unreadable. */
+function retryAfter(value: string | null): number | undefined {
+  if (value === null) return undefined;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+}
+
+/** Resolves after `ms`, or rejects as soon as `signal` aborts. */
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
 }
 
 /**
- * The body as text, under the same per-attempt timeout: ky's timeout covers
- * only the wait for the headers, and a server that stalls mid-body would
- * otherwise hang the call.
+ * The body as text, under the same per-attempt timeout: the attempt's timer
+ * covers only the wait for the headers, and a server that stalls mid-body
+ * would otherwise hang the call.
  */
 async function readText(response: Response, timeout: number | false): Promise<string> {
   if (timeout === false) return response.text();

@@ -131,7 +131,7 @@ describe('CloudSocket', () => {
   it('run(): a job that ended before its submit answered resolves and leaves nothing subscribed', async () => {
     let ws!: FakeSocket;
     const fetchImpl = async (input: RequestInfo | URL) => {
-      const url = new URL((input as Request).url);
+      const url = new URL(input instanceof Request ? input.url : String(input));
       if (url.pathname === '/api/prompt') {
         // The whole job happens before the submit response arrives.
         ws.push({ type: 'executed', data: { node: '2', output: { images: [{ filename: 'o.png', subfolder: '', type: 'output' }] }, prompt_id: 'P' } });
@@ -158,7 +158,7 @@ describe('CloudSocket', () => {
       }
     }
     const fetchImpl = async (input: RequestInfo | URL) => {
-      const url = new URL((input as Request).url);
+      const url = new URL(input instanceof Request ? input.url : String(input));
       if (url.pathname === '/api/prompt') return Response.json({ prompt_id: 'P' });
       return Response.json({ error: 'unauthorized', message: 'key revoked' }, { status: 401 });
     };

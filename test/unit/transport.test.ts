@@ -255,6 +255,42 @@ describe('retries', () => {
   });
 });
 
+describe('hooks', () => {
+  it('run around every attempt: beforeRequest may change the request, afterResponse the response, beforeRetry sees the failure', async () => {
+    let n = 0;
+    server.use(http.get(`${BASE}/publishers`, () => (n++ === 0 ? HttpResponse.json({ error: 'E', message: 'm' }, { status: 503 }) : HttpResponse.json([{ id: 'p1' }]))));
+    const calls: string[] = [];
+    const c = client({
+      hooks: {
+        beforeRequest: [
+          ({ request, retryCount }) => {
+            calls.push(`before ${retryCount}`);
+            const headers = new Headers(request.headers);
+            headers.set('x-attempt', String(retryCount));
+            return new Request(request, { headers });
+          },
+        ],
+        afterResponse: [
+          ({ response, retryCount }) => {
+            calls.push(`after ${retryCount} ${response.status}`);
+            return response.ok ? Response.json([{ id: 'p1', name: 'from hook' }]) : undefined;
+          },
+        ],
+        beforeRetry: [({ error, retryCount }) => void calls.push(`retry ${retryCount} ${error.message}`)],
+      },
+    });
+    await expect(c.listPublishers()).resolves.toEqual([{ id: 'p1', name: 'from hook' }]);
+    expect(calls).toEqual(['before 0', 'after 0 503', 'retry 1 HTTP 503', 'before 1', 'after 1 200']);
+    expect(seen.map((r) => r.headers.get('x-attempt'))).toEqual(['0', '1']);
+  });
+
+  it('a Response from beforeRequest answers without the network', async () => {
+    const c = client({ hooks: { beforeRequest: [() => Response.json([])] } });
+    await expect(c.listPublishers()).resolves.toEqual([]);
+    expect(seen).toHaveLength(0);
+  });
+});
+
 describe('errors', () => {
   it.each([
     [400, BadRequestError],
