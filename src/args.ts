@@ -18,7 +18,7 @@ import { validate } from './schemas/validate.ts';
 
 /** Throws {@link InvalidArgumentError} when `value` does not satisfy `rule`; returns it typed otherwise. */
 export function checkArgs<T>(rule: Typed<T>, value: unknown, name: string): T {
-  const r = validate(rule, value);
+  const r = validate(rule, value, closest);
   if (r.ok) return r.value;
   const [first, ...rest] = r.issues;
   const more = rest.length > 0 ? ` (+${rest.length} more: see err.issues)` : '';
@@ -30,4 +30,57 @@ export function checkArgs<T>(rule: Typed<T>, value: unknown, name: string): T {
 export function checkId(value: unknown, name: string): string {
   if (typeof value !== 'string' || value === '') throw new InvalidArgumentError(`must be a non-empty string, got ${describeValue(value, [name])}`, name);
   return value;
+}
+
+// ---------------------------------------------------------------------------
+// The closest known name
+
+const normalize = (s: string) => s.toLowerCase().replace(/[_\-\s]/g, '');
+
+/**
+ * The candidate a small edit away from `input` (case, `_` and `-` ignored;
+ * a transposition counts as one edit; a word of a snake_case candidate counts
+ * too, so `strenght` finds `light_transfer_strength`), or `undefined`.
+ */
+export function closest(input: string, candidates: readonly string[]): string | undefined {
+  const a = normalize(input);
+  if (a === '') return undefined;
+  const limit = Math.max(1, Math.floor(a.length / 3));
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const c of candidates) {
+    if (c === input) continue;
+    const words = [c, ...c.split(/[_\-\s]+|(?<=[a-z])(?=[A-Z])/).filter((w) => w.length >= 4 && w !== c)];
+    for (const w of words) {
+      const b = normalize(w);
+      const d = distance(a, b, limit);
+      if (d <= limit && d < b.length && d < bestDistance) {
+        best = c;
+        bestDistance = d;
+      }
+    }
+  }
+  return best;
+}
+
+/** Optimal string alignment distance (Levenshtein plus adjacent transpositions), giving up above `limit`. */
+function distance(a: string, b: string, limit: number): number {
+  if (Math.abs(a.length - b.length) > limit) return Infinity;
+  let prev2: number[] = [];
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    let rowMin = i;
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let d = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, prev2[j - 2]! + 1);
+      row.push(d);
+      rowMin = Math.min(rowMin, d);
+    }
+    if (rowMin > limit) return Infinity;
+    prev2 = prev;
+    prev = row;
+  }
+  return prev[b.length]!;
 }

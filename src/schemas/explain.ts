@@ -17,7 +17,7 @@
  */
 import type { SchemaIssue } from '../errors.ts';
 import { redactUrl } from '../transport/redact.ts';
-import { isObject, isOptional, isPlainObject, isValid, type LeafType, type Rule } from './rule.ts';
+import { codePoints, isObject, isOptional, isPlainObject, type LeafType, type Rule } from './rule.ts';
 
 /** An issue as {@link explain} reports it: zod's fields, a message ready to print. */
 export interface Issue extends SchemaIssue {
@@ -44,18 +44,27 @@ type Composite = Extract<Rule, { type: string }> | { readonly type: 'boolean' | 
  * // [{ code: 'too_small', path: ['limit'], minimum: 1, message: 'must be an integer of at least 1, got -1', … }]
  * ```
  */
-export function explain(rule: Rule, value: unknown, path: PropertyKey[] = []): Issue[] {
-  const out: Issue[] = [];
-  walk(rule, value, path, out);
-  return out;
+export function explain(rule: Rule, value: unknown, closest?: Closest): Issue[] {
+  const ctx: Context = { out: [], closest };
+  walk(rule, value, [], ctx);
+  return ctx.out;
 }
 
-function walk(rule: Rule | Composite, v: unknown, path: PropertyKey[], out: Issue[]): void {
+/** The known name a small edit away from what was given (a typo), if any: `args.ts` has one. */
+export type Closest = (given: string, candidates: readonly string[]) => string | undefined;
+
+interface Context {
+  out: Issue[];
+  /** Argument errors suggest the name meant; response errors need not carry the code that does. */
+  closest: Closest | undefined;
+}
+
+function walk(rule: Rule | Composite, v: unknown, path: PropertyKey[], ctx: Context): void {
   const r = node(rule);
   const got = () => `, got ${describeValue(v, path)}`;
   const wrongType = (expected: string) => {
     const what = what1(r);
-    out.push({ code: 'invalid_type', path, expected, message: v === undefined ? `is required (${what})` : `must be ${what}${got()}` });
+    ctx.out.push({ code: 'invalid_type', path, expected, message: v === undefined ? `is required (${what})` : `must be ${what}${got()}` });
   };
   switch (r.type) {
     case 'unknown':
@@ -70,92 +79,95 @@ function walk(rule: Rule | Composite, v: unknown, path: PropertyKey[], out: Issu
       const int = r.int === true;
       if (!(int ? Number.isSafeInteger(v) : typeof v === 'number' && Number.isFinite(v))) return wrongType(int ? 'int' : 'number');
       const n = v as number;
-      if (r.min !== undefined && n < r.min) out.push({ code: 'too_small', path, origin: 'number', minimum: r.min, inclusive: true, message: `must be ${what1(r)}${got()}` });
-      else if (r.max !== undefined && n > r.max) out.push({ code: 'too_big', path, origin: 'number', maximum: r.max, inclusive: true, message: `must be ${what1(r)}${got()}` });
+      if (r.min !== undefined && n < r.min) ctx.out.push({ code: 'too_small', path, origin: 'number', minimum: r.min, inclusive: true, message: `must be ${what1(r)}${got()}` });
+      else if (r.max !== undefined && n > r.max) ctx.out.push({ code: 'too_big', path, origin: 'number', maximum: r.max, inclusive: true, message: `must be ${what1(r)}${got()}` });
       return;
     }
     case 'string':
       if (typeof v !== 'string') return wrongType('string');
-      if (r.min !== undefined && [...v].length < r.min) out.push({ code: 'too_small', path, origin: 'string', minimum: r.min, inclusive: true, message: `${atLeast(r.min, 'character')}${got()}` });
+      if (r.min !== undefined && codePoints(v) < r.min) ctx.out.push({ code: 'too_small', path, origin: 'string', minimum: r.min, inclusive: true, message: `${atLeast(r.min, 'character')}${got()}` });
       return;
     case 'array':
       if (!Array.isArray(v)) return wrongType('array');
-      if (r.min !== undefined && v.length < r.min) out.push({ code: 'too_small', path, origin: 'array', minimum: r.min, inclusive: true, message: `${atLeast(r.min, 'item')}${got()}` });
-      for (let i = 0; i < v.length; i++) walk(r.of, v[i], [...path, i], out);
+      if (r.min !== undefined && v.length < r.min) ctx.out.push({ code: 'too_small', path, origin: 'array', minimum: r.min, inclusive: true, message: `${atLeast(r.min, 'item')}${got()}` });
+      for (let i = 0; i < v.length; i++) walk(r.of, v[i], [...path, i], ctx);
       return;
     case 'record':
       if (!isPlainObject(v)) return wrongType('record');
-      for (const k of Object.keys(v)) if (k !== '__proto__') walk(r.of, v[k], [...path, k], out);
+      for (const k of Object.keys(v)) if (k !== '__proto__') walk(r.of, v[k], [...path, k], ctx);
       return;
     case 'object':
-      return walkObject(r, v, path, out, wrongType);
+      return walkObject(r, v, path, ctx, wrongType);
     case 'values':
       if (!r.values.includes(v as never)) {
-        out.push({ code: 'invalid_value', path, values: r.values, message: v === undefined ? `is required (${oneOf(r.values)})` : `must be ${oneOf(r.values)}${got()}${suggest(v, r.values)}` });
+        ctx.out.push({ code: 'invalid_value', path, values: r.values, message: v === undefined ? `is required (${oneOf(r.values)})` : `must be ${oneOf(r.values)}${got()}${suggest(ctx, v, r.values)}` });
       }
       return;
     case 'optional':
-      if (v !== undefined) walk(r.of, v, path, out);
+      if (v !== undefined) walk(r.of, v, path, ctx);
       return;
     case 'nullable':
-      if (v !== null) walk(r.of, v, path, out);
+      if (v !== null) walk(r.of, v, path, ctx);
       return;
     case 'union':
-      return walkUnion(r, v, path, out, got);
+      return walkUnion(r, v, path, ctx, got);
     case 'custom':
-      if (!r.is(v)) out.push({ code: 'custom', path, message: v === undefined ? `is required (${r.message.replace(/^must be /, '')})` : `${r.message}${got()}` });
+      if (!r.is(v)) ctx.out.push({ code: 'custom', path, message: v === undefined ? `is required (${r.message.replace(/^must be /, '')})` : `${r.message}${got()}` });
       return;
   }
 }
 
-function walkObject(r: Extract<Rule, { type: 'object' }>, v: unknown, path: PropertyKey[], out: Issue[], wrongType: (e: string) => void): void {
+function walkObject(r: Extract<Rule, { type: 'object' }>, v: unknown, path: PropertyKey[], ctx: Context, wrongType: (e: string) => void): void {
   if (!isObject(v)) return wrongType('object');
   for (const [k, field] of Object.entries(r.fields)) {
     if (v[k] === undefined && !(k in v) && !isOptional(field)) {
-      out.push({ code: 'invalid_type', path: [...path, k], expected: 'nonoptional', message: `is required (${what1(node(field))})` });
-    } else walk(field, v[k], [...path, k], out);
+      ctx.out.push({ code: 'invalid_type', path: [...path, k], expected: 'nonoptional', message: `is required (${what1(node(field))})` });
+    } else walk(field, v[k], [...path, k], ctx);
   }
   if (r.rest === undefined) return;
   const unknown: string[] = [];
   for (const k in v) if (!Object.hasOwn(r.fields, k)) unknown.push(k);
   if (r.rest !== 'reject') {
-    for (const k of unknown) if (k !== '__proto__') walk(r.rest, v[k], [...path, k], out);
+    for (const k of unknown) if (k !== '__proto__') walk(r.rest, v[k], [...path, k], ctx);
     return;
   }
   if (unknown.length === 0) return;
   const known = Object.keys(r.fields);
-  const hint = (k: string) => suggest(k, known);
+  const hint = (k: string) => suggest(ctx, k, known);
   if (unknown.length === 1) {
     const k = unknown[0]!;
     const list = !hint(k) && known.length > 0 && known.length <= 16 ? `; known keys: ${known.join(', ')}` : '';
-    out.push({ code: 'unrecognized_keys', path: [...path, k], keys: unknown, message: `unknown key${hint(k)}${list}` });
+    ctx.out.push({ code: 'unrecognized_keys', path: [...path, k], keys: unknown, message: `unknown key${hint(k)}${list}` });
   } else {
-    out.push({ code: 'unrecognized_keys', path, keys: unknown, message: `unknown keys ${unknown.map((k) => `${JSON.stringify(k)}${hint(k)}`).join(', ')}` });
+    ctx.out.push({ code: 'unrecognized_keys', path, keys: unknown, message: `unknown keys ${unknown.map((k) => `${JSON.stringify(k)}${hint(k)}`).join(', ')}` });
   }
 }
 
 /** A union: the option shaped like the value says what is wrong inside it; otherwise, what any option would take. */
-function walkUnion(r: Extract<Rule, { type: 'union' }>, v: unknown, path: PropertyKey[], out: Issue[], got: () => string): void {
-  if (r.of.some((o) => isValid(o, v))) return;
+function walkUnion(r: Extract<Rule, { type: 'union' }>, v: unknown, path: PropertyKey[], ctx: Context, got: () => string): void {
+  const tries = r.of.map((o) => {
+    const attempt: Context = { out: [], closest: ctx.closest };
+    walk(o, v, path, attempt);
+    return attempt.out;
+  });
+  if (tries.some((issues) => issues.length === 0)) return;
   const options = r.of.map(node);
   let best: Issue[] | undefined;
-  for (const o of options) {
+  for (const [i, o] of options.entries()) {
     if (!sameShape(o, v)) continue;
-    const issues: Issue[] = [];
-    walk(o, v, path, issues);
-    if (issues.length === 0) return;
+    const issues = tries[i]!;
     // The option that got furthest (the deepest path) is the one the caller meant.
     if (!best || depth(issues) > depth(best)) best = issues;
   }
   if (best) {
-    out.push(...best);
+    ctx.out.push(...best);
     return;
   }
   const types = [...new Set(options.filter((o) => o.type !== 'values').map(what1))];
   // An open enum (known values or any string) takes every string: its values are not listed.
   const values = types.includes('a string') ? [] : options.flatMap((o) => (o.type === 'values' ? o.values : []));
   const parts = [...types, ...values.map(show)];
-  out.push({ code: 'invalid_union', path, message: v === undefined ? `is required (${orList(parts)})` : `must be ${orList(parts)}${got()}${suggest(v, values)}` });
+  ctx.out.push({ code: 'invalid_union', path, message: v === undefined ? `is required (${orList(parts)})` : `must be ${orList(parts)}${got()}${suggest(ctx, v, values)}` });
 }
 
 const depth = (issues: Issue[]) => Math.max(...issues.map((i) => i.path.length));
@@ -250,9 +262,9 @@ function orList(parts: readonly string[]): string {
 const show = (v: unknown) => (typeof v === 'string' ? JSON.stringify(v) : String(v));
 
 /** ` (did you mean "search"?)` when a known value is a small edit away from the given string; `''` otherwise. */
-function suggest(given: unknown, candidates: readonly unknown[]): string {
-  if (typeof given !== 'string') return '';
-  const best = closest(given, candidates.filter((c): c is string => typeof c === 'string'));
+function suggest(ctx: Context, given: unknown, candidates: readonly unknown[]): string {
+  if (typeof given !== 'string' || !ctx.closest) return '';
+  const best = ctx.closest(given, candidates.filter((c): c is string => typeof c === 'string'));
   return best === undefined ? '' : ` (did you mean ${JSON.stringify(best)}?)`;
 }
 
@@ -293,57 +305,4 @@ export function describeValue(value: unknown, path: readonly PropertyKey[] = [])
   const ctor = (value as object).constructor;
   const kind = ctor && ctor !== Object && typeof ctor.name === 'string' && ctor.name ? ctor.name : 'object';
   return article(kind);
-}
-
-// ---------------------------------------------------------------------------
-// The closest known name
-
-const normalize = (s: string) => s.toLowerCase().replace(/[_\-\s]/g, '');
-
-/**
- * The candidate a small edit away from `input` (case, `_` and `-` ignored;
- * a transposition counts as one edit; a word of a snake_case candidate counts
- * too, so `strenght` finds `light_transfer_strength`), or `undefined`.
- */
-export function closest(input: string, candidates: readonly string[]): string | undefined {
-  const a = normalize(input);
-  if (a === '') return undefined;
-  const limit = Math.max(1, Math.floor(a.length / 3));
-  let best: string | undefined;
-  let bestDistance = Infinity;
-  for (const c of candidates) {
-    if (c === input) continue;
-    const words = [c, ...c.split(/[_\-\s]+|(?<=[a-z])(?=[A-Z])/).filter((w) => w.length >= 4 && w !== c)];
-    for (const w of words) {
-      const b = normalize(w);
-      const d = distance(a, b, limit);
-      if (d <= limit && d < b.length && d < bestDistance) {
-        best = c;
-        bestDistance = d;
-      }
-    }
-  }
-  return best;
-}
-
-/** Optimal string alignment distance (Levenshtein plus adjacent transpositions), giving up above `limit`. */
-function distance(a: string, b: string, limit: number): number {
-  if (Math.abs(a.length - b.length) > limit) return Infinity;
-  let prev2: number[] = [];
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    let rowMin = i;
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let d = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, prev2[j - 2]! + 1);
-      row.push(d);
-      rowMin = Math.min(rowMin, d);
-    }
-    if (rowMin > limit) return Infinity;
-    prev2 = prev;
-    prev = row;
-  }
-  return prev[b.length]!;
 }

@@ -3,16 +3,24 @@
 import type * as z from 'zod/mini';
 import type * as S from './index.ts';
 import { isImageInput } from './predicates.ts';
-import type { Typed } from './rule.ts';
+import { codePoints, isInteger, isNumber, isObject, isPlainObject, isString, optBoolean, optInteger, optNumber, optString, type Typed } from './rule.ts';
 
 export const PublisherUser: Typed<z.output<typeof S.PublisherUser>> = {
   type: 'object',
   fields: { id: 'string?', name: 'string?', email: 'string?' },
+  is: isPublisherUser,
 };
+function isPublisherUser(v: any): boolean {
+  return isObject(v) && optString(v.id) && optString(v.name) && optString(v.email);
+}
 export const PublisherMember: Typed<z.output<typeof S.PublisherMember>> = {
   type: 'object',
   fields: { id: 'string?', role: 'string?', user: { type: 'optional', of: PublisherUser } },
+  is: isPublisherMember,
 };
+function isPublisherMember(v: any): boolean {
+  return isObject(v) && optString(v.id) && optString(v.role) && (v.user === undefined || isPublisherUser(v.user));
+}
 export const CreateNodeRequest: Typed<z.output<typeof S.CreateNodeRequest>> = {
   type: 'object',
   fields: {
@@ -87,15 +95,154 @@ export const CreateNodeRequest: Typed<z.output<typeof S.CreateNodeRequest>> = {
       of: { type: 'values', values: ['NodeStatusActive', 'NodeStatusDeleted', 'NodeStatusBanned'] },
     },
   },
+  is: isCreateNodeRequest,
 };
+function isCreateNodeRequest_1(v: any): boolean {
+  if (!Array.isArray(v)) return false;
+  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
+  return true;
+}
+function isCreateNodeRequest_2(v: any): boolean {
+  if (!Array.isArray(v)) return false;
+  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
+  return true;
+}
+function isCreateNodeRequest_3(v: any): boolean {
+  if (!Array.isArray(v)) return false;
+  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
+  return true;
+}
+function isCreateNodeRequest_4(v: any): boolean {
+  if (!Array.isArray(v)) return false;
+  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
+  return true;
+}
+function isCreateNodeRequest_5(v: any): boolean {
+  if (!Array.isArray(v)) return false;
+  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
+  return true;
+}
+function isCreateNodeRequest_6(v: any): boolean {
+  if (!isPlainObject(v)) return false;
+  for (const k in v) if (Object.hasOwn(v, k) && k !== '__proto__' && !(true)) return false;
+  return true;
+}
+function isCreateNodeRequest_8(v: any): boolean {
+  if (!Array.isArray(v)) return false;
+  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
+  return true;
+}
+function isCreateNodeRequest_9(v: any): boolean {
+  if (!Array.isArray(v)) return false;
+  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
+  return true;
+}
+function isCreateNodeRequest_10(v: any): boolean {
+  if (!Array.isArray(v)) return false;
+  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
+  return true;
+}
+function isCreateNodeRequest_11(v: any): boolean {
+  if (!Array.isArray(v)) return false;
+  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
+  return true;
+}
+function isCreateNodeRequest_12(v: any): boolean {
+  if (!Array.isArray(v)) return false;
+  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
+  return true;
+}
+function isCreateNodeRequest_7(v: any): boolean {
+  if (!((
+    isObject(v) &&
+    optString(v.id) &&
+    optString(v.node_id) &&
+    optString(v.version) &&
+    optString(v.changelog) &&
+    optString(v.platform_node_extract_status) &&
+    optString(v.createdAt) &&
+    (v.dependencies === undefined || isCreateNodeRequest_8(v.dependencies)) &&
+    optBoolean(v.deprecated) &&
+    optString(v.downloadUrl) &&
+    optString(v.status_reason) &&
+    (v.supported_accelerators === undefined || isCreateNodeRequest_9(v.supported_accelerators)) &&
+    optString(v.supported_platformui_frontend_version) &&
+    optString(v.supported_platformui_version) &&
+    (v.supported_os === undefined || isCreateNodeRequest_10(v.supported_os)) &&
+    (v.tags === undefined || isCreateNodeRequest_11(v.tags)) &&
+    (v.tags_admin === undefined || isCreateNodeRequest_12(v.tags_admin))
+  ))) return false;
+  for (const k in v) if (!(k === "id" || k === "node_id" || k === "version" || k === "changelog" || k === "platform_node_extract_status" || k === "createdAt" || k === "dependencies" || k === "deprecated" || k === "downloadUrl" || k === "status_reason" || k === "supported_accelerators" || k === "supported_platformui_frontend_version" || k === "supported_platformui_version" || k === "supported_os" || k === "tags" || k === "tags_admin")) return false;
+  return true;
+}
+function isCreateNodeRequest_14(v: any): boolean {
+  if (!Array.isArray(v)) return false;
+  for (let i = 0; i < v.length; i++) if (!(isPublisherMember(v[i]))) return false;
+  return true;
+}
+function isCreateNodeRequest_13(v: any): boolean {
+  if (!((
+    isObject(v) &&
+    optString(v.id) &&
+    optString(v.name) &&
+    optString(v.description) &&
+    optString(v.logo) &&
+    (v.members === undefined || isCreateNodeRequest_14(v.members)) &&
+    optString(v.source_code_repo) &&
+    optString(v.support) &&
+    optString(v.website) &&
+    optString(v.createdAt)
+  ))) return false;
+  for (const k in v) if (!(k === "id" || k === "name" || k === "description" || k === "logo" || k === "members" || k === "source_code_repo" || k === "support" || k === "website" || k === "createdAt")) return false;
+  return true;
+}
+function isCreateNodeRequest(v: any): boolean {
+  return (
+    isObject(v) &&
+    (typeof v.id === 'string' && codePoints(v.id) >= 1) &&
+    optString(v.name) &&
+    optString(v.author) &&
+    optString(v.description) &&
+    optString(v.banner_url) &&
+    optString(v.icon) &&
+    optString(v.category) &&
+    optString(v.created_at) &&
+    optInteger(v.downloads) &&
+    optInteger(v.github_stars) &&
+    optString(v.license) &&
+    (v.preempted_platform_node_names === undefined || isCreateNodeRequest_1(v.preempted_platform_node_names)) &&
+    optNumber(v.rating) &&
+    optString(v.repository) &&
+    optInteger(v.search_ranking) &&
+    optString(v.status_detail) &&
+    (v.supported_accelerators === undefined || isCreateNodeRequest_2(v.supported_accelerators)) &&
+    optString(v.supported_platformui_frontend_version) &&
+    optString(v.supported_platformui_version) &&
+    (v.supported_os === undefined || isCreateNodeRequest_3(v.supported_os)) &&
+    (v.tags === undefined || isCreateNodeRequest_4(v.tags)) &&
+    (v.tags_admin === undefined || isCreateNodeRequest_5(v.tags_admin)) &&
+    (v.translations === undefined || isCreateNodeRequest_6(v.translations)) &&
+    (v.latest_version === undefined || isCreateNodeRequest_7(v.latest_version)) &&
+    (v.publisher === undefined || isCreateNodeRequest_13(v.publisher)) &&
+    (v.status === undefined || (v.status === "NodeStatusActive" || v.status === "NodeStatusDeleted" || v.status === "NodeStatusBanned"))
+  );
+}
 export const ErrorResponse: Typed<z.output<typeof S.ErrorResponse>> = {
   type: 'object',
   fields: { error: 'string', message: 'string' },
+  is: isErrorResponse,
 };
+function isErrorResponse(v: any): boolean {
+  return isObject(v) && isString(v.error) && isString(v.message);
+}
 export const FileRef: Typed<z.output<typeof S.FileRef>> = {
   type: 'object',
   fields: { filename: 'string', subfolder: 'string?', type: 'string?' },
+  is: isFileRef,
 };
+function isFileRef(v: any): boolean {
+  return isObject(v) && isString(v.filename) && optString(v.subfolder) && optString(v.type);
+}
 export const NodeOutputs: Typed<z.output<typeof S.NodeOutputs>> = {
   type: 'object',
   fields: {
@@ -103,11 +250,45 @@ export const NodeOutputs: Typed<z.output<typeof S.NodeOutputs>> = {
     video: { type: 'optional', of: { type: 'array', of: FileRef } },
     audio: { type: 'optional', of: { type: 'array', of: FileRef } },
   },
+  is: isNodeOutputs,
 };
+function isNodeOutputs_1(v: any): boolean {
+  if (!Array.isArray(v)) return false;
+  for (let i = 0; i < v.length; i++) if (!(isFileRef(v[i]))) return false;
+  return true;
+}
+function isNodeOutputs_2(v: any): boolean {
+  if (!Array.isArray(v)) return false;
+  for (let i = 0; i < v.length; i++) if (!(isFileRef(v[i]))) return false;
+  return true;
+}
+function isNodeOutputs_3(v: any): boolean {
+  if (!Array.isArray(v)) return false;
+  for (let i = 0; i < v.length; i++) if (!(isFileRef(v[i]))) return false;
+  return true;
+}
+function isNodeOutputs(v: any): boolean {
+  return (
+    isObject(v) &&
+    (v.images === undefined || isNodeOutputs_1(v.images)) &&
+    (v.video === undefined || isNodeOutputs_2(v.video)) &&
+    (v.audio === undefined || isNodeOutputs_3(v.audio))
+  );
+}
 export const ExecutedData: Typed<z.output<typeof S.ExecutedData>> = {
   type: 'object',
   fields: { node: 'string', display_node: 'string?', output: NodeOutputs, prompt_id: 'string' },
+  is: isExecutedData,
 };
+function isExecutedData(v: any): boolean {
+  return (
+    isObject(v) &&
+    isString(v.node) &&
+    optString(v.display_node) &&
+    isNodeOutputs(v.output) &&
+    isString(v.prompt_id)
+  );
+}
 export const ExecutingData: Typed<z.output<typeof S.ExecutingData>> = {
   type: 'object',
   fields: {
@@ -115,11 +296,29 @@ export const ExecutingData: Typed<z.output<typeof S.ExecutingData>> = {
     display_node: { type: 'optional', of: { type: 'nullable', of: 'string' } },
     prompt_id: 'string',
   },
+  is: isExecutingData,
 };
+function isExecutingData(v: any): boolean {
+  return (
+    isObject(v) &&
+    (v.node === null || isString(v.node)) &&
+    (v.display_node === undefined || (v.display_node === null || isString(v.display_node))) &&
+    isString(v.prompt_id)
+  );
+}
 export const ExecutionCachedData: Typed<z.output<typeof S.ExecutionCachedData>> = {
   type: 'object',
   fields: { nodes: { type: 'array', of: 'string' }, prompt_id: 'string', timestamp: 'number?' },
+  is: isExecutionCachedData,
 };
+function isExecutionCachedData_1(v: any): boolean {
+  if (!Array.isArray(v)) return false;
+  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
+  return true;
+}
+function isExecutionCachedData(v: any): boolean {
+  return isObject(v) && isExecutionCachedData_1(v.nodes) && isString(v.prompt_id) && optNumber(v.timestamp);
+}
 export const ExecutionErrorData: Typed<z.output<typeof S.ExecutionErrorData>> = {
   type: 'object',
   fields: {
@@ -132,7 +331,31 @@ export const ExecutionErrorData: Typed<z.output<typeof S.ExecutionErrorData>> = 
     executed: { type: 'optional', of: { type: 'array', of: 'string' } },
     timestamp: 'number?',
   },
+  is: isExecutionErrorData,
 };
+function isExecutionErrorData_1(v: any): boolean {
+  if (!Array.isArray(v)) return false;
+  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
+  return true;
+}
+function isExecutionErrorData_2(v: any): boolean {
+  if (!Array.isArray(v)) return false;
+  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
+  return true;
+}
+function isExecutionErrorData(v: any): boolean {
+  return (
+    isObject(v) &&
+    isString(v.prompt_id) &&
+    optString(v.exception_type) &&
+    optString(v.exception_message) &&
+    (v.traceback === undefined || (isExecutionErrorData_1(v.traceback) || isString(v.traceback))) &&
+    (v.node_id === undefined || (v.node_id === null || isString(v.node_id))) &&
+    (v.node_type === undefined || (v.node_type === null || isString(v.node_type))) &&
+    (v.executed === undefined || isExecutionErrorData_2(v.executed)) &&
+    optNumber(v.timestamp)
+  );
+}
 export const ExecutionInterruptedData: Typed<z.output<typeof S.ExecutionInterruptedData>> = {
   type: 'object',
   fields: {
@@ -142,15 +365,39 @@ export const ExecutionInterruptedData: Typed<z.output<typeof S.ExecutionInterrup
     executed: { type: 'optional', of: { type: 'array', of: 'string' } },
     timestamp: 'number?',
   },
+  is: isExecutionInterruptedData,
 };
+function isExecutionInterruptedData_1(v: any): boolean {
+  if (!Array.isArray(v)) return false;
+  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
+  return true;
+}
+function isExecutionInterruptedData(v: any): boolean {
+  return (
+    isObject(v) &&
+    isString(v.prompt_id) &&
+    (v.node_id === undefined || (v.node_id === null || isString(v.node_id))) &&
+    (v.node_type === undefined || (v.node_type === null || isString(v.node_type))) &&
+    (v.executed === undefined || isExecutionInterruptedData_1(v.executed)) &&
+    optNumber(v.timestamp)
+  );
+}
 export const ExecutionStartData: Typed<z.output<typeof S.ExecutionStartData>> = {
   type: 'object',
   fields: { prompt_id: 'string', timestamp: 'number?' },
+  is: isExecutionStartData,
 };
+function isExecutionStartData(v: any): boolean {
+  return isObject(v) && isString(v.prompt_id) && optNumber(v.timestamp);
+}
 export const ExecutionSuccessData: Typed<z.output<typeof S.ExecutionSuccessData>> = {
   type: 'object',
   fields: { prompt_id: 'string', timestamp: 'number?' },
+  is: isExecutionSuccessData,
 };
+function isExecutionSuccessData(v: any): boolean {
+  return isObject(v) && isString(v.prompt_id) && optNumber(v.timestamp);
+}
 export const History: Typed<z.output<typeof S.History>> = {
   type: 'record',
   of: {
@@ -174,7 +421,44 @@ export const History: Typed<z.output<typeof S.History>> = {
       },
     },
   },
+  is: isHistory,
 };
+function isHistory_2(v: any): boolean {
+  if (!Array.isArray(v)) return false;
+  for (let i = 0; i < v.length; i++) if (!(true)) return false;
+  return true;
+}
+function isHistory_3(v: any): boolean {
+  if (!isPlainObject(v)) return false;
+  for (const k in v) if (Object.hasOwn(v, k) && k !== '__proto__' && !(isNodeOutputs(v[k]))) return false;
+  return true;
+}
+function isHistory_5(v: any): boolean {
+  if (!Array.isArray(v)) return false;
+  for (let i = 0; i < v.length; i++) if (!(true)) return false;
+  return true;
+}
+function isHistory_4(v: any): boolean {
+  return (
+    isObject(v) &&
+    (v.status_str === undefined || (v.status_str === null || isString(v.status_str))) &&
+    optBoolean(v.completed) &&
+    (v.messages === undefined || isHistory_5(v.messages))
+  );
+}
+function isHistory_1(v: any): boolean {
+  return (
+    isObject(v) &&
+    (v.prompt === undefined || isHistory_2(v.prompt)) &&
+    (v.outputs === undefined || (v.outputs === null || isHistory_3(v.outputs))) &&
+    (v.status === undefined || (v.status === null || isHistory_4(v.status)))
+  );
+}
+function isHistory(v: any): boolean {
+  if (!isPlainObject(v)) return false;
+  for (const k in v) if (Object.hasOwn(v, k) && k !== '__proto__' && !(isHistory_1(v[k]))) return false;
+  return true;
+}
 export const JobExecutionError: Typed<z.output<typeof S.JobExecutionError>> = {
   type: 'object',
   fields: {
@@ -186,7 +470,20 @@ export const JobExecutionError: Typed<z.output<typeof S.JobExecutionError>> = {
     current_inputs: 'unknown?',
     current_outputs: 'unknown?',
   },
+  is: isJobExecutionError,
 };
+function isJobExecutionError(v: any): boolean {
+  return (
+    isObject(v) &&
+    (v.node_id === undefined || (v.node_id === null || isString(v.node_id))) &&
+    (v.node_type === undefined || (v.node_type === null || isString(v.node_type))) &&
+    (v.exception_message === undefined || (v.exception_message === null || isString(v.exception_message))) &&
+    (v.exception_type === undefined || (v.exception_type === null || isString(v.exception_type))) &&
+    (v.traceback === undefined || true) &&
+    (v.current_inputs === undefined || true) &&
+    (v.current_outputs === undefined || true)
+  );
+}
 export const JobSummary: Typed<z.output<typeof S.JobSummary>> = {
   type: 'object',
   fields: {
@@ -200,7 +497,25 @@ export const JobSummary: Typed<z.output<typeof S.JobSummary>> = {
     execution_start_time: { type: 'optional', of: { type: 'nullable', of: 'number' } },
     execution_end_time: { type: 'optional', of: { type: 'nullable', of: 'number' } },
   },
+  is: isJobSummary,
 };
+function isJobSummary_1(v: any): boolean {
+  return isObject(v);
+}
+function isJobSummary(v: any): boolean {
+  return (
+    isObject(v) &&
+    isString(v.id) &&
+    isString(v.status) &&
+    (v.create_time === undefined || (v.create_time === null || isNumber(v.create_time))) &&
+    (v.execution_error === undefined || (v.execution_error === null || isJobExecutionError(v.execution_error))) &&
+    (v.preview_output === undefined || (v.preview_output === null || isJobSummary_1(v.preview_output))) &&
+    (v.outputs_count === undefined || (v.outputs_count === null || isNumber(v.outputs_count))) &&
+    (v.workflow_id === undefined || (v.workflow_id === null || isString(v.workflow_id))) &&
+    (v.execution_start_time === undefined || (v.execution_start_time === null || isNumber(v.execution_start_time))) &&
+    (v.execution_end_time === undefined || (v.execution_end_time === null || isNumber(v.execution_end_time)))
+  );
+}
 export const JobList: Typed<z.output<typeof S.JobList>> = {
   type: 'object',
   fields: {
@@ -215,7 +530,25 @@ export const JobList: Typed<z.output<typeof S.JobList>> = {
       },
     },
   },
+  is: isJobList,
 };
+function isJobList_1(v: any): boolean {
+  if (!Array.isArray(v)) return false;
+  for (let i = 0; i < v.length; i++) if (!(isJobSummary(v[i]))) return false;
+  return true;
+}
+function isJobList_2(v: any): boolean {
+  return (
+    isObject(v) &&
+    isNumber(v.offset) &&
+    (v.limit === undefined || (v.limit === null || isNumber(v.limit))) &&
+    (v.total === undefined || (v.total === null || isNumber(v.total))) &&
+    typeof v.has_more === 'boolean'
+  );
+}
+function isJobList(v: any): boolean {
+  return isObject(v) && isJobList_1(v.jobs) && isJobList_2(v.pagination);
+}
 export const JobRecordBody: Typed<z.output<typeof S.JobRecordBody>> = {
   type: 'object',
   fields: {
@@ -234,7 +567,35 @@ export const JobRecordBody: Typed<z.output<typeof S.JobRecordBody>> = {
     execution_status: 'unknown?',
     execution_meta: 'unknown?',
   },
+  is: isJobRecordBody,
 };
+function isJobRecordBody_1(v: any): boolean {
+  return isObject(v);
+}
+function isJobRecordBody_2(v: any): boolean {
+  if (!isPlainObject(v)) return false;
+  for (const k in v) if (Object.hasOwn(v, k) && k !== '__proto__' && !(isNodeOutputs(v[k]))) return false;
+  return true;
+}
+function isJobRecordBody(v: any): boolean {
+  return (
+    isObject(v) &&
+    isString(v.id) &&
+    isString(v.status) &&
+    (v.create_time === undefined || (v.create_time === null || isNumber(v.create_time))) &&
+    (v.execution_error === undefined || (v.execution_error === null || isJobExecutionError(v.execution_error))) &&
+    (v.preview_output === undefined || (v.preview_output === null || isJobRecordBody_1(v.preview_output))) &&
+    (v.outputs_count === undefined || (v.outputs_count === null || isNumber(v.outputs_count))) &&
+    (v.workflow_id === undefined || (v.workflow_id === null || isString(v.workflow_id))) &&
+    (v.execution_start_time === undefined || (v.execution_start_time === null || isNumber(v.execution_start_time))) &&
+    (v.execution_end_time === undefined || (v.execution_end_time === null || isNumber(v.execution_end_time))) &&
+    (v.outputs === undefined || (v.outputs === null || isJobRecordBody_2(v.outputs))) &&
+    (v.workflow === undefined || true) &&
+    (v.update_time === undefined || (v.update_time === null || isNumber(v.update_time))) &&
+    (v.execution_status === undefined || true) &&
+    (v.execution_meta === undefined || true)
+  );
+}
 export const JobStatus: Typed<z.output<typeof S.JobStatus>> = {
   type: 'object',
   fields: {
@@ -246,7 +607,20 @@ export const JobStatus: Typed<z.output<typeof S.JobStatus>> = {
     assigned_inference: 'unknown?',
     error_message: { type: 'optional', of: { type: 'nullable', of: 'string' } },
   },
+  is: isJobStatus,
 };
+function isJobStatus(v: any): boolean {
+  return (
+    isObject(v) &&
+    isString(v.status) &&
+    optString(v.id) &&
+    (v.created_at === undefined || true) &&
+    (v.updated_at === undefined || true) &&
+    (v.last_state_update === undefined || true) &&
+    (v.assigned_inference === undefined || true) &&
+    (v.error_message === undefined || (v.error_message === null || isString(v.error_message)))
+  );
+}
 export const ListJobsParams: Typed<z.output<typeof S.ListJobsParams>> = {
   type: 'object',
   fields: {
@@ -262,7 +636,27 @@ export const ListJobsParams: Typed<z.output<typeof S.ListJobsParams>> = {
     limit: { type: 'optional', of: { type: 'number', int: true, min: 1, max: 1000 } },
   },
   rest: 'reject',
+  is: isListJobsParams,
 };
+function isListJobsParams_1(v: any): boolean {
+  if (!Array.isArray(v) || v.length < 1) return false;
+  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
+  return true;
+}
+function isListJobsParams(v: any): boolean {
+  if (!((
+    isObject(v) &&
+    (v.status === undefined || (isString(v.status) || isListJobsParams_1(v.status))) &&
+    (v.workflow_id === undefined || (typeof v.workflow_id === 'string' && codePoints(v.workflow_id) >= 1)) &&
+    (v.output_type === undefined || (v.output_type === "image" || v.output_type === "video" || v.output_type === "audio")) &&
+    (v.sort_by === undefined || (v.sort_by === "create_time" || v.sort_by === "execution_time" || v.sort_by === "created_at" || v.sort_by === "execution_duration")) &&
+    (v.sort_order === undefined || (v.sort_order === "asc" || v.sort_order === "desc")) &&
+    (v.offset === undefined || (Number.isSafeInteger(v.offset) && (v.offset as number) >= 0)) &&
+    (v.limit === undefined || (Number.isSafeInteger(v.limit) && (v.limit as number) >= 1 && (v.limit as number) <= 1000))
+  ))) return false;
+  for (const k in v) if (!(k === "status" || k === "workflow_id" || k === "output_type" || k === "sort_by" || k === "sort_order" || k === "offset" || k === "limit")) return false;
+  return true;
+}
 export const ListPublisherNodesParams: Typed<z.output<typeof S.ListPublisherNodesParams>> = {
   type: 'object',
   fields: {
@@ -271,7 +665,18 @@ export const ListPublisherNodesParams: Typed<z.output<typeof S.ListPublisherNode
     include_banned: 'boolean?',
   },
   rest: { type: 'union', of: ['string', 'number', 'boolean'] },
+  is: isListPublisherNodesParams,
 };
+function isListPublisherNodesParams(v: any): boolean {
+  if (!((
+    isObject(v) &&
+    (v.page === undefined || (Number.isSafeInteger(v.page) && (v.page as number) >= 1)) &&
+    (v.limit === undefined || (Number.isSafeInteger(v.limit) && (v.limit as number) >= 1)) &&
+    optBoolean(v.include_banned)
+  ))) return false;
+  for (const k in v) if (!(k === "page" || k === "limit" || k === "include_banned" || k === '__proto__' || (isString(v[k]) || isNumber(v[k]) || typeof v[k] === 'boolean'))) return false;
+  return true;
+}
 export const NodeVersionStatus: Typed<z.output<typeof S.NodeVersionStatus>> = 'string';
 export const NodeVersion: Typed<z.output<typeof S.NodeVersion>> = {
   type: 'object',
@@ -294,7 +699,55 @@ export const NodeVersion: Typed<z.output<typeof S.NodeVersion>> = {
     tags_admin: { type: 'optional', of: { type: 'array', of: 'string' } },
     status: { type: 'optional', of: NodeVersionStatus },
   },
+  is: isNodeVersion,
 };
+function isNodeVersion_1(v: any): boolean {
+  if (!Array.isArray(v)) return false;
+  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
+  return true;
+}
+function isNodeVersion_2(v: any): boolean {
+  if (!Array.isArray(v)) return false;
+  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
+  return true;
+}
+function isNodeVersion_3(v: any): boolean {
+  if (!Array.isArray(v)) return false;
+  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
+  return true;
+}
+function isNodeVersion_4(v: any): boolean {
+  if (!Array.isArray(v)) return false;
+  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
+  return true;
+}
+function isNodeVersion_5(v: any): boolean {
+  if (!Array.isArray(v)) return false;
+  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
+  return true;
+}
+function isNodeVersion(v: any): boolean {
+  return (
+    isObject(v) &&
+    optString(v.id) &&
+    optString(v.node_id) &&
+    optString(v.version) &&
+    optString(v.changelog) &&
+    optString(v.platform_node_extract_status) &&
+    optString(v.createdAt) &&
+    (v.dependencies === undefined || isNodeVersion_1(v.dependencies)) &&
+    optBoolean(v.deprecated) &&
+    optString(v.downloadUrl) &&
+    optString(v.status_reason) &&
+    (v.supported_accelerators === undefined || isNodeVersion_2(v.supported_accelerators)) &&
+    optString(v.supported_platformui_frontend_version) &&
+    optString(v.supported_platformui_version) &&
+    (v.supported_os === undefined || isNodeVersion_3(v.supported_os)) &&
+    (v.tags === undefined || isNodeVersion_4(v.tags)) &&
+    (v.tags_admin === undefined || isNodeVersion_5(v.tags_admin)) &&
+    (v.status === undefined || isString(v.status))
+  );
+}
 export const PublisherStatus: Typed<z.output<typeof S.PublisherStatus>> = 'string';
 export const Publisher: Typed<z.output<typeof S.Publisher>> = {
   type: 'object',
@@ -310,7 +763,28 @@ export const Publisher: Typed<z.output<typeof S.Publisher>> = {
     createdAt: 'string?',
     status: { type: 'optional', of: PublisherStatus },
   },
+  is: isPublisher,
 };
+function isPublisher_1(v: any): boolean {
+  if (!Array.isArray(v)) return false;
+  for (let i = 0; i < v.length; i++) if (!(isPublisherMember(v[i]))) return false;
+  return true;
+}
+function isPublisher(v: any): boolean {
+  return (
+    isObject(v) &&
+    optString(v.id) &&
+    optString(v.name) &&
+    optString(v.description) &&
+    optString(v.logo) &&
+    (v.members === undefined || isPublisher_1(v.members)) &&
+    optString(v.source_code_repo) &&
+    optString(v.support) &&
+    optString(v.website) &&
+    optString(v.createdAt) &&
+    (v.status === undefined || isString(v.status))
+  );
+}
 export const NodeStatus: Typed<z.output<typeof S.NodeStatus>> = 'string';
 export const Node: Typed<z.output<typeof S.Node>> = {
   type: 'object',
@@ -342,7 +816,69 @@ export const Node: Typed<z.output<typeof S.Node>> = {
     publisher: { type: 'optional', of: Publisher },
     status: { type: 'optional', of: NodeStatus },
   },
+  is: isNode,
 };
+function isNode_1(v: any): boolean {
+  if (!Array.isArray(v)) return false;
+  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
+  return true;
+}
+function isNode_2(v: any): boolean {
+  if (!Array.isArray(v)) return false;
+  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
+  return true;
+}
+function isNode_3(v: any): boolean {
+  if (!Array.isArray(v)) return false;
+  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
+  return true;
+}
+function isNode_4(v: any): boolean {
+  if (!Array.isArray(v)) return false;
+  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
+  return true;
+}
+function isNode_5(v: any): boolean {
+  if (!Array.isArray(v)) return false;
+  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
+  return true;
+}
+function isNode_6(v: any): boolean {
+  if (!isPlainObject(v)) return false;
+  for (const k in v) if (Object.hasOwn(v, k) && k !== '__proto__' && !(true)) return false;
+  return true;
+}
+function isNode(v: any): boolean {
+  return (
+    isObject(v) &&
+    optString(v.id) &&
+    optString(v.name) &&
+    optString(v.author) &&
+    optString(v.description) &&
+    optString(v.banner_url) &&
+    optString(v.icon) &&
+    optString(v.category) &&
+    optString(v.created_at) &&
+    optInteger(v.downloads) &&
+    optInteger(v.github_stars) &&
+    optString(v.license) &&
+    (v.preempted_platform_node_names === undefined || isNode_1(v.preempted_platform_node_names)) &&
+    optNumber(v.rating) &&
+    optString(v.repository) &&
+    optInteger(v.search_ranking) &&
+    optString(v.status_detail) &&
+    (v.supported_accelerators === undefined || isNode_2(v.supported_accelerators)) &&
+    optString(v.supported_platformui_frontend_version) &&
+    optString(v.supported_platformui_version) &&
+    (v.supported_os === undefined || isNode_3(v.supported_os)) &&
+    (v.tags === undefined || isNode_4(v.tags)) &&
+    (v.tags_admin === undefined || isNode_5(v.tags_admin)) &&
+    (v.translations === undefined || isNode_6(v.translations)) &&
+    (v.latest_version === undefined || isNodeVersion(v.latest_version)) &&
+    (v.publisher === undefined || isPublisher(v.publisher)) &&
+    (v.status === undefined || isString(v.status))
+  );
+}
 export const NodeDefinition: Typed<z.output<typeof S.NodeDefinition>> = {
   type: 'object',
   fields: {
@@ -358,7 +894,34 @@ export const NodeDefinition: Typed<z.output<typeof S.NodeDefinition>> = {
       },
     },
   },
+  is: isNodeDefinition,
 };
+function isNodeDefinition_2(v: any): boolean {
+  if (!isPlainObject(v)) return false;
+  for (const k in v) if (Object.hasOwn(v, k) && k !== '__proto__' && !(true)) return false;
+  return true;
+}
+function isNodeDefinition_3(v: any): boolean {
+  if (!isPlainObject(v)) return false;
+  for (const k in v) if (Object.hasOwn(v, k) && k !== '__proto__' && !(true)) return false;
+  return true;
+}
+function isNodeDefinition_4(v: any): boolean {
+  if (!isPlainObject(v)) return false;
+  for (const k in v) if (Object.hasOwn(v, k) && k !== '__proto__' && !(true)) return false;
+  return true;
+}
+function isNodeDefinition_1(v: any): boolean {
+  return (
+    isObject(v) &&
+    (v.required === undefined || isNodeDefinition_2(v.required)) &&
+    (v.optional === undefined || isNodeDefinition_3(v.optional)) &&
+    (v.hidden === undefined || isNodeDefinition_4(v.hidden))
+  );
+}
+function isNodeDefinition(v: any): boolean {
+  return isObject(v) && (v.input === undefined || isNodeDefinition_1(v.input));
+}
 export const NodePage: Typed<z.output<typeof S.NodePage>> = {
   type: 'object',
   fields: {
@@ -368,7 +931,23 @@ export const NodePage: Typed<z.output<typeof S.NodePage>> = {
     total: 'integer',
     totalPages: 'integer',
   },
+  is: isNodePage,
 };
+function isNodePage_1(v: any): boolean {
+  if (!Array.isArray(v)) return false;
+  for (let i = 0; i < v.length; i++) if (!(isNode(v[i]))) return false;
+  return true;
+}
+function isNodePage(v: any): boolean {
+  return (
+    isObject(v) &&
+    isInteger(v.limit) &&
+    isNodePage_1(v.nodes) &&
+    isInteger(v.page) &&
+    isInteger(v.total) &&
+    isInteger(v.totalPages)
+  );
+}
 export const NodeProgress: Typed<z.output<typeof S.NodeProgress>> = {
   type: 'object',
   fields: {
@@ -381,12 +960,35 @@ export const NodeProgress: Typed<z.output<typeof S.NodeProgress>> = {
     parent_node_id: { type: 'optional', of: { type: 'nullable', of: 'string' } },
     real_node_id: 'string?',
   },
+  is: isNodeProgress,
 };
+function isNodeProgress(v: any): boolean {
+  return (
+    isObject(v) &&
+    isNumber(v.value) &&
+    isNumber(v.max) &&
+    isString(v.state) &&
+    isString(v.node_id) &&
+    optString(v.prompt_id) &&
+    optString(v.display_node_id) &&
+    (v.parent_node_id === undefined || (v.parent_node_id === null || isString(v.parent_node_id))) &&
+    optString(v.real_node_id)
+  );
+}
 export const NotificationData: Typed<z.output<typeof S.NotificationData>> = {
   type: 'object',
   fields: { value: 'string', id: 'string?' },
+  is: isNotificationData,
 };
-export const ObjectInfo: Typed<z.output<typeof S.ObjectInfo>> = { type: 'record', of: NodeDefinition };
+function isNotificationData(v: any): boolean {
+  return isObject(v) && isString(v.value) && optString(v.id);
+}
+export const ObjectInfo: Typed<z.output<typeof S.ObjectInfo>> = { type: 'record', of: NodeDefinition, is: isObjectInfo };
+function isObjectInfo(v: any): boolean {
+  if (!isPlainObject(v)) return false;
+  for (const k in v) if (Object.hasOwn(v, k) && k !== '__proto__' && !(isNodeDefinition(v[k]))) return false;
+  return true;
+}
 export const ProgressData: Typed<z.output<typeof S.ProgressData>> = {
   type: 'object',
   fields: {
@@ -395,17 +997,69 @@ export const ProgressData: Typed<z.output<typeof S.ProgressData>> = {
     prompt_id: 'string',
     node: { type: 'optional', of: { type: 'nullable', of: 'string' } },
   },
+  is: isProgressData,
 };
+function isProgressData(v: any): boolean {
+  return (
+    isObject(v) &&
+    isNumber(v.value) &&
+    isNumber(v.max) &&
+    isString(v.prompt_id) &&
+    (v.node === undefined || (v.node === null || isString(v.node)))
+  );
+}
 export const ProgressStateData: Typed<z.output<typeof S.ProgressStateData>> = {
   type: 'object',
   fields: { prompt_id: 'string', nodes: { type: 'record', of: NodeProgress } },
+  is: isProgressStateData,
 };
-export const PromptIds: Typed<z.output<typeof S.PromptIds>> = { type: 'array', of: { type: 'string', min: 1 }, min: 1 };
-export const PublisherList: Typed<z.output<typeof S.PublisherList>> = { type: 'array', of: Publisher };
+function isProgressStateData_1(v: any): boolean {
+  if (!isPlainObject(v)) return false;
+  for (const k in v) if (Object.hasOwn(v, k) && k !== '__proto__' && !(isNodeProgress(v[k]))) return false;
+  return true;
+}
+function isProgressStateData(v: any): boolean {
+  return isObject(v) && isString(v.prompt_id) && isProgressStateData_1(v.nodes);
+}
+export const PromptIds: Typed<z.output<typeof S.PromptIds>> = {
+  type: 'array',
+  of: { type: 'string', min: 1 },
+  min: 1,
+  is: isPromptIds,
+};
+function isPromptIds(v: any): boolean {
+  if (!Array.isArray(v) || v.length < 1) return false;
+  for (let i = 0; i < v.length; i++) if (!((typeof v[i] === 'string' && codePoints(v[i]) >= 1))) return false;
+  return true;
+}
+export const PublisherList: Typed<z.output<typeof S.PublisherList>> = {
+  type: 'array',
+  of: Publisher,
+  is: isPublisherList,
+};
+function isPublisherList(v: any): boolean {
+  if (!Array.isArray(v)) return false;
+  for (let i = 0; i < v.length; i++) if (!(isPublisher(v[i]))) return false;
+  return true;
+}
 export const Queue: Typed<z.output<typeof S.Queue>> = {
   type: 'object',
   fields: { queue_running: { type: 'array', of: 'unknown' }, queue_pending: { type: 'array', of: 'unknown' } },
+  is: isQueue,
 };
+function isQueue_1(v: any): boolean {
+  if (!Array.isArray(v)) return false;
+  for (let i = 0; i < v.length; i++) if (!(true)) return false;
+  return true;
+}
+function isQueue_2(v: any): boolean {
+  if (!Array.isArray(v)) return false;
+  for (let i = 0; i < v.length; i++) if (!(true)) return false;
+  return true;
+}
+function isQueue(v: any): boolean {
+  return isObject(v) && isQueue_1(v.queue_running) && isQueue_2(v.queue_pending);
+}
 export const RelightAdvancedSettings: Typed<z.output<typeof S.RelightAdvancedSettings>> = {
   type: 'object',
   fields: {
@@ -420,7 +1074,24 @@ export const RelightAdvancedSettings: Typed<z.output<typeof S.RelightAdvancedSet
     fixed_generation: 'boolean?',
   },
   rest: 'reject',
+  is: isRelightAdvancedSettings,
 };
+function isRelightAdvancedSettings(v: any): boolean {
+  if (!((
+    isObject(v) &&
+    optNumber(v.blacks) &&
+    optNumber(v.brightness) &&
+    optNumber(v.contrast) &&
+    optNumber(v.saturation) &&
+    optNumber(v.whites) &&
+    optString(v.engine) &&
+    optString(v.transfer_light_a) &&
+    optString(v.transfer_light_b) &&
+    optBoolean(v.fixed_generation)
+  ))) return false;
+  for (const k in v) if (!(k === "blacks" || k === "brightness" || k === "contrast" || k === "saturation" || k === "whites" || k === "engine" || k === "transfer_light_a" || k === "transfer_light_b" || k === "fixed_generation")) return false;
+  return true;
+}
 export const RelightParams: Typed<z.output<typeof S.RelightParams>> = {
   type: 'object',
   fields: {
@@ -451,7 +1122,26 @@ export const RelightParams: Typed<z.output<typeof S.RelightParams>> = {
     advanced_settings: { type: 'optional', of: RelightAdvancedSettings },
   },
   rest: 'reject',
+  is: isRelightParams,
 };
+function isRelightParams(v: any): boolean {
+  if (!((
+    isObject(v) &&
+    isImageInput.is(v.image) &&
+    optString(v.prompt) &&
+    (v.style === undefined || (v.style === "standard" || v.style === "darker_but_realistic" || v.style === "clean" || v.style === "smooth" || v.style === "brighter" || v.style === "contrasted_n_hdr" || v.style === "just_composition")) &&
+    optBoolean(v.change_background) &&
+    optBoolean(v.interpolate_from_original) &&
+    (v.light_transfer_strength === undefined || (Number.isFinite(v.light_transfer_strength) && (v.light_transfer_strength as number) >= 0 && (v.light_transfer_strength as number) <= 100)) &&
+    optBoolean(v.preserve_details) &&
+    (v.transfer_light_from_lightmap === undefined || isImageInput.is(v.transfer_light_from_lightmap)) &&
+    (v.transfer_light_from_reference_image === undefined || isImageInput.is(v.transfer_light_from_reference_image)) &&
+    optString(v.webhook_url) &&
+    (v.advanced_settings === undefined || isRelightAdvancedSettings(v.advanced_settings))
+  ))) return false;
+  for (const k in v) if (!(k === "image" || k === "prompt" || k === "style" || k === "change_background" || k === "interpolate_from_original" || k === "light_transfer_strength" || k === "preserve_details" || k === "transfer_light_from_lightmap" || k === "transfer_light_from_reference_image" || k === "webhook_url" || k === "advanced_settings")) return false;
+  return true;
+}
 export const SearchNodesParams: Typed<z.output<typeof S.SearchNodesParams>> = {
   type: 'object',
   fields: {
@@ -465,7 +1155,23 @@ export const SearchNodesParams: Typed<z.output<typeof S.SearchNodesParams>> = {
     include_banned: 'boolean?',
   },
   rest: 'reject',
+  is: isSearchNodesParams,
 };
+function isSearchNodesParams(v: any): boolean {
+  if (!((
+    isObject(v) &&
+    (v.page === undefined || (Number.isSafeInteger(v.page) && (v.page as number) >= 1)) &&
+    (v.limit === undefined || (Number.isSafeInteger(v.limit) && (v.limit as number) >= 1)) &&
+    optString(v.search) &&
+    optString(v.repository_url_search) &&
+    optString(v.platform_node_search) &&
+    optString(v.supported_os) &&
+    optString(v.supported_accelerator) &&
+    optBoolean(v.include_banned)
+  ))) return false;
+  for (const k in v) if (!(k === "page" || k === "limit" || k === "search" || k === "repository_url_search" || k === "platform_node_search" || k === "supported_os" || k === "supported_accelerator" || k === "include_banned")) return false;
+  return true;
+}
 export const SkinEnhancerCreativeParams: Typed<z.output<typeof S.SkinEnhancerCreativeParams>> = {
   type: 'object',
   fields: {
@@ -475,14 +1181,36 @@ export const SkinEnhancerCreativeParams: Typed<z.output<typeof S.SkinEnhancerCre
     webhook_url: 'string?',
   },
   rest: 'reject',
+  is: isSkinEnhancerCreativeParams,
 };
+function isSkinEnhancerCreativeParams(v: any): boolean {
+  if (!((
+    isObject(v) &&
+    isImageInput.is(v.image) &&
+    (v.sharpen === undefined || (Number.isFinite(v.sharpen) && (v.sharpen as number) >= 0 && (v.sharpen as number) <= 100)) &&
+    (v.smart_grain === undefined || (Number.isFinite(v.smart_grain) && (v.smart_grain as number) >= 0 && (v.smart_grain as number) <= 100)) &&
+    optString(v.webhook_url)
+  ))) return false;
+  for (const k in v) if (!(k === "image" || k === "sharpen" || k === "smart_grain" || k === "webhook_url")) return false;
+  return true;
+}
 export const StatusData: Typed<z.output<typeof S.StatusData>> = {
   type: 'object',
   fields: {
     status: { type: 'object', fields: { exec_info: { type: 'object', fields: { queue_remaining: 'number' } } } },
     sid: 'string?',
   },
+  is: isStatusData,
 };
+function isStatusData_2(v: any): boolean {
+  return isObject(v) && isNumber(v.queue_remaining);
+}
+function isStatusData_1(v: any): boolean {
+  return isObject(v) && isStatusData_2(v.exec_info);
+}
+function isStatusData(v: any): boolean {
+  return isObject(v) && isStatusData_1(v.status) && optString(v.sid);
+}
 export const SubmissionErrorBody: Typed<z.output<typeof S.SubmissionErrorBody>> = {
   type: 'object',
   fields: {
@@ -527,11 +1255,74 @@ export const SubmissionErrorBody: Typed<z.output<typeof S.SubmissionErrorBody>> 
       },
     },
   },
+  is: isSubmissionErrorBody,
 };
+function isSubmissionErrorBody_2(v: any): boolean {
+  if (!isPlainObject(v)) return false;
+  for (const k in v) if (Object.hasOwn(v, k) && k !== '__proto__' && !(true)) return false;
+  return true;
+}
+function isSubmissionErrorBody_1(v: any): boolean {
+  return (
+    isObject(v) &&
+    isString(v.type) &&
+    isString(v.message) &&
+    optString(v.details) &&
+    (v.extra_info === undefined || isSubmissionErrorBody_2(v.extra_info))
+  );
+}
+function isSubmissionErrorBody_7(v: any): boolean {
+  if (!isPlainObject(v)) return false;
+  for (const k in v) if (Object.hasOwn(v, k) && k !== '__proto__' && !(true)) return false;
+  return true;
+}
+function isSubmissionErrorBody_6(v: any): boolean {
+  return (
+    isObject(v) &&
+    isString(v.type) &&
+    isString(v.message) &&
+    optString(v.details) &&
+    (v.extra_info === undefined || isSubmissionErrorBody_7(v.extra_info))
+  );
+}
+function isSubmissionErrorBody_5(v: any): boolean {
+  if (!Array.isArray(v)) return false;
+  for (let i = 0; i < v.length; i++) if (!(isSubmissionErrorBody_6(v[i]))) return false;
+  return true;
+}
+function isSubmissionErrorBody_8(v: any): boolean {
+  if (!Array.isArray(v)) return false;
+  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
+  return true;
+}
+function isSubmissionErrorBody_4(v: any): boolean {
+  return (
+    isObject(v) &&
+    isSubmissionErrorBody_5(v.errors) &&
+    (v.dependent_outputs === undefined || isSubmissionErrorBody_8(v.dependent_outputs)) &&
+    optString(v.class_type)
+  );
+}
+function isSubmissionErrorBody_3(v: any): boolean {
+  if (!isPlainObject(v)) return false;
+  for (const k in v) if (Object.hasOwn(v, k) && k !== '__proto__' && !(isSubmissionErrorBody_4(v[k]))) return false;
+  return true;
+}
+function isSubmissionErrorBody(v: any): boolean {
+  return (
+    isObject(v) &&
+    (isSubmissionErrorBody_1(v.error) || isString(v.error)) &&
+    (v.node_errors === undefined || isSubmissionErrorBody_3(v.node_errors))
+  );
+}
 export const SubmissionResponse: Typed<z.output<typeof S.SubmissionResponse>> = {
   type: 'object',
   fields: { prompt_id: 'string?', error: 'unknown?' },
+  is: isSubmissionResponse,
 };
+function isSubmissionResponse(v: any): boolean {
+  return isObject(v) && optString(v.prompt_id) && (v.error === undefined || true);
+}
 export const SubmitOptionsParams: Typed<z.output<typeof S.SubmitOptionsParams>> = {
   type: 'object',
   fields: {
@@ -542,11 +1333,39 @@ export const SubmitOptionsParams: Typed<z.output<typeof S.SubmitOptionsParams>> 
     extraData: { type: 'optional', of: { type: 'record', of: 'unknown' } },
     clientId: 'string?',
   },
+  is: isSubmitOptionsParams,
 };
+function isSubmitOptionsParams_1(v: any): boolean {
+  if (!isPlainObject(v)) return false;
+  for (const k in v) if (Object.hasOwn(v, k) && k !== '__proto__' && !(true)) return false;
+  return true;
+}
+function isSubmitOptionsParams(v: any): boolean {
+  return (
+    isObject(v) &&
+    (v.partnerApiKey === undefined || ((typeof v.partnerApiKey === 'string' && codePoints(v.partnerApiKey) >= 1) || (v.partnerApiKey === true))) &&
+    (v.extraData === undefined || isSubmitOptionsParams_1(v.extraData)) &&
+    optString(v.clientId)
+  );
+}
 export const Task: Typed<z.output<typeof S.Task>> = {
   type: 'object',
   fields: { task_id: 'string', status: 'string', generated: { type: 'optional', of: { type: 'array', of: 'string' } } },
+  is: isTask,
 };
+function isTask_1(v: any): boolean {
+  if (!Array.isArray(v)) return false;
+  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
+  return true;
+}
+function isTask(v: any): boolean {
+  return (
+    isObject(v) &&
+    isString(v.task_id) &&
+    isString(v.status) &&
+    (v.generated === undefined || isTask_1(v.generated))
+  );
+}
 export const TaskNotification: Typed<z.output<typeof S.TaskNotification>> = {
   type: 'object',
   fields: {
@@ -554,12 +1373,37 @@ export const TaskNotification: Typed<z.output<typeof S.TaskNotification>> = {
     status: 'string?',
     generated: { type: 'optional', of: { type: 'array', of: 'string' } },
   },
+  is: isTaskNotification,
 };
-export const TaskRecord: Typed<z.output<typeof S.TaskRecord>> = { type: 'object', fields: { data: Task } };
+function isTaskNotification_1(v: any): boolean {
+  if (!Array.isArray(v)) return false;
+  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
+  return true;
+}
+function isTaskNotification(v: any): boolean {
+  return (
+    isObject(v) &&
+    optString(v.task_id) &&
+    optString(v.status) &&
+    (v.generated === undefined || isTaskNotification_1(v.generated))
+  );
+}
+export const TaskRecord: Typed<z.output<typeof S.TaskRecord>> = {
+  type: 'object',
+  fields: { data: Task },
+  is: isTaskRecord,
+};
+function isTaskRecord(v: any): boolean {
+  return isObject(v) && isTask(v.data);
+}
 export const UploadResponse: Typed<z.output<typeof S.UploadResponse>> = {
   type: 'object',
   fields: { name: 'string', subfolder: 'string?', type: 'string?' },
+  is: isUploadResponse,
 };
+function isUploadResponse(v: any): boolean {
+  return isObject(v) && isString(v.name) && optString(v.subfolder) && optString(v.type);
+}
 export const WorkflowNode: Typed<z.output<typeof S.WorkflowNode>> = {
   type: 'object',
   fields: {
@@ -567,8 +1411,30 @@ export const WorkflowNode: Typed<z.output<typeof S.WorkflowNode>> = {
     class_type: 'string?',
     _meta: { type: 'optional', of: { type: 'object', fields: { title: 'string?' } } },
   },
+  is: isWorkflowNode,
 };
-export const Workflow: Typed<z.output<typeof S.Workflow>> = { type: 'record', of: WorkflowNode };
+function isWorkflowNode_1(v: any): boolean {
+  if (!isPlainObject(v)) return false;
+  for (const k in v) if (Object.hasOwn(v, k) && k !== '__proto__' && !(true)) return false;
+  return true;
+}
+function isWorkflowNode_2(v: any): boolean {
+  return isObject(v) && optString(v.title);
+}
+function isWorkflowNode(v: any): boolean {
+  return (
+    isObject(v) &&
+    isWorkflowNode_1(v.inputs) &&
+    optString(v.class_type) &&
+    (v._meta === undefined || isWorkflowNode_2(v._meta))
+  );
+}
+export const Workflow: Typed<z.output<typeof S.Workflow>> = { type: 'record', of: WorkflowNode, is: isWorkflow };
+function isWorkflow(v: any): boolean {
+  if (!isPlainObject(v)) return false;
+  for (const k in v) if (Object.hasOwn(v, k) && k !== '__proto__' && !(isWorkflowNode(v[k]))) return false;
+  return true;
+}
 
 export const EVENT_SCHEMAS = {
   status: StatusData,

@@ -1,11 +1,38 @@
 /**
- * `validate()`: the fast check, then (on failure only) the explanation.
+ * `isValid()` and `validate()`: the rule's check as code, then (on failure
+ * only) the walk over its data that says why.
  *
  * @module
  */
 import type { SchemaIssue } from '../errors.ts';
-import { explain } from './explain.ts';
-import { isValid, type Typed } from './rule.ts';
+import { explain, type Closest } from './explain.ts';
+import type { LeafRule, Typed } from './rule.ts';
+
+const LEAVES: Record<string, (v: unknown) => boolean> = {
+  string: (v) => typeof v === 'string',
+  number: (v) => Number.isFinite(v),
+  integer: (v) => Number.isSafeInteger(v),
+  boolean: (v) => typeof v === 'boolean',
+  null: (v) => v === null,
+  unknown: () => true,
+};
+
+/**
+ * `true` when `value` satisfies `rule`. A generated rule runs its code,
+ * which reads the value without copying it; a hand-written one is walked.
+ *
+ * @example
+ * ```ts
+ * isValid(rules.FileRef, { filename: 'a.png' }); // true
+ * ```
+ */
+export function isValid<T>(rule: Typed<T>, value: unknown): value is T {
+  if (typeof rule === 'string') {
+    const leaf = rule as LeafRule;
+    return leaf.endsWith('?') ? value === undefined || LEAVES[leaf.slice(0, -1)]!(value) : LEAVES[leaf]!(value);
+  }
+  return rule.is ? rule.is(value) : explain(rule, value).length === 0;
+}
 
 /** Result of {@link validate}. */
 export type ValidateResult<T> = { ok: true; value: T } | { ok: false; issues: SchemaIssue[] };
@@ -13,7 +40,8 @@ export type ValidateResult<T> = { ok: true; value: T } | { ok: false; issues: Sc
 /**
  * Validates `value` against `rule`: on success the input itself (unknown
  * fields kept, DESIGN §5); on failure every issue, each with its path and a
- * one-line message (`must be a number, got "3"`).
+ * one-line message (`must be a number, got "3"`). With `closest`, a typo in
+ * a key or an allowed value gets a suggestion (`did you mean "search"?`).
  *
  * @example
  * ```ts
@@ -22,7 +50,7 @@ export type ValidateResult<T> = { ok: true; value: T } | { ok: false; issues: Sc
  * r.value.status; // typed
  * ```
  */
-export function validate<T>(rule: Typed<T>, value: unknown): ValidateResult<T> {
+export function validate<T>(rule: Typed<T>, value: unknown, closest?: Closest): ValidateResult<T> {
   if (isValid(rule, value)) return { ok: true, value: value as T };
-  return { ok: false, issues: explain(rule, value) };
+  return { ok: false, issues: explain(rule, value, closest) };
 }

@@ -5,7 +5,8 @@ import { http, HttpResponse } from 'msw';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { interceptHttp } from './msw.ts';
 import { FakeSocket } from './fake-socket.ts';
-import { closest, describeValue } from '../../src/schemas/explain.ts';
+import { closest } from '../../src/args.ts';
+import { describeValue } from '../../src/schemas/explain.ts';
 import { platform } from '../../src/platform/node.ts';
 import {
   APIConnectionError,
