@@ -207,7 +207,13 @@ export class MissingCredentialsError extends InvalidArgumentError {
   override name = 'MissingCredentialsError';
 }
 
-/** A schema issue, as zod reports it (only the fields the SDK relies on). */
+/**
+ * One validation problem, in zod's issue shape: `code` (`invalid_type`,
+ * `too_small`, `invalid_value`, `unrecognized_keys`, …), the `path` to the
+ * value, and a one-line `message` saying what was given and what is allowed
+ * (`must be an integer of at least 1, got -1`). Issues may carry zod's other
+ * members too (`expected`, `minimum`, `values`, `keys`).
+ */
 export interface SchemaIssue {
   readonly code: string;
   readonly path: readonly PropertyKey[];
@@ -220,7 +226,7 @@ export interface SchemaIssue {
  */
 export class ResponseValidationError extends PlatformUIError {
   override name = 'ResponseValidationError';
-  /** The zod issues. */
+  /** Every problem found, each with its `path` and a one-line `message` (zod's issue shape). */
   readonly issues: readonly SchemaIssue[];
   /** The raw, unvalidated body. */
   readonly body: unknown;

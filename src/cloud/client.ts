@@ -389,7 +389,7 @@ export class CloudClient implements JobBackend {
     if (target.protocol !== 'https:' && !(target.protocol === 'http:' && SAFE_HTTP_HOSTS.has(target.hostname))) {
       throw new DownloadError('insecure_location', `Refusing to fetch a signed URL over ${target.protocol} on ${target.host}`);
     }
-    // Bare fetch: no ky hooks, no default headers, no cookies; nothing of the client goes along.
+    // Bare fetch: no hooks, no default headers, no cookies; nothing of the client goes along.
     const shown = redactUrl(target);
     const timeout = options.timeout ?? 60_000;
     const signals = [options.signal, timeout === false ? undefined : AbortSignal.timeout(timeout)].filter((x) => x !== undefined);

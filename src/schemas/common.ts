@@ -1,9 +1,10 @@
 /**
  * Building blocks shared by every schema file.
  *
- * zod is imported as `zod/mini`: the classic API pulls ~25 KB (min+gz) into a
- * browser bundle, mini ~5 KB (DESIGN §7). Speed comes from `check.ts`, which
- * validates without zod's cloning on the hot path.
+ * zod is imported as `zod/mini`, the lighter API, for users who validate with
+ * these schemas (`@platformui/sdk/schemas`). The SDK itself never runs zod:
+ * `scripts/gen-rules.ts` turns these schemas into `rules.generated.ts`
+ * (see `rule.ts`), so zod stays out of its bundles and its start-up.
  *
  * ## Models: loose at runtime, exact in the types
  *

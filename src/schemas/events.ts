@@ -12,7 +12,8 @@
  * members but `prompt_id` are optional, and `traceback` may be a list of lines
  * or one string.
  *
- * These schemas are validated with `check.ts`, never `safeParse` on the hot path.
+ * The SDK validates messages with the rules generated from these schemas
+ * (`rules.generated.ts`), never with `safeParse`.
  *
  * @module
  */

@@ -1,6 +1,6 @@
 /**
  * Options shared by the three clients and by every method, normalized once
- * per client (like ky's own options).
+ * per client.
  *
  * @module
  */
@@ -8,8 +8,18 @@ import { describeValue } from '../schemas/explain.ts';
 import { InvalidArgumentError } from '../errors.ts';
 
 /**
- * Hooks run around every request. The SDK's own types (a subset of ky's hooks,
- * which run underneath) so that the public declarations do not depend on ky's.
+ * Hooks run around every attempt of every request (retries included), in
+ * array order. Without hooks no `Request` object is built at all.
+ *
+ * @example
+ * ```ts
+ * const registry = new RegistryClient({
+ *   hooks: {
+ *     beforeRequest: [({ request }) => console.log(request.method, request.url)],
+ *     afterResponse: [({ response, retryCount }) => console.log(response.status, retryCount)],
+ *   },
+ * });
+ * ```
  */
 export interface Hooks {
   /** Before the request is sent: return a `Request` to replace it, or a `Response` to answer it without the network. */

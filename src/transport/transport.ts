@@ -212,14 +212,7 @@ export class Transport {
 
   /** Sends a request and returns the validated JSON body together with the response. */
   async request<T>(spec: RequestSpec): Promise<WithResponse<T>> {
-    const response = await this.send(spec);
-    const timeout = spec.options?.timeout ?? this.#timeout;
-    let text: string;
-    try {
-      text = await readText(response, timeout);
-    } catch (err) {
-      throw this.#mapError(err, spec, spec.options?.signal, timeout);
-    }
+    const { response, text } = await this.#exchange(spec, true);
     let data: unknown;
     if (text !== '') {
       try {
@@ -235,8 +228,13 @@ export class Transport {
     return { data: data as T, response };
   }
 
-  /** Sends a request and returns the unread `Response` (2xx only; other statuses throw). */
+  /** Sends a request and returns the unread `Response` (2xx only; other statuses throw): for bodies read as a stream. */
   async send(spec: RequestSpec): Promise<Response> {
+    return (await this.#exchange(spec, false)).response;
+  }
+
+  /** The request with its retries; with `read`, the body is read as text inside each attempt, under its timeout. */
+  async #exchange(spec: RequestSpec, read: boolean): Promise<{ response: Response; text: string }> {
     const opts = spec.options ?? {};
     checkTimeout(opts.timeout);
     const retry = resolveRetry(opts.retry, this.#retry);
@@ -279,9 +277,9 @@ export class Transport {
     for (let attempt = 0; ; attempt++) {
       let failure: unknown;
       try {
-        const response = await this.#attempt(url, init, fetchFn, signal, timeout, attempt);
-        if (ok(response.status)) return response;
-        failure = new HttpFailure(response, await readBody(response, timeout === false ? 10_000 : timeout));
+        const r = await this.#attempt(url, init, fetchFn, { signal, timeout, retryCount: attempt, ok, read });
+        if (ok(r.response.status)) return r;
+        failure = new HttpFailure(r.response, parseBody(r.text));
       } catch (err) {
         failure = err;
       }
@@ -296,41 +294,56 @@ export class Transport {
     }
   }
 
-  /** One fetch under the per-attempt timeout (which covers the wait for the headers), with the hooks around it. */
-  async #attempt(url: string, init: RequestInit, fetchFn: typeof globalThis.fetch, signal: AbortSignal | undefined, timeout: number | false, retryCount: number): Promise<Response> {
+  /**
+   * One fetch with the hooks around it, under the per-attempt timeout. The
+   * timeout covers the body too when it is read here (a JSON answer, or an
+   * error's body for its message); a streamed body (`send`) is the caller's.
+   */
+  async #attempt(url: string, init: RequestInit, fetchFn: typeof globalThis.fetch, a: Attempt): Promise<{ response: Response; text: string }> {
     const controller = new AbortController();
-    // The caller's abort reaches the body too; the timer only the wait for the headers.
+    const { signal } = a;
+    // The caller's abort reaches the body too.
     if (signal) signal.addEventListener('abort', () => controller.abort(signal.reason), { once: true });
     let timedOut = false;
-    const timer = timeout === false ? undefined : setTimeout(() => {
+    const expire = () => {
       timedOut = true;
       controller.abort();
-    }, timeout);
+    };
+    let timer = a.timeout === false ? undefined : setTimeout(expire, a.timeout);
     try {
-      const hooks = this.#hooks;
-      if (!hooks) return await fetchFn(url, { ...init, signal: controller.signal });
-      let request = new Request(url, { ...init, signal: controller.signal });
-      let response: Response | undefined;
-      for (const hook of hooks.beforeRequest ?? []) {
-        const r = await hook({ request, retryCount });
-        if (r instanceof Response) {
-          response = r;
-          break;
-        }
-        if (r instanceof Request) request = r;
-      }
-      response ??= await fetchFn(request);
-      for (const hook of hooks.afterResponse ?? []) {
-        const r = await hook({ request, response, retryCount });
-        if (r instanceof Response) response = r;
-      }
-      return response;
+      const withSignal = { ...init, signal: controller.signal };
+      // Without hooks, fetch is awaited directly: every extra tick before the body is read lets undici pause the socket.
+      const response = await (this.#hooks ? this.#fetchWithHooks(url, withSignal, fetchFn, a.retryCount) : fetchFn(url, withSignal));
+      if (a.ok(response.status)) return { response, text: a.read ? await response.text() : '' };
+      // An error body is read for its message, bounded even without a timeout, and never fails the call.
+      timer ??= setTimeout(expire, 10_000);
+      return { response, text: await response.text().catch(() => '') };
     } catch (err) {
       if (timedOut) throw new AttemptTimeout();
       throw err;
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  async #fetchWithHooks(url: string, init: RequestInit, fetchFn: typeof globalThis.fetch, retryCount: number): Promise<Response> {
+    const hooks = this.#hooks!;
+    let request = new Request(url, init);
+    let response: Response | undefined;
+    for (const hook of hooks.beforeRequest ?? []) {
+      const r = await hook({ request, retryCount });
+      if (r instanceof Response) {
+        response = r;
+        break;
+      }
+      if (r instanceof Request) request = r;
+    }
+    response ??= await fetchFn(request);
+    for (const hook of hooks.afterResponse ?? []) {
+      const r = await hook({ request, response, retryCount });
+      if (r instanceof Response) response = r;
+    }
+    return response;
   }
 
   /**
@@ -375,7 +388,7 @@ export class Transport {
       const Cls = errorClassFor(err.response.status, this.service);
       return new Cls({ status: err.response.status, body: scrub(err.body ?? '', this.#secrets), method: spec.method, url, headers: err.response.headers });
     }
-    if (err instanceof AttemptTimeout || err instanceof BodyTimeout) return new APITimeoutError(spec.method, url, timeout === false ? undefined : timeout);
+    if (err instanceof AttemptTimeout) return new APITimeoutError(spec.method, url, timeout === false ? undefined : timeout);
     // Only the cause's text is kept, never the error itself (a hook's may hold the Request and its headers).
     const detail = err instanceof Error ? describeCause(err) : 'Connection failed';
     return new APIConnectionError(spec.method, url, scrub(detail, this.#secrets));
@@ -435,17 +448,20 @@ class HttpFailure extends Error {
   }
 }
 
-/** The per-attempt timeout fired before the response headers came. */
+/** The per-attempt timeout fired (before the headers came, or while reading a body read in the attempt). */
 class AttemptTimeout extends Error {}
 
-/** An error body: JSON when it parses, else the text; `undefined` when empty or too slow to come. */
-async function readBody(response: Response, timeout: number): Promise<unknown> {
-  let text: string;
-  try {
-    text = await readText(response, timeout);
-  } catch {
-    return undefined;
-  }
+/** What one attempt needs to know. */
+interface Attempt {
+  signal: AbortSignal | undefined;
+  timeout: number | false;
+  retryCount: number;
+  ok: (status: number) => boolean;
+  read: boolean;
+}
+
+/** An error body: JSON when it parses, else the text; `undefined` when empty. */
+function parseBody(text: string): unknown {
   if (!text) return undefined;
   try {
     return JSON.parse(text);
@@ -477,26 +493,3 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
-
-/**
- * The body as text, under the same per-attempt timeout: the attempt's timer
- * covers only the wait for the headers, and a server that stalls mid-body
- * would otherwise hang the call.
- */
-async function readText(response: Response, timeout: number | false): Promise<string> {
-  if (timeout === false) return response.text();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const stalled = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      void response.body?.cancel().catch(() => undefined);
-      reject(new BodyTimeout());
-    }, timeout);
-  });
-  try {
-    return await Promise.race([response.text(), stalled]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-class BodyTimeout extends Error {}
