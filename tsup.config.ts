@@ -3,7 +3,7 @@ import { defineConfig, type Options } from 'tsup';
 
 // The root and emulator entries import none of these at load time: validation runs on
 // generated rules (no zod), HTTP on fetch, and `ws` / `form-data` load lazily when used.
-// zod is for the `/schemas` entry, built against the zod the user installs.
+// zod is for the `/schemas` entry only (external there: it loads the installed zod).
 const external = ['zod', 'ws', 'form-data', /^node:/];
 // Keep `node:` specifiers: bundlers recognise them as Node-only, bare `fs` they try to resolve.
 const removeNodeProtocol = false;

@@ -1,7 +1,7 @@
 // Helper (no `run()`, so bench/index.ts skips it): the package as a consumer
 // installs it. `npm pack` of the current dist/ (without scripts: the bench has
 // just built) into a temp dir, extracted as node_modules/@platformui/sdk of a
-// temp app; the package's dependencies (ky, zod, ws, form-data) are symlinks
+// temp app; the package's dependencies (zod, ws, form-data) are symlinks
 // to the repo's node_modules, so they resolve with no network (bundlers and
 // Node follow a symlink to its real path, where their own dependencies are).
 // One app per process, removed at exit.

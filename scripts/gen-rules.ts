@@ -149,6 +149,7 @@ export async function generate(): Promise<string> {
   ];
   const helpers = new Set<string>();
   const leaves = new Map([...bodies].filter(([, b]) => typeof b.value === 'string').map(([n, b]) => [n, b.value as string]));
+  const shared = new Map<string, string>();
   for (const name of order) {
     const value = bodies.get(name)!.value;
     const head = `export const ${name}: Typed<z.output<typeof S.${name}>> = `;
@@ -159,7 +160,7 @@ export async function generate(): Promise<string> {
     // The data (for explain.ts) carries its check, generated as code: literal property reads
     // are ~15× faster than a generic walk over the data (V8 caches each read site).
     const fns: string[] = [];
-    const top = checkFunction(value, `is${name}`, { fns, helpers, predicates: usedPredicates, base: `is${name}`, leaves, n: 0 });
+    const top = checkFunction(value, `is${name}`, { fns, helpers, predicates: usedPredicates, base: `is${name}`, leaves, shared, n: 0 });
     lines.push(`${head}${print({ ...(value as Record<string, Value>), is: new Ref(top) }, '', head.length)};`, ...fns);
   }
   for (const [name, map] of maps) {
@@ -186,6 +187,8 @@ interface CodeContext {
   base: string;
   /** Exports that are a leaf rule (`NodeStatus` is `'string'`): checked inline, they have no function. */
   leaves: Map<string, string>;
+  /** Nested functions by body, shared across the file: one `string[]` check, not one per field. */
+  shared: Map<string, string>;
   n: number;
 }
 
@@ -206,7 +209,7 @@ function checkFunction(value: Value, name: string, ctx: CodeContext): string {
       });
       const known = (k: string) => fields.map(([f]) => `${k} === ${JSON.stringify(f)}`).join(' || ') || 'false';
       const rest = v.rest;
-      const all = and(['isObject(v)', ...checks]);
+      const all = and(['isObject(v)', ...checks.filter((c) => c !== 'true')]);
       if (rest === undefined) {
         body.push(`return ${all};`);
       } else {
@@ -218,25 +221,28 @@ function checkFunction(value: Value, name: string, ctx: CodeContext): string {
       }
       break;
     }
-    case 'array':
-      body.push(
-        `if (!Array.isArray(v)${v.min !== undefined ? ` || v.length < ${v.min}` : ''}) return false;`,
-        `for (let i = 0; i < v.length; i++) if (!(${checkExpr(v.of!, 'v[i]', ctx)})) return false;`,
-        'return true;',
-      );
+    case 'array': {
+      const head = `Array.isArray(v)${v.min !== undefined ? ` && v.length >= ${v.min}` : ''}`;
+      const item = checkExpr(v.of!, 'v[i]', ctx);
+      if (item === 'true') body.push(`return ${head};`);
+      else body.push(`if (!(${head})) return false;`, `for (let i = 0; i < v.length; i++) if (!(${item})) return false;`, 'return true;');
       break;
-    case 'record':
+    }
+    case 'record': {
       ctx.helpers.add('isPlainObject');
-      body.push(
-        'if (!isPlainObject(v)) return false;',
-        `for (const k in v) if (Object.hasOwn(v, k) && k !== '__proto__' && !(${checkExpr(v.of!, 'v[k]', ctx)})) return false;`,
-        'return true;',
-      );
+      const item = checkExpr(v.of!, 'v[k]', ctx);
+      if (item === 'true') body.push('return isPlainObject(v);');
+      else body.push('if (!isPlainObject(v)) return false;', `for (const k in v) if (Object.hasOwn(v, k) && k !== '__proto__' && !(${item})) return false;`, 'return true;');
       break;
+    }
     default:
       body.push(`return ${checkExpr(value, 'v', ctx)};`);
   }
-  ctx.fns.push(`function ${name}(v: any): boolean {`, ...body.map((l) => `  ${l}`), '}');
+  const text = body.map((l) => `  ${l}`).join('\n');
+  const same = ctx.shared.get(text);
+  if (same) return same;
+  ctx.shared.set(text, name);
+  ctx.fns.push(`function ${name}(v: any): boolean {`, text, '}');
   return name;
 }
 
@@ -254,6 +260,7 @@ function checkExpr(value: Value, e: string, ctx: CodeContext): string {
       ctx.helpers.add(helper);
       return `${helper}(${e})`;
     }
+    if (value === 'unknown' || value === 'unknown?') return 'true';
     if (value.endsWith('?')) return `(${e} === undefined || ${checkExpr(value.slice(0, -1), e, ctx)})`;
     switch (value) {
       case 'string':
@@ -276,14 +283,16 @@ function checkExpr(value: Value, e: string, ctx: CodeContext): string {
       return `(${[`Number.${v.int ? 'isSafeInteger' : 'isFinite'}(${e})`, ...(v.min !== undefined ? [`(${e} as number) >= ${v.min}`] : []), ...(v.max !== undefined ? [`(${e} as number) <= ${v.max}`] : [])].join(' && ')})`;
     case 'string':
       if (v.min === undefined) return `typeof ${e} === 'string'`;
+      if (v.min === 1) return `(typeof ${e} === 'string' && ${e} !== '')`;
       ctx.helpers.add('codePoints');
       return `(typeof ${e} === 'string' && codePoints(${e}) >= ${v.min})`;
     case 'values':
       return `(${(v.values as Value[]).map((x) => `${e} === ${JSON.stringify(x)}`).join(' || ')})`;
     case 'optional':
-      return `(${e} === undefined || ${checkExpr(v.of!, e, ctx)})`;
-    case 'nullable':
-      return `(${e} === null || ${checkExpr(v.of!, e, ctx)})`;
+    case 'nullable': {
+      const inner = checkExpr(v.of!, e, ctx);
+      return inner === 'true' ? 'true' : `(${e} === ${v.type === 'optional' ? 'undefined' : 'null'} || ${inner})`;
+    }
     case 'union':
       return `(${(v.of as Value[]).map((o) => checkExpr(o, e, ctx)).join(' || ')})`;
     default: {
@@ -309,7 +318,13 @@ const and = (parts: string[]): string => {
   return flat.length <= WIDTH - 10 ? flat : `(\n    ${parts.join(' &&\n    ')}\n  )`;
 };
 
-const isOptionalValue = (r: Value): boolean => (typeof r === 'string' ? r.endsWith('?') : !(r instanceof Ref) && (r as Record<string, Value>).type === 'optional');
+// As rule.ts `isOptional`: a nullable optional may be absent too.
+const isOptionalValue = (r: Value): boolean => {
+  if (typeof r === 'string') return r.endsWith('?');
+  if (r instanceof Ref || r === null || typeof r !== 'object') return false;
+  const o = r as Record<string, Value>;
+  return o.type === 'optional' || (o.type === 'nullable' && isOptionalValue(o.of!));
+};
 const acceptsUndefined = (r: Value): boolean =>
   isOptionalValue(r) || r === 'unknown' || (typeof r === 'object' && r !== null && !(r instanceof Ref) && (r as Record<string, Value>).type === 'union' && ((r as Record<string, Value>).of as Value[]).some(acceptsUndefined));
 

@@ -272,7 +272,7 @@ function suggest(ctx: Context, given: unknown, candidates: readonly unknown[]): 
 // What was given, briefly and without secrets
 
 /** Field names whose values are never shown: tokens, keys, passwords, secrets. */
-const SECRET_FIELD = /api_?key|token|passw(or)?d|secret|credential|authorization|cookie|key$/i;
+const SECRET_FIELD = /api_?key|token|passw(or)?d|secret|credential|authorization|^auth$|cookie|signature|^sig$|key$/i;
 const MAX_SHOWN = 40;
 
 /**

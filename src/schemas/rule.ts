@@ -77,7 +77,8 @@ export function isPlainObject(v: unknown): v is Record<string, unknown> {
 /** @internal */ export const optBoolean = (v: unknown): boolean => v === undefined || typeof v === 'boolean';
 
 /** Whether an object may lack the key this rule checks. */
-export const isOptional = (rule: Rule): boolean => (typeof rule === 'string' ? rule.endsWith('?') : rule.type === 'optional');
+export const isOptional = (rule: Rule): boolean =>
+  typeof rule === 'string' ? rule.endsWith('?') : rule.type === 'optional' || (rule.type === 'nullable' && isOptional(rule.of));
 
 /** Characters counted in code points, as zod counts them. */
 export const codePoints = (s: string): number => (s.length < 2 ? s.length : [...s].length);

@@ -3,7 +3,7 @@
 import type * as z from 'zod/mini';
 import type * as S from './index.ts';
 import { isImageInput } from './predicates.ts';
-import { codePoints, isInteger, isNumber, isObject, isPlainObject, isString, optBoolean, optInteger, optNumber, optString, type Typed } from './rule.ts';
+import { isInteger, isNumber, isObject, isPlainObject, isString, optBoolean, optInteger, optNumber, optString, type Typed } from './rule.ts';
 
 export const PublisherUser: Typed<z.output<typeof S.PublisherUser>> = {
   type: 'object',
@@ -98,59 +98,12 @@ export const CreateNodeRequest: Typed<z.output<typeof S.CreateNodeRequest>> = {
   is: isCreateNodeRequest,
 };
 function isCreateNodeRequest_1(v: any): boolean {
-  if (!Array.isArray(v)) return false;
-  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
-  return true;
-}
-function isCreateNodeRequest_2(v: any): boolean {
-  if (!Array.isArray(v)) return false;
-  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
-  return true;
-}
-function isCreateNodeRequest_3(v: any): boolean {
-  if (!Array.isArray(v)) return false;
-  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
-  return true;
-}
-function isCreateNodeRequest_4(v: any): boolean {
-  if (!Array.isArray(v)) return false;
-  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
-  return true;
-}
-function isCreateNodeRequest_5(v: any): boolean {
-  if (!Array.isArray(v)) return false;
+  if (!(Array.isArray(v))) return false;
   for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
   return true;
 }
 function isCreateNodeRequest_6(v: any): boolean {
-  if (!isPlainObject(v)) return false;
-  for (const k in v) if (Object.hasOwn(v, k) && k !== '__proto__' && !(true)) return false;
-  return true;
-}
-function isCreateNodeRequest_8(v: any): boolean {
-  if (!Array.isArray(v)) return false;
-  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
-  return true;
-}
-function isCreateNodeRequest_9(v: any): boolean {
-  if (!Array.isArray(v)) return false;
-  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
-  return true;
-}
-function isCreateNodeRequest_10(v: any): boolean {
-  if (!Array.isArray(v)) return false;
-  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
-  return true;
-}
-function isCreateNodeRequest_11(v: any): boolean {
-  if (!Array.isArray(v)) return false;
-  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
-  return true;
-}
-function isCreateNodeRequest_12(v: any): boolean {
-  if (!Array.isArray(v)) return false;
-  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
-  return true;
+  return isPlainObject(v);
 }
 function isCreateNodeRequest_7(v: any): boolean {
   if (!((
@@ -161,22 +114,22 @@ function isCreateNodeRequest_7(v: any): boolean {
     optString(v.changelog) &&
     optString(v.platform_node_extract_status) &&
     optString(v.createdAt) &&
-    (v.dependencies === undefined || isCreateNodeRequest_8(v.dependencies)) &&
+    (v.dependencies === undefined || isCreateNodeRequest_1(v.dependencies)) &&
     optBoolean(v.deprecated) &&
     optString(v.downloadUrl) &&
     optString(v.status_reason) &&
-    (v.supported_accelerators === undefined || isCreateNodeRequest_9(v.supported_accelerators)) &&
+    (v.supported_accelerators === undefined || isCreateNodeRequest_1(v.supported_accelerators)) &&
     optString(v.supported_platformui_frontend_version) &&
     optString(v.supported_platformui_version) &&
-    (v.supported_os === undefined || isCreateNodeRequest_10(v.supported_os)) &&
-    (v.tags === undefined || isCreateNodeRequest_11(v.tags)) &&
-    (v.tags_admin === undefined || isCreateNodeRequest_12(v.tags_admin))
+    (v.supported_os === undefined || isCreateNodeRequest_1(v.supported_os)) &&
+    (v.tags === undefined || isCreateNodeRequest_1(v.tags)) &&
+    (v.tags_admin === undefined || isCreateNodeRequest_1(v.tags_admin))
   ))) return false;
   for (const k in v) if (!(k === "id" || k === "node_id" || k === "version" || k === "changelog" || k === "platform_node_extract_status" || k === "createdAt" || k === "dependencies" || k === "deprecated" || k === "downloadUrl" || k === "status_reason" || k === "supported_accelerators" || k === "supported_platformui_frontend_version" || k === "supported_platformui_version" || k === "supported_os" || k === "tags" || k === "tags_admin")) return false;
   return true;
 }
 function isCreateNodeRequest_14(v: any): boolean {
-  if (!Array.isArray(v)) return false;
+  if (!(Array.isArray(v))) return false;
   for (let i = 0; i < v.length; i++) if (!(isPublisherMember(v[i]))) return false;
   return true;
 }
@@ -199,7 +152,7 @@ function isCreateNodeRequest_13(v: any): boolean {
 function isCreateNodeRequest(v: any): boolean {
   return (
     isObject(v) &&
-    (typeof v.id === 'string' && codePoints(v.id) >= 1) &&
+    (typeof v.id === 'string' && v.id !== '') &&
     optString(v.name) &&
     optString(v.author) &&
     optString(v.description) &&
@@ -215,12 +168,12 @@ function isCreateNodeRequest(v: any): boolean {
     optString(v.repository) &&
     optInteger(v.search_ranking) &&
     optString(v.status_detail) &&
-    (v.supported_accelerators === undefined || isCreateNodeRequest_2(v.supported_accelerators)) &&
+    (v.supported_accelerators === undefined || isCreateNodeRequest_1(v.supported_accelerators)) &&
     optString(v.supported_platformui_frontend_version) &&
     optString(v.supported_platformui_version) &&
-    (v.supported_os === undefined || isCreateNodeRequest_3(v.supported_os)) &&
-    (v.tags === undefined || isCreateNodeRequest_4(v.tags)) &&
-    (v.tags_admin === undefined || isCreateNodeRequest_5(v.tags_admin)) &&
+    (v.supported_os === undefined || isCreateNodeRequest_1(v.supported_os)) &&
+    (v.tags === undefined || isCreateNodeRequest_1(v.tags)) &&
+    (v.tags_admin === undefined || isCreateNodeRequest_1(v.tags_admin)) &&
     (v.translations === undefined || isCreateNodeRequest_6(v.translations)) &&
     (v.latest_version === undefined || isCreateNodeRequest_7(v.latest_version)) &&
     (v.publisher === undefined || isCreateNodeRequest_13(v.publisher)) &&
@@ -253,17 +206,7 @@ export const NodeOutputs: Typed<z.output<typeof S.NodeOutputs>> = {
   is: isNodeOutputs,
 };
 function isNodeOutputs_1(v: any): boolean {
-  if (!Array.isArray(v)) return false;
-  for (let i = 0; i < v.length; i++) if (!(isFileRef(v[i]))) return false;
-  return true;
-}
-function isNodeOutputs_2(v: any): boolean {
-  if (!Array.isArray(v)) return false;
-  for (let i = 0; i < v.length; i++) if (!(isFileRef(v[i]))) return false;
-  return true;
-}
-function isNodeOutputs_3(v: any): boolean {
-  if (!Array.isArray(v)) return false;
+  if (!(Array.isArray(v))) return false;
   for (let i = 0; i < v.length; i++) if (!(isFileRef(v[i]))) return false;
   return true;
 }
@@ -271,8 +214,8 @@ function isNodeOutputs(v: any): boolean {
   return (
     isObject(v) &&
     (v.images === undefined || isNodeOutputs_1(v.images)) &&
-    (v.video === undefined || isNodeOutputs_2(v.video)) &&
-    (v.audio === undefined || isNodeOutputs_3(v.audio))
+    (v.video === undefined || isNodeOutputs_1(v.video)) &&
+    (v.audio === undefined || isNodeOutputs_1(v.audio))
   );
 }
 export const ExecutedData: Typed<z.output<typeof S.ExecutedData>> = {
@@ -311,13 +254,8 @@ export const ExecutionCachedData: Typed<z.output<typeof S.ExecutionCachedData>> 
   fields: { nodes: { type: 'array', of: 'string' }, prompt_id: 'string', timestamp: 'number?' },
   is: isExecutionCachedData,
 };
-function isExecutionCachedData_1(v: any): boolean {
-  if (!Array.isArray(v)) return false;
-  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
-  return true;
-}
 function isExecutionCachedData(v: any): boolean {
-  return isObject(v) && isExecutionCachedData_1(v.nodes) && isString(v.prompt_id) && optNumber(v.timestamp);
+  return isObject(v) && isCreateNodeRequest_1(v.nodes) && isString(v.prompt_id) && optNumber(v.timestamp);
 }
 export const ExecutionErrorData: Typed<z.output<typeof S.ExecutionErrorData>> = {
   type: 'object',
@@ -333,26 +271,16 @@ export const ExecutionErrorData: Typed<z.output<typeof S.ExecutionErrorData>> = 
   },
   is: isExecutionErrorData,
 };
-function isExecutionErrorData_1(v: any): boolean {
-  if (!Array.isArray(v)) return false;
-  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
-  return true;
-}
-function isExecutionErrorData_2(v: any): boolean {
-  if (!Array.isArray(v)) return false;
-  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
-  return true;
-}
 function isExecutionErrorData(v: any): boolean {
   return (
     isObject(v) &&
     isString(v.prompt_id) &&
     optString(v.exception_type) &&
     optString(v.exception_message) &&
-    (v.traceback === undefined || (isExecutionErrorData_1(v.traceback) || isString(v.traceback))) &&
+    (v.traceback === undefined || (isCreateNodeRequest_1(v.traceback) || isString(v.traceback))) &&
     (v.node_id === undefined || (v.node_id === null || isString(v.node_id))) &&
     (v.node_type === undefined || (v.node_type === null || isString(v.node_type))) &&
-    (v.executed === undefined || isExecutionErrorData_2(v.executed)) &&
+    (v.executed === undefined || isCreateNodeRequest_1(v.executed)) &&
     optNumber(v.timestamp)
   );
 }
@@ -367,18 +295,13 @@ export const ExecutionInterruptedData: Typed<z.output<typeof S.ExecutionInterrup
   },
   is: isExecutionInterruptedData,
 };
-function isExecutionInterruptedData_1(v: any): boolean {
-  if (!Array.isArray(v)) return false;
-  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
-  return true;
-}
 function isExecutionInterruptedData(v: any): boolean {
   return (
     isObject(v) &&
     isString(v.prompt_id) &&
     (v.node_id === undefined || (v.node_id === null || isString(v.node_id))) &&
     (v.node_type === undefined || (v.node_type === null || isString(v.node_type))) &&
-    (v.executed === undefined || isExecutionInterruptedData_1(v.executed)) &&
+    (v.executed === undefined || isCreateNodeRequest_1(v.executed)) &&
     optNumber(v.timestamp)
   );
 }
@@ -393,11 +316,8 @@ function isExecutionStartData(v: any): boolean {
 export const ExecutionSuccessData: Typed<z.output<typeof S.ExecutionSuccessData>> = {
   type: 'object',
   fields: { prompt_id: 'string', timestamp: 'number?' },
-  is: isExecutionSuccessData,
+  is: isExecutionStartData,
 };
-function isExecutionSuccessData(v: any): boolean {
-  return isObject(v) && isString(v.prompt_id) && optNumber(v.timestamp);
-}
 export const History: Typed<z.output<typeof S.History>> = {
   type: 'record',
   of: {
@@ -424,18 +344,11 @@ export const History: Typed<z.output<typeof S.History>> = {
   is: isHistory,
 };
 function isHistory_2(v: any): boolean {
-  if (!Array.isArray(v)) return false;
-  for (let i = 0; i < v.length; i++) if (!(true)) return false;
-  return true;
+  return Array.isArray(v);
 }
 function isHistory_3(v: any): boolean {
   if (!isPlainObject(v)) return false;
   for (const k in v) if (Object.hasOwn(v, k) && k !== '__proto__' && !(isNodeOutputs(v[k]))) return false;
-  return true;
-}
-function isHistory_5(v: any): boolean {
-  if (!Array.isArray(v)) return false;
-  for (let i = 0; i < v.length; i++) if (!(true)) return false;
   return true;
 }
 function isHistory_4(v: any): boolean {
@@ -443,7 +356,7 @@ function isHistory_4(v: any): boolean {
     isObject(v) &&
     (v.status_str === undefined || (v.status_str === null || isString(v.status_str))) &&
     optBoolean(v.completed) &&
-    (v.messages === undefined || isHistory_5(v.messages))
+    (v.messages === undefined || isHistory_2(v.messages))
   );
 }
 function isHistory_1(v: any): boolean {
@@ -478,10 +391,7 @@ function isJobExecutionError(v: any): boolean {
     (v.node_id === undefined || (v.node_id === null || isString(v.node_id))) &&
     (v.node_type === undefined || (v.node_type === null || isString(v.node_type))) &&
     (v.exception_message === undefined || (v.exception_message === null || isString(v.exception_message))) &&
-    (v.exception_type === undefined || (v.exception_type === null || isString(v.exception_type))) &&
-    (v.traceback === undefined || true) &&
-    (v.current_inputs === undefined || true) &&
-    (v.current_outputs === undefined || true)
+    (v.exception_type === undefined || (v.exception_type === null || isString(v.exception_type)))
   );
 }
 export const JobSummary: Typed<z.output<typeof S.JobSummary>> = {
@@ -533,7 +443,7 @@ export const JobList: Typed<z.output<typeof S.JobList>> = {
   is: isJobList,
 };
 function isJobList_1(v: any): boolean {
-  if (!Array.isArray(v)) return false;
+  if (!(Array.isArray(v))) return false;
   for (let i = 0; i < v.length; i++) if (!(isJobSummary(v[i]))) return false;
   return true;
 }
@@ -569,14 +479,6 @@ export const JobRecordBody: Typed<z.output<typeof S.JobRecordBody>> = {
   },
   is: isJobRecordBody,
 };
-function isJobRecordBody_1(v: any): boolean {
-  return isObject(v);
-}
-function isJobRecordBody_2(v: any): boolean {
-  if (!isPlainObject(v)) return false;
-  for (const k in v) if (Object.hasOwn(v, k) && k !== '__proto__' && !(isNodeOutputs(v[k]))) return false;
-  return true;
-}
 function isJobRecordBody(v: any): boolean {
   return (
     isObject(v) &&
@@ -584,16 +486,13 @@ function isJobRecordBody(v: any): boolean {
     isString(v.status) &&
     (v.create_time === undefined || (v.create_time === null || isNumber(v.create_time))) &&
     (v.execution_error === undefined || (v.execution_error === null || isJobExecutionError(v.execution_error))) &&
-    (v.preview_output === undefined || (v.preview_output === null || isJobRecordBody_1(v.preview_output))) &&
+    (v.preview_output === undefined || (v.preview_output === null || isJobSummary_1(v.preview_output))) &&
     (v.outputs_count === undefined || (v.outputs_count === null || isNumber(v.outputs_count))) &&
     (v.workflow_id === undefined || (v.workflow_id === null || isString(v.workflow_id))) &&
     (v.execution_start_time === undefined || (v.execution_start_time === null || isNumber(v.execution_start_time))) &&
     (v.execution_end_time === undefined || (v.execution_end_time === null || isNumber(v.execution_end_time))) &&
-    (v.outputs === undefined || (v.outputs === null || isJobRecordBody_2(v.outputs))) &&
-    (v.workflow === undefined || true) &&
-    (v.update_time === undefined || (v.update_time === null || isNumber(v.update_time))) &&
-    (v.execution_status === undefined || true) &&
-    (v.execution_meta === undefined || true)
+    (v.outputs === undefined || (v.outputs === null || isHistory_3(v.outputs))) &&
+    (v.update_time === undefined || (v.update_time === null || isNumber(v.update_time)))
   );
 }
 export const JobStatus: Typed<z.output<typeof S.JobStatus>> = {
@@ -614,10 +513,6 @@ function isJobStatus(v: any): boolean {
     isObject(v) &&
     isString(v.status) &&
     optString(v.id) &&
-    (v.created_at === undefined || true) &&
-    (v.updated_at === undefined || true) &&
-    (v.last_state_update === undefined || true) &&
-    (v.assigned_inference === undefined || true) &&
     (v.error_message === undefined || (v.error_message === null || isString(v.error_message)))
   );
 }
@@ -639,7 +534,7 @@ export const ListJobsParams: Typed<z.output<typeof S.ListJobsParams>> = {
   is: isListJobsParams,
 };
 function isListJobsParams_1(v: any): boolean {
-  if (!Array.isArray(v) || v.length < 1) return false;
+  if (!(Array.isArray(v) && v.length >= 1)) return false;
   for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
   return true;
 }
@@ -647,7 +542,7 @@ function isListJobsParams(v: any): boolean {
   if (!((
     isObject(v) &&
     (v.status === undefined || (isString(v.status) || isListJobsParams_1(v.status))) &&
-    (v.workflow_id === undefined || (typeof v.workflow_id === 'string' && codePoints(v.workflow_id) >= 1)) &&
+    (v.workflow_id === undefined || (typeof v.workflow_id === 'string' && v.workflow_id !== '')) &&
     (v.output_type === undefined || (v.output_type === "image" || v.output_type === "video" || v.output_type === "audio")) &&
     (v.sort_by === undefined || (v.sort_by === "create_time" || v.sort_by === "execution_time" || v.sort_by === "created_at" || v.sort_by === "execution_duration")) &&
     (v.sort_order === undefined || (v.sort_order === "asc" || v.sort_order === "desc")) &&
@@ -701,31 +596,6 @@ export const NodeVersion: Typed<z.output<typeof S.NodeVersion>> = {
   },
   is: isNodeVersion,
 };
-function isNodeVersion_1(v: any): boolean {
-  if (!Array.isArray(v)) return false;
-  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
-  return true;
-}
-function isNodeVersion_2(v: any): boolean {
-  if (!Array.isArray(v)) return false;
-  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
-  return true;
-}
-function isNodeVersion_3(v: any): boolean {
-  if (!Array.isArray(v)) return false;
-  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
-  return true;
-}
-function isNodeVersion_4(v: any): boolean {
-  if (!Array.isArray(v)) return false;
-  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
-  return true;
-}
-function isNodeVersion_5(v: any): boolean {
-  if (!Array.isArray(v)) return false;
-  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
-  return true;
-}
 function isNodeVersion(v: any): boolean {
   return (
     isObject(v) &&
@@ -735,16 +605,16 @@ function isNodeVersion(v: any): boolean {
     optString(v.changelog) &&
     optString(v.platform_node_extract_status) &&
     optString(v.createdAt) &&
-    (v.dependencies === undefined || isNodeVersion_1(v.dependencies)) &&
+    (v.dependencies === undefined || isCreateNodeRequest_1(v.dependencies)) &&
     optBoolean(v.deprecated) &&
     optString(v.downloadUrl) &&
     optString(v.status_reason) &&
-    (v.supported_accelerators === undefined || isNodeVersion_2(v.supported_accelerators)) &&
+    (v.supported_accelerators === undefined || isCreateNodeRequest_1(v.supported_accelerators)) &&
     optString(v.supported_platformui_frontend_version) &&
     optString(v.supported_platformui_version) &&
-    (v.supported_os === undefined || isNodeVersion_3(v.supported_os)) &&
-    (v.tags === undefined || isNodeVersion_4(v.tags)) &&
-    (v.tags_admin === undefined || isNodeVersion_5(v.tags_admin)) &&
+    (v.supported_os === undefined || isCreateNodeRequest_1(v.supported_os)) &&
+    (v.tags === undefined || isCreateNodeRequest_1(v.tags)) &&
+    (v.tags_admin === undefined || isCreateNodeRequest_1(v.tags_admin)) &&
     (v.status === undefined || isString(v.status))
   );
 }
@@ -765,11 +635,6 @@ export const Publisher: Typed<z.output<typeof S.Publisher>> = {
   },
   is: isPublisher,
 };
-function isPublisher_1(v: any): boolean {
-  if (!Array.isArray(v)) return false;
-  for (let i = 0; i < v.length; i++) if (!(isPublisherMember(v[i]))) return false;
-  return true;
-}
 function isPublisher(v: any): boolean {
   return (
     isObject(v) &&
@@ -777,7 +642,7 @@ function isPublisher(v: any): boolean {
     optString(v.name) &&
     optString(v.description) &&
     optString(v.logo) &&
-    (v.members === undefined || isPublisher_1(v.members)) &&
+    (v.members === undefined || isCreateNodeRequest_14(v.members)) &&
     optString(v.source_code_repo) &&
     optString(v.support) &&
     optString(v.website) &&
@@ -818,36 +683,6 @@ export const Node: Typed<z.output<typeof S.Node>> = {
   },
   is: isNode,
 };
-function isNode_1(v: any): boolean {
-  if (!Array.isArray(v)) return false;
-  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
-  return true;
-}
-function isNode_2(v: any): boolean {
-  if (!Array.isArray(v)) return false;
-  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
-  return true;
-}
-function isNode_3(v: any): boolean {
-  if (!Array.isArray(v)) return false;
-  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
-  return true;
-}
-function isNode_4(v: any): boolean {
-  if (!Array.isArray(v)) return false;
-  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
-  return true;
-}
-function isNode_5(v: any): boolean {
-  if (!Array.isArray(v)) return false;
-  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
-  return true;
-}
-function isNode_6(v: any): boolean {
-  if (!isPlainObject(v)) return false;
-  for (const k in v) if (Object.hasOwn(v, k) && k !== '__proto__' && !(true)) return false;
-  return true;
-}
 function isNode(v: any): boolean {
   return (
     isObject(v) &&
@@ -862,18 +697,18 @@ function isNode(v: any): boolean {
     optInteger(v.downloads) &&
     optInteger(v.github_stars) &&
     optString(v.license) &&
-    (v.preempted_platform_node_names === undefined || isNode_1(v.preempted_platform_node_names)) &&
+    (v.preempted_platform_node_names === undefined || isCreateNodeRequest_1(v.preempted_platform_node_names)) &&
     optNumber(v.rating) &&
     optString(v.repository) &&
     optInteger(v.search_ranking) &&
     optString(v.status_detail) &&
-    (v.supported_accelerators === undefined || isNode_2(v.supported_accelerators)) &&
+    (v.supported_accelerators === undefined || isCreateNodeRequest_1(v.supported_accelerators)) &&
     optString(v.supported_platformui_frontend_version) &&
     optString(v.supported_platformui_version) &&
-    (v.supported_os === undefined || isNode_3(v.supported_os)) &&
-    (v.tags === undefined || isNode_4(v.tags)) &&
-    (v.tags_admin === undefined || isNode_5(v.tags_admin)) &&
-    (v.translations === undefined || isNode_6(v.translations)) &&
+    (v.supported_os === undefined || isCreateNodeRequest_1(v.supported_os)) &&
+    (v.tags === undefined || isCreateNodeRequest_1(v.tags)) &&
+    (v.tags_admin === undefined || isCreateNodeRequest_1(v.tags_admin)) &&
+    (v.translations === undefined || isCreateNodeRequest_6(v.translations)) &&
     (v.latest_version === undefined || isNodeVersion(v.latest_version)) &&
     (v.publisher === undefined || isPublisher(v.publisher)) &&
     (v.status === undefined || isString(v.status))
@@ -896,27 +731,12 @@ export const NodeDefinition: Typed<z.output<typeof S.NodeDefinition>> = {
   },
   is: isNodeDefinition,
 };
-function isNodeDefinition_2(v: any): boolean {
-  if (!isPlainObject(v)) return false;
-  for (const k in v) if (Object.hasOwn(v, k) && k !== '__proto__' && !(true)) return false;
-  return true;
-}
-function isNodeDefinition_3(v: any): boolean {
-  if (!isPlainObject(v)) return false;
-  for (const k in v) if (Object.hasOwn(v, k) && k !== '__proto__' && !(true)) return false;
-  return true;
-}
-function isNodeDefinition_4(v: any): boolean {
-  if (!isPlainObject(v)) return false;
-  for (const k in v) if (Object.hasOwn(v, k) && k !== '__proto__' && !(true)) return false;
-  return true;
-}
 function isNodeDefinition_1(v: any): boolean {
   return (
     isObject(v) &&
-    (v.required === undefined || isNodeDefinition_2(v.required)) &&
-    (v.optional === undefined || isNodeDefinition_3(v.optional)) &&
-    (v.hidden === undefined || isNodeDefinition_4(v.hidden))
+    (v.required === undefined || isCreateNodeRequest_6(v.required)) &&
+    (v.optional === undefined || isCreateNodeRequest_6(v.optional)) &&
+    (v.hidden === undefined || isCreateNodeRequest_6(v.hidden))
   );
 }
 function isNodeDefinition(v: any): boolean {
@@ -934,7 +754,7 @@ export const NodePage: Typed<z.output<typeof S.NodePage>> = {
   is: isNodePage,
 };
 function isNodePage_1(v: any): boolean {
-  if (!Array.isArray(v)) return false;
+  if (!(Array.isArray(v))) return false;
   for (let i = 0; i < v.length; i++) if (!(isNode(v[i]))) return false;
   return true;
 }
@@ -1028,8 +848,8 @@ export const PromptIds: Typed<z.output<typeof S.PromptIds>> = {
   is: isPromptIds,
 };
 function isPromptIds(v: any): boolean {
-  if (!Array.isArray(v) || v.length < 1) return false;
-  for (let i = 0; i < v.length; i++) if (!((typeof v[i] === 'string' && codePoints(v[i]) >= 1))) return false;
+  if (!(Array.isArray(v) && v.length >= 1)) return false;
+  for (let i = 0; i < v.length; i++) if (!((typeof v[i] === 'string' && v[i] !== ''))) return false;
   return true;
 }
 export const PublisherList: Typed<z.output<typeof S.PublisherList>> = {
@@ -1038,7 +858,7 @@ export const PublisherList: Typed<z.output<typeof S.PublisherList>> = {
   is: isPublisherList,
 };
 function isPublisherList(v: any): boolean {
-  if (!Array.isArray(v)) return false;
+  if (!(Array.isArray(v))) return false;
   for (let i = 0; i < v.length; i++) if (!(isPublisher(v[i]))) return false;
   return true;
 }
@@ -1047,18 +867,8 @@ export const Queue: Typed<z.output<typeof S.Queue>> = {
   fields: { queue_running: { type: 'array', of: 'unknown' }, queue_pending: { type: 'array', of: 'unknown' } },
   is: isQueue,
 };
-function isQueue_1(v: any): boolean {
-  if (!Array.isArray(v)) return false;
-  for (let i = 0; i < v.length; i++) if (!(true)) return false;
-  return true;
-}
-function isQueue_2(v: any): boolean {
-  if (!Array.isArray(v)) return false;
-  for (let i = 0; i < v.length; i++) if (!(true)) return false;
-  return true;
-}
 function isQueue(v: any): boolean {
-  return isObject(v) && isQueue_1(v.queue_running) && isQueue_2(v.queue_pending);
+  return isObject(v) && isHistory_2(v.queue_running) && isHistory_2(v.queue_pending);
 }
 export const RelightAdvancedSettings: Typed<z.output<typeof S.RelightAdvancedSettings>> = {
   type: 'object',
@@ -1257,49 +1067,25 @@ export const SubmissionErrorBody: Typed<z.output<typeof S.SubmissionErrorBody>> 
   },
   is: isSubmissionErrorBody,
 };
-function isSubmissionErrorBody_2(v: any): boolean {
-  if (!isPlainObject(v)) return false;
-  for (const k in v) if (Object.hasOwn(v, k) && k !== '__proto__' && !(true)) return false;
-  return true;
-}
 function isSubmissionErrorBody_1(v: any): boolean {
   return (
     isObject(v) &&
     isString(v.type) &&
     isString(v.message) &&
     optString(v.details) &&
-    (v.extra_info === undefined || isSubmissionErrorBody_2(v.extra_info))
-  );
-}
-function isSubmissionErrorBody_7(v: any): boolean {
-  if (!isPlainObject(v)) return false;
-  for (const k in v) if (Object.hasOwn(v, k) && k !== '__proto__' && !(true)) return false;
-  return true;
-}
-function isSubmissionErrorBody_6(v: any): boolean {
-  return (
-    isObject(v) &&
-    isString(v.type) &&
-    isString(v.message) &&
-    optString(v.details) &&
-    (v.extra_info === undefined || isSubmissionErrorBody_7(v.extra_info))
+    (v.extra_info === undefined || isCreateNodeRequest_6(v.extra_info))
   );
 }
 function isSubmissionErrorBody_5(v: any): boolean {
-  if (!Array.isArray(v)) return false;
-  for (let i = 0; i < v.length; i++) if (!(isSubmissionErrorBody_6(v[i]))) return false;
-  return true;
-}
-function isSubmissionErrorBody_8(v: any): boolean {
-  if (!Array.isArray(v)) return false;
-  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
+  if (!(Array.isArray(v))) return false;
+  for (let i = 0; i < v.length; i++) if (!(isSubmissionErrorBody_1(v[i]))) return false;
   return true;
 }
 function isSubmissionErrorBody_4(v: any): boolean {
   return (
     isObject(v) &&
     isSubmissionErrorBody_5(v.errors) &&
-    (v.dependent_outputs === undefined || isSubmissionErrorBody_8(v.dependent_outputs)) &&
+    (v.dependent_outputs === undefined || isCreateNodeRequest_1(v.dependent_outputs)) &&
     optString(v.class_type)
   );
 }
@@ -1321,7 +1107,7 @@ export const SubmissionResponse: Typed<z.output<typeof S.SubmissionResponse>> = 
   is: isSubmissionResponse,
 };
 function isSubmissionResponse(v: any): boolean {
-  return isObject(v) && optString(v.prompt_id) && (v.error === undefined || true);
+  return isObject(v) && optString(v.prompt_id);
 }
 export const SubmitOptionsParams: Typed<z.output<typeof S.SubmitOptionsParams>> = {
   type: 'object',
@@ -1335,16 +1121,11 @@ export const SubmitOptionsParams: Typed<z.output<typeof S.SubmitOptionsParams>> 
   },
   is: isSubmitOptionsParams,
 };
-function isSubmitOptionsParams_1(v: any): boolean {
-  if (!isPlainObject(v)) return false;
-  for (const k in v) if (Object.hasOwn(v, k) && k !== '__proto__' && !(true)) return false;
-  return true;
-}
 function isSubmitOptionsParams(v: any): boolean {
   return (
     isObject(v) &&
-    (v.partnerApiKey === undefined || ((typeof v.partnerApiKey === 'string' && codePoints(v.partnerApiKey) >= 1) || (v.partnerApiKey === true))) &&
-    (v.extraData === undefined || isSubmitOptionsParams_1(v.extraData)) &&
+    (v.partnerApiKey === undefined || ((typeof v.partnerApiKey === 'string' && v.partnerApiKey !== '') || (v.partnerApiKey === true))) &&
+    (v.extraData === undefined || isCreateNodeRequest_6(v.extraData)) &&
     optString(v.clientId)
   );
 }
@@ -1353,17 +1134,12 @@ export const Task: Typed<z.output<typeof S.Task>> = {
   fields: { task_id: 'string', status: 'string', generated: { type: 'optional', of: { type: 'array', of: 'string' } } },
   is: isTask,
 };
-function isTask_1(v: any): boolean {
-  if (!Array.isArray(v)) return false;
-  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
-  return true;
-}
 function isTask(v: any): boolean {
   return (
     isObject(v) &&
     isString(v.task_id) &&
     isString(v.status) &&
-    (v.generated === undefined || isTask_1(v.generated))
+    (v.generated === undefined || isCreateNodeRequest_1(v.generated))
   );
 }
 export const TaskNotification: Typed<z.output<typeof S.TaskNotification>> = {
@@ -1375,17 +1151,12 @@ export const TaskNotification: Typed<z.output<typeof S.TaskNotification>> = {
   },
   is: isTaskNotification,
 };
-function isTaskNotification_1(v: any): boolean {
-  if (!Array.isArray(v)) return false;
-  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
-  return true;
-}
 function isTaskNotification(v: any): boolean {
   return (
     isObject(v) &&
     optString(v.task_id) &&
     optString(v.status) &&
-    (v.generated === undefined || isTaskNotification_1(v.generated))
+    (v.generated === undefined || isCreateNodeRequest_1(v.generated))
   );
 }
 export const TaskRecord: Typed<z.output<typeof S.TaskRecord>> = {
@@ -1413,18 +1184,13 @@ export const WorkflowNode: Typed<z.output<typeof S.WorkflowNode>> = {
   },
   is: isWorkflowNode,
 };
-function isWorkflowNode_1(v: any): boolean {
-  if (!isPlainObject(v)) return false;
-  for (const k in v) if (Object.hasOwn(v, k) && k !== '__proto__' && !(true)) return false;
-  return true;
-}
 function isWorkflowNode_2(v: any): boolean {
   return isObject(v) && optString(v.title);
 }
 function isWorkflowNode(v: any): boolean {
   return (
     isObject(v) &&
-    isWorkflowNode_1(v.inputs) &&
+    isCreateNodeRequest_6(v.inputs) &&
     optString(v.class_type) &&
     (v._meta === undefined || isWorkflowNode_2(v._meta))
   );

@@ -223,7 +223,11 @@ export class Transport {
     }
     if (spec.schema && this.validate) {
       const result = validate(spec.schema, data);
-      if (!result.ok) throw new ResponseValidationError(spec.method, this.displayUrl(spec.path, spec.query), result.issues, scrub(data, this.#secrets));
+      if (!result.ok) {
+        // A message quotes the value it complains about, which may be a credential the server echoed.
+        const issues = result.issues.map((i) => ({ ...i, message: scrub(i.message, this.#secrets) as string }));
+        throw new ResponseValidationError(spec.method, this.displayUrl(spec.path, spec.query), issues, scrub(data, this.#secrets));
+      }
     }
     return { data: data as T, response };
   }
@@ -250,7 +254,7 @@ export class Transport {
     if (signal?.aborted) throw new APIUserAbortError(undefined, { cause: signal.reason });
     const timeout = opts.timeout ?? this.#timeout;
     const idempotent = spec.method !== 'POST' || retry.allowPost;
-    const limit = idempotent ? retry.limit : 0;
+    let limit = idempotent ? retry.limit : 0;
     let url = `${this.baseUrl}/${spec.path}`;
     if (spec.query) {
       const q = new URLSearchParams();
@@ -261,7 +265,7 @@ export class Transport {
     let body = spec.body;
     if (spec.json !== undefined) {
       body = JSON.stringify(spec.json);
-      headers['content-type'] = 'application/json';
+      headers['content-type'] ??= 'application/json';
     }
     const init: RequestInit = {
       method: spec.method,
@@ -271,6 +275,8 @@ export class Transport {
       ...(body !== undefined ? { body } : {}),
       ...(body instanceof ReadableStream ? { duplex: 'half' } : {}),
     };
+    // A stream is consumed by its first attempt: it cannot be sent again.
+    if (body instanceof ReadableStream) limit = 0;
     const fetchFn = spec.fetch && !this.#customFetch ? spec.fetch : this.fetch;
     // A manual redirect is an answer here (a browser's is opaque: status 0), not a failure.
     const ok = spec.redirect ? (s: number) => s === 0 || (s >= 200 && s < 400) : (s: number) => s >= 200 && s < 300;
@@ -284,13 +290,14 @@ export class Transport {
         failure = err;
       }
       const wait = attempt < limit ? this.#retryDelay(failure, retry, attempt) : undefined;
-      if (wait === undefined) throw this.#mapError(failure, spec, signal, timeout);
-      for (const hook of this.#hooks?.beforeRetry ?? []) {
-        await hook({ request: new Request(url, { method: spec.method, headers }), error: failure instanceof Error ? failure : new Error(String(failure)), retryCount: attempt + 1 });
-      }
+      const error = this.#mapError(failure, spec, signal, timeout);
+      if (wait === undefined) throw error;
       await sleep(wait, signal).catch(() => {
         throw new APIUserAbortError(undefined, { cause: signal?.reason });
       });
+      // Errors a hook throws are the caller's own: they propagate as they are.
+      const cause = error instanceof Error ? error : new Error(String(error));
+      for (const hook of this.#hooks?.beforeRetry ?? []) await hook({ request: new Request(url, { method: spec.method, headers }), error: cause, retryCount: attempt + 1 });
     }
   }
 
@@ -298,31 +305,32 @@ export class Transport {
    * One fetch with the hooks around it, under the per-attempt timeout. The
    * timeout covers the body too when it is read here (a JSON answer, or an
    * error's body for its message); a streamed body (`send`) is the caller's.
+   * It holds even against a `fetch` (or hook) that ignores the signal.
    */
   async #attempt(url: string, init: RequestInit, fetchFn: typeof globalThis.fetch, a: Attempt): Promise<{ response: Response; text: string }> {
-    const controller = new AbortController();
-    const { signal } = a;
-    // The caller's abort reaches the body too.
-    if (signal) signal.addEventListener('abort', () => controller.abort(signal.reason), { once: true });
-    let timedOut = false;
-    const expire = () => {
-      timedOut = true;
-      controller.abort();
-    };
-    let timer = a.timeout === false ? undefined : setTimeout(expire, a.timeout);
+    const timer = new AbortController();
+    // Composed, not forwarded by a listener: a caller's signal lives across many calls and must not collect one per attempt.
+    const signal = a.signal ? AbortSignal.any([a.signal, timer.signal]) : timer.signal;
+    let expired: () => void = () => undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      expired = () => {
+        timer.abort();
+        reject(new AttemptTimeout());
+      };
+    });
+    timedOut.catch(() => undefined);
+    let handle = a.timeout === false ? undefined : setTimeout(expired, a.timeout);
+    const withTimeout = <T>(p: Promise<T>) => (handle === undefined ? p : Promise.race([p, timedOut]));
     try {
-      const withSignal = { ...init, signal: controller.signal };
+      const withSignal = { ...init, signal };
       // Without hooks, fetch is awaited directly: every extra tick before the body is read lets undici pause the socket.
-      const response = await (this.#hooks ? this.#fetchWithHooks(url, withSignal, fetchFn, a.retryCount) : fetchFn(url, withSignal));
-      if (a.ok(response.status)) return { response, text: a.read ? await response.text() : '' };
+      const response = await withTimeout(this.#hooks ? this.#fetchWithHooks(url, withSignal, fetchFn, a.retryCount) : network(fetchFn(url, withSignal)));
+      if (a.ok(response.status)) return { response, text: a.read ? await withTimeout(network(response.text())) : '' };
       // An error body is read for its message, bounded even without a timeout, and never fails the call.
-      timer ??= setTimeout(expire, 10_000);
-      return { response, text: await response.text().catch(() => '') };
-    } catch (err) {
-      if (timedOut) throw new AttemptTimeout();
-      throw err;
+      handle ??= setTimeout(expired, 10_000);
+      return { response, text: await withTimeout(response.text()).catch(() => '') };
     } finally {
-      clearTimeout(timer);
+      clearTimeout(handle);
     }
   }
 
@@ -338,9 +346,10 @@ export class Transport {
       }
       if (r instanceof Request) request = r;
     }
-    response ??= await fetchFn(request);
+    response ??= await network(fetchFn(request));
+    // Each hook sees a clone, so one that reads the body (to log it) leaves it for the SDK.
     for (const hook of hooks.afterResponse ?? []) {
-      const r = await hook({ request, response, retryCount });
+      const r = await hook({ request, response: response.clone(), retryCount });
       if (r instanceof Response) response = r;
     }
     return response;
@@ -360,8 +369,7 @@ export class Transport {
       const after = retryAfter(failure.response.headers.get('retry-after'));
       return after === undefined ? backoff() : Math.min(retry.maxRetryAfter, after);
     }
-    if (failure instanceof AttemptTimeout || failure instanceof PlatformUIError) return undefined;
-    return failure instanceof TypeError ? backoff() : undefined;
+    return failure instanceof NetworkFailure ? backoff() : undefined;
   }
 
   /**
@@ -380,7 +388,7 @@ export class Transport {
     return new Cls({ status: res.status, body: scrub(body, this.#secrets), method, url, headers: res.headers });
   }
 
-  #mapError(err: unknown, spec: RequestSpec, signal: AbortSignal | undefined, timeout: number | false): PlatformUIError {
+  #mapError(err: unknown, spec: RequestSpec, signal: AbortSignal | undefined, timeout: number | false): unknown {
     const url = this.displayUrl(spec.path, spec.query);
     if (err instanceof PlatformUIError) return err;
     if (signal?.aborted) return new APIUserAbortError(undefined, { cause: signal.reason });
@@ -389,9 +397,10 @@ export class Transport {
       return new Cls({ status: err.response.status, body: scrub(err.body ?? '', this.#secrets), method: spec.method, url, headers: err.response.headers });
     }
     if (err instanceof AttemptTimeout) return new APITimeoutError(spec.method, url, timeout === false ? undefined : timeout);
-    // Only the cause's text is kept, never the error itself (a hook's may hold the Request and its headers).
-    const detail = err instanceof Error ? describeCause(err) : 'Connection failed';
-    return new APIConnectionError(spec.method, url, scrub(detail, this.#secrets));
+    // Only the cause's text is kept, never the error itself (it may hold the Request and its headers).
+    if (err instanceof NetworkFailure) return new APIConnectionError(spec.method, url, scrub(describeCause(err.cause), this.#secrets));
+    // Anything else was thrown by the caller's own code (a hook, a custom fetch's bug): it is theirs, unchanged.
+    return err;
   }
 }
 
@@ -426,7 +435,8 @@ function checkBaseUrl(option: string | undefined, env: string): string {
   return value;
 }
 
-function describeCause(e: Error): string {
+function describeCause(e: unknown): string {
+  if (!(e instanceof Error)) return 'Connection failed';
   const cause = e.cause as { code?: unknown; message?: unknown } | undefined;
   const code = typeof cause?.code === 'string' ? cause.code : undefined;
   return code ? `Connection failed (${code})` : `Connection failed (${e.message})`;
@@ -451,6 +461,21 @@ class HttpFailure extends Error {
 /** The per-attempt timeout fired (before the headers came, or while reading a body read in the attempt). */
 class AttemptTimeout extends Error {}
 
+/** fetch itself failed (connection refused, reset, a body cut off): worth retrying. */
+class NetworkFailure extends Error {
+  constructor(readonly cause: unknown) {
+    super('network failure');
+  }
+}
+
+/** Marks what fetch (or reading its body) rejects with as a {@link NetworkFailure}. */
+function network<T>(p: Promise<T>): Promise<T> {
+  return p.catch((err: unknown) => {
+    // An abort is not the network's fault; the caller's signal or the timer decide what it was.
+    throw err instanceof Error && err.name === 'AbortError' ? err : new NetworkFailure(err);
+  });
+}
+
 /** What one attempt needs to know. */
 interface Attempt {
   signal: AbortSignal | undefined;
@@ -470,10 +495,10 @@ function parseBody(text: string): unknown {
   }
 }
 
-/** `Retry-After` in ms: delay-seconds or an HTTP date; `undefined` when absent or unreadable. */
+/** `Retry-After` in ms: delay-seconds (fractions too) or an HTTP date; `undefined` when absent or unreadable. */
 function retryAfter(value: string | null): number | undefined {
   if (value === null) return undefined;
-  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
+  if (/^\d+(\.\d+)?$/.test(value.trim())) return Number(value.trim()) * 1000;
   const at = Date.parse(value);
   return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }

@@ -9,9 +9,8 @@
 // type-checked by a consumer under the module resolutions people use (with
 // this repo's TypeScript and with the oldest one the README promises), and
 // linted by publint and attw; `npm install git+file://<clone>` must install
-// a built package too. ky is ESM-only, so the CJS build relies on
-// require(esm), which only Node >= 22.12 has: that is what the CJS runs below
-// really test (DESIGN §7).
+// a built package too. The CJS runs below check the CJS build on its own
+// (the root entry imports no package at load time; `/schemas` requires zod).
 //
 // The clone is of HEAD plus the working tree's uncommitted changes (tracked
 // and untracked files that git does not ignore), committed in the clone, so
@@ -219,7 +218,7 @@ for (const { version, tsc: bin, min } of compilers) {
     const file = join(app, `tsconfig.${name.split(' ')[0]}.json`);
     writeFileSync(file, JSON.stringify(cfg, null, 2));
     const r = run('node', [bin, '-p', file], { cwd: app });
-    // TS1479 in our .d.cts = it imports types from an ESM-only dependency (ky):
+    // TS1479 in our .d.cts = it imports types from an ESM-only dependency:
     // fine under module node20/nodenext (require(esm)), an error under node16.
     if (/\.d\.cts.*TS1479/.test(r.out)) r.out += '\nhint: dist/*.d.cts imports an ESM-only package; keep its types out of the public API (declare our own), or emit `import type ... with { "resolution-mode": "import" }`.';
     if (min && !r.ok) r.out += `\nhint: the published .d.ts now needs a TypeScript newer than ${version}: avoid that syntax in the public types, or raise MIN_TYPESCRIPT here and the minimum the README states.`;

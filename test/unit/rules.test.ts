@@ -253,6 +253,13 @@ describe('validate', () => {
     expect(explain({ type: 'object', fields: { a: 'unknown' } }, {})).toMatchObject([{ code: 'invalid_type', path: ['a'], message: 'is required (a value)' }]);
   });
 
+  it('a nullable optional field may be absent, in the code, the walk and zod alike', () => {
+    const rule: Rule = { type: 'object', fields: { a: { type: 'nullable', of: 'string?' } } };
+    const schema = z.object({ a: z.nullable(z.optional(z.string())) });
+    for (const v of [{}, { a: null }, { a: 'x' }, { a: 1 }]) expectAgreement(schema, rule, v);
+    expect(explain(rule, {})).toEqual([]);
+  });
+
   it('explains every problem with its path, in the order zod lists them', () => {
     const r = validate(rules.ProgressData, { value: '3', max: 20 });
     expect(r.ok).toBe(false);

@@ -244,6 +244,28 @@ describe('retries', () => {
     expect(seen).toHaveLength(2);
   });
 
+  it('honours a fractional Retry-After', async () => {
+    server.use(http.get(`${BASE}/publishers`, failing([503], () => HttpResponse.json([]), { 'Retry-After': '0.4' })));
+    const t0 = performance.now();
+    await client().listPublishers();
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(350);
+  });
+
+  it('does not collect listeners on a signal shared by many calls', async () => {
+    const { getEventListeners } = await import('node:events');
+    server.use(http.get(`${BASE}/publishers`, () => HttpResponse.json([])));
+    const shared = new AbortController();
+    const c = client();
+    for (let i = 0; i < 30; i++) await c.listPublishers({ signal: shared.signal });
+    expect(getEventListeners(shared.signal, 'abort').length).toBeLessThanOrEqual(1);
+  });
+
+  it('times out even when a custom fetch ignores the signal', async () => {
+    const deaf: typeof fetch = () => new Promise(() => undefined);
+    const c = client({ fetch: deaf });
+    await expect(c.listPublishers({ timeout: 100 })).rejects.toBeInstanceOf(APITimeoutError);
+  });
+
   it('honours Retry-After as an HTTP date, capped by maxRetryAfter', async () => {
     const date = new Date(Date.now() + 3600_000).toUTCString();
     server.use(http.get(`${BASE}/publishers`, failing([503], () => HttpResponse.json([]), { 'Retry-After': date })));
@@ -276,12 +298,28 @@ describe('hooks', () => {
             return response.ok ? Response.json([{ id: 'p1', name: 'from hook' }]) : undefined;
           },
         ],
-        beforeRetry: [({ error, retryCount }) => void calls.push(`retry ${retryCount} ${error.message}`)],
+        beforeRetry: [({ error, retryCount }) => void calls.push(`retry ${retryCount} ${error.name}`)],
       },
     });
     await expect(c.listPublishers()).resolves.toEqual([{ id: 'p1', name: 'from hook' }]);
-    expect(calls).toEqual(['before 0', 'after 0 503', 'retry 1 HTTP 503', 'before 1', 'after 1 200']);
+    expect(calls).toEqual(['before 0', 'after 0 503', 'retry 1 InternalServerError', 'before 1', 'after 1 200']);
     expect(seen.map((r) => r.headers.get('x-attempt'))).toEqual(['0', '1']);
+  });
+
+  it('afterResponse gets a clone: a hook that reads the body leaves it for the SDK', async () => {
+    server.use(http.get(`${BASE}/publishers`, () => HttpResponse.json([{ id: 'p1' }])));
+    const logged: string[] = [];
+    const c = client({ hooks: { afterResponse: [async ({ response }) => void logged.push(await response.text())] } });
+    await expect(c.listPublishers()).resolves.toEqual([{ id: 'p1' }]);
+    expect(logged).toEqual(['[{"id":"p1"}]']);
+  });
+
+  it("a hook's own error propagates unchanged and is not retried", async () => {
+    server.use(http.get(`${BASE}/publishers`, () => HttpResponse.json([])));
+    const mine = new TypeError('my hook broke');
+    const c = client({ hooks: { beforeRequest: [() => { throw mine; }] } });
+    await expect(c.listPublishers()).rejects.toBe(mine);
+    expect(seen).toHaveLength(0);
   });
 
   it('a Response from beforeRequest answers without the network', async () => {
@@ -363,6 +401,15 @@ describe('response validation', () => {
     expect(err).toBeInstanceOf(ResponseValidationError);
     expect(err.issues[0].path).toEqual(['nodes', 0, 'downloads']);
     expect(err.body).toEqual(body);
+  });
+
+  it('says what is wrong in one line, and never quotes a credential the server echoed', async () => {
+    server.use(http.get(`${BASE}/publishers/acme/nodes/v2`, () => HttpResponse.json(page([{ id: 'n', downloads: 'many', rating: `Bearer ${TOKEN}` }]))));
+    const err = await client().listPublisherNodes('acme').catch((e: any) => e);
+    expect(err).toBeInstanceOf(ResponseValidationError);
+    expect(err.message).toContain('at nodes.0.downloads: must be an integer, got "many" (+1 more)');
+    expect(err.issues[1].message).toContain('[REDACTED]');
+    expect(JSON.stringify(err.issues) + err.message + inspect(err)).not.toContain(TOKEN);
   });
 
   it('raises ResponseValidationError on a non-JSON 2xx body', async () => {
