@@ -23,7 +23,7 @@ const browserPlatform: NonNullable<Options['esbuildPlugins']>[number] = {
 // loaded (DESIGN §7), so the published entries are bundled, deps kept external.
 export default defineConfig([
   {
-    entry: { index: 'src/index.ts', emulator: 'src/emulator/index.ts' },
+    entry: { index: 'src/index.ts', emulator: 'src/emulator/index.ts', codegen: 'src/workflow/codegen.ts' },
     format: ['esm', 'cjs'],
     // One file per entry, no shared chunks: importing the root loads one module.
     splitting: false,
@@ -60,8 +60,10 @@ export default defineConfig([
     esbuildPlugins: [browserPlatform],
   },
   {
-    entry: { 'emulator-cli': 'src/emulator/cli.ts' },
+    // The bins: Node only, one file each.
+    entry: { 'emulator-cli': 'src/emulator/cli.ts', 'codegen-cli': 'src/workflow/codegen-cli.ts' },
     format: ['esm'],
+    splitting: false,
     target: 'node22',
     platform: 'node',
     external,

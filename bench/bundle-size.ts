@@ -54,8 +54,11 @@ export const BUNDLES: BundleSpec[] = [
   { label: 'import { parseMessage }', code: named('parseMessage'), budgetKB: 4, bundler: 'esbuild' },
   { label: 'import { RegistryClient }', code: named('RegistryClient'), budgetKB: 15, bundler: 'esbuild' },
   { label: 'import { ProxyClient }', code: named('ProxyClient'), budgetKB: 15, bundler: 'esbuild' },
-  { label: 'import { CloudClient }', code: named('CloudClient'), budgetKB: 20, bundler: 'esbuild', split: true },
-  { label: 'import * as sdk (everything)', code: `import * as sdk from '@platformui/sdk'; console.log(sdk);`, budgetKB: 25, bundler: 'esbuild' },
+  // Issue 9 set 20 KB and 25 KB; issue 10 raised them by what it added on purpose: workflow validation inside
+  // submit/run (`validate: true`, +3.4 KB) and the Workflow builder (+1.9 KB, in "everything" only).
+  { label: 'import { CloudClient }', code: named('CloudClient'), budgetKB: 22.5, bundler: 'esbuild', split: true },
+  { label: 'import { Workflow }', code: named('Workflow'), budgetKB: 7, bundler: 'esbuild' },
+  { label: 'import * as sdk (everything)', code: `import * as sdk from '@platformui/sdk'; console.log(sdk);`, budgetKB: 29, bundler: 'esbuild' },
   { label: 'import { RegistryClient }', code: named('RegistryClient'), budgetKB: 15, bundler: 'rollup' },
 ];
 

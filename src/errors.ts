@@ -8,6 +8,7 @@
  * @module
  */
 import type { NodeErrors } from './schemas/cloud.ts';
+import type { WorkflowIssue } from './workflow/validate.ts';
 import type { ExceptionTypeValue } from './schemas/events.ts';
 
 /** Base class of every error thrown by `@platformui/sdk`. */
@@ -211,8 +212,8 @@ export class MissingCredentialsError extends InvalidArgumentError {
  * One validation problem, in zod's issue shape: `code` (`invalid_type`,
  * `too_small`, `invalid_value`, `unrecognized_keys`, …), the `path` to the
  * value, and a one-line `message` saying what was given and what is allowed
- * (`must be an integer of at least 1, got -1`). Issues may carry zod's other
- * members too (`expected`, `minimum`, `values`, `keys`).
+ * (`must be an integer of at least 1, got -1`). Issues may carry more members
+ * (`expected`, `minimum`, `values`, `keys`), much as zod names them.
  */
 export interface SchemaIssue {
   readonly code: string;
@@ -242,6 +243,26 @@ export class ResponseValidationError extends PlatformUIError {
     this.body = body;
     this.method = method;
     this.url = url;
+  }
+}
+
+/**
+ * A workflow has errors that the server's `object_info` reveals, found
+ * before anything was sent (`submit(workflow, { validate: true })`, `run`
+ * likewise). `issues` holds every one, warnings included; the message names
+ * the first errors:
+ * `workflow: 2 errors: #3 KSampler: sampler_name: must be one of "euler", …, got "eulr" (did you mean "euler"?); #9 SaveImage: filename_prefix: is required (a string)`.
+ */
+export class WorkflowValidationError extends InvalidArgumentError {
+  override name = 'WorkflowValidationError';
+  /** Every issue found: errors and warnings, each naming its node and input. */
+  override readonly issues: readonly WorkflowIssue[];
+  constructor(issues: readonly WorkflowIssue[]) {
+    const errors = issues.filter((i) => i.severity === 'error');
+    const shown = errors.slice(0, 3).map((i) => i.message);
+    const more = errors.length > shown.length ? `; … (+${errors.length - shown.length} more: see err.issues)` : '';
+    super(`${errors.length} error${errors.length === 1 ? '' : 's'}: ${shown.join('; ')}${more}`, 'workflow', issues);
+    this.issues = issues;
   }
 }
 

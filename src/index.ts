@@ -30,6 +30,7 @@ export {
   JobCancelledError,
   FrameDecodeError,
   DownloadError,
+  WorkflowValidationError,
   type ExceptionType,
   type SchemaIssue,
 } from './errors.ts';
@@ -46,7 +47,30 @@ export {
   type UploadImageOptions,
   type UploadInput,
   type UploadMaskOptions,
+  type ValidateWorkflowOptions,
+  type WorkflowInput,
 } from './cloud/client.ts';
+export { validateWorkflow, type WorkflowIssue, type WorkflowIssueCode } from './workflow/validate.ts';
+export { Workflow } from './workflow/workflow.ts';
+export type { NodeHandle } from './workflow/node-handle.ts';
+// `Workflow` is the class; the API-format JSON type (`Workflow` in `/schemas`) is `WorkflowJSON` here.
+// The node-types generator is in `@platformui/sdk/codegen`: a build-time tool stays out of the root's bundle.
+export type {
+  AddOptions,
+  AnyLink,
+  ClassType,
+  InputPath,
+  InputsOf,
+  Link,
+  NodeSelector,
+  NodeType,
+  NodeTypes,
+  OutputLink,
+  OutputOf,
+  Untyped,
+  UntypedNode,
+  WorkflowJSON,
+} from './workflow/types.ts';
 export type {
   CloudSocket,
   BinaryEvent,

@@ -6,7 +6,7 @@
  * @module
  */
 import { checkArgs, checkId } from '../args.ts';
-import { APIConnectionError, APIError, APITimeoutError, APIUserAbortError, DownloadError, InvalidArgumentError, NotFoundError, SubmissionError } from '../errors.ts';
+import { APIConnectionError, APIError, APITimeoutError, APIUserAbortError, DownloadError, InvalidArgumentError, NotFoundError, SubmissionError, WorkflowValidationError } from '../errors.ts';
 import { platform } from '../platform/node.ts';
 import type {
   FileRef,
@@ -31,6 +31,7 @@ import { Transport, path, type RequestBody } from '../transport/transport.ts';
 import { JobPage, jobPhase, recordFromHistory, toJobRecord, toQueueState, type JobBackend, type JobRecord, type JobStatusResult, type QueueState } from './jobs.ts';
 import { followJob, runJob, waitForJob, type FollowOptions, type JobResult, type RunOptions, type WaitForJobOptions } from './run.ts';
 import { CloudSocket, type CloudSocketOptions } from './socket.ts';
+import { validateWorkflow, type WorkflowIssue } from '../workflow/validate.ts';
 
 /** A Node `Readable` (typed structurally so browser users need no Node types). */
 export interface NodeReadableLike {
@@ -99,6 +100,29 @@ export interface SubmitOptions extends RequestOptions {
    * counterpart server routes a job's events only to the socket with this id.
    */
   clientId?: string;
+  /**
+   * Check the workflow against this server's `object_info` first (fetched
+   * once per client and cached; see {@link CloudClient.validateWorkflow}) and
+   * throw {@link WorkflowValidationError} before anything is sent when it has
+   * errors. Warnings do not stop the submission.
+   */
+  validate?: boolean;
+}
+
+/**
+ * A workflow as `submit`, `run` and `validateWorkflow` take it: API-format
+ * JSON, or anything that gives it from `toJSON()` (a `Workflow` builder).
+ */
+export type WorkflowInput = Workflow | { toJSON(): Workflow };
+
+/** The API-format JSON of a workflow input (a node keyed `toJSON` is an object, never a function). */
+const jsonOf = (w: WorkflowInput): Workflow =>
+  typeof w === 'object' && w !== null && typeof (w as { toJSON?: unknown }).toJSON === 'function' ? (w as { toJSON(): Workflow }).toJSON() : (w as Workflow);
+
+/** Options of {@link CloudClient.validateWorkflow}. */
+export interface ValidateWorkflowOptions extends RequestOptions {
+  /** Fetch `object_info` again instead of using the cached one (after installing nodes or models). */
+  refresh?: boolean;
 }
 
 const STATUS_OVER_SUBMISSION = new Set([401, 402, 403, 429]);
@@ -124,6 +148,8 @@ export class CloudClient implements JobBackend {
   readonly server: 'cloud' | 'local';
   /** Whether `GET /api/job/{id}/status` exists here: unknown until a status call says (a local server has none). */
   #statusEndpoint: boolean | undefined;
+  /** `object_info`, fetched once for {@link validateWorkflow}. */
+  #objectInfo: Promise<ObjectInfo> | undefined;
   /** Whether `GET /api/jobs/{id}` exists here (recent servers; old local ones only have `/history`). */
   #jobsApi: boolean | undefined;
   #socket: CloudSocket | undefined;
@@ -153,9 +179,35 @@ export class CloudClient implements JobBackend {
     });
   }
 
-  /** `GET /api/object_info`: every node definition, keyed by class name. */
+  /** `GET /api/object_info`: every node definition, keyed by class name (fetched on every call). */
   getObjectInfo(options?: RequestOptions): APIPromise<ObjectInfo> {
     return this.#get(() => 'api/object_info', rules.ObjectInfo, options);
+  }
+
+  /**
+   * Every mistake this server's `object_info` reveals in a workflow (see
+   * {@link validateWorkflow}): errors the server would reject it for, and
+   * warnings. `object_info` is fetched on the first call and kept; pass
+   * `refresh: true` after installing nodes or models.
+   *
+   * @example
+   * ```ts
+   * const issues = await cloud.validateWorkflow(workflow);
+   * for (const i of issues) console.log(i.severity, i.message);
+   * // error #3 KSampler: sampler_name: must be one of "euler", …, got "eulr" (did you mean "euler"?)
+   * ```
+   */
+  async validateWorkflow(workflow: WorkflowInput, options: ValidateWorkflowOptions = {}): Promise<WorkflowIssue[]> {
+    const { refresh, ...request } = options;
+    if (refresh || !this.#objectInfo) {
+      const fetching = Promise.resolve(this.getObjectInfo(request));
+      this.#objectInfo = fetching;
+      // A failed fetch is not kept: the next call tries again.
+      fetching.catch(() => {
+        if (this.#objectInfo === fetching) this.#objectInfo = undefined;
+      });
+    }
+    return validateWorkflow(jsonOf(workflow), await this.#objectInfo!);
   }
 
   /**
@@ -201,11 +253,16 @@ export class CloudClient implements JobBackend {
    * const { prompt_id } = await cloud.submit(workflow, { partnerApiKey: true });
    * ```
    */
-  submit(workflow: Workflow, options: SubmitOptions = {}): APIPromise<SubmissionResponse & { prompt_id: string }> {
+  submit(workflow: WorkflowInput, options: SubmitOptions = {}): APIPromise<SubmissionResponse & { prompt_id: string }> {
     return APIPromise.from(async () => {
-        const prompt = checkArgs(rules.Workflow, workflow, 'workflow');
+        const prompt = checkArgs(rules.Workflow, jsonOf(workflow), 'workflow');
         if (Object.keys(prompt).length === 0) throw new InvalidArgumentError('has no nodes', 'workflow');
         checkArgs(rules.SubmitOptionsParams, options, 'options');
+        if (options.validate) {
+          const { validate: _, partnerApiKey: _k, extraData: _e, clientId: _c, ...request } = options;
+          const issues = await this.validateWorkflow(prompt, request);
+          if (issues.some((i) => i.severity === 'error')) throw new WorkflowValidationError(issues);
+        }
         const extra: Record<string, unknown> = { ...options.extraData };
         if (options.partnerApiKey !== undefined) {
           extra.api_key_platform_org = options.partnerApiKey === true ? await this.#transport.credential() : options.partnerApiKey;
@@ -463,8 +520,9 @@ export class CloudClient implements JobBackend {
    * // onSubmitted: the id as soon as the job exists (to record it, or follow() it later).
    * ```
    */
-  async run(workflow: Workflow, options: RunOptions = {}): Promise<JobResult> {
-    return this.#withSocket(options, (socket) => runJob(this, socket, workflow, options));
+  async run(workflow: WorkflowInput, options: RunOptions = {}): Promise<JobResult> {
+    const json = jsonOf(workflow);
+    return this.#withSocket(options, (socket) => runJob(this, socket, json, options));
   }
 
   /**

@@ -200,7 +200,7 @@ export interface JobBackend {
   /** The kind of server, when known: a local server's records are final once written. */
   readonly server?: 'cloud' | 'local';
   /** Submits a workflow; resolves with its `prompt_id`. */
-  submit(workflow: Workflow, options: { headers?: Record<string, string>; partnerApiKey?: string | true; extraData?: Record<string, unknown>; clientId?: string }): PromiseLike<{ prompt_id: string }>;
+  submit(workflow: Workflow, options: { headers?: Record<string, string>; partnerApiKey?: string | true; extraData?: Record<string, unknown>; clientId?: string; validate?: boolean }): PromiseLike<{ prompt_id: string }>;
   /** The job's status with its phase (works on every server kind). */
   getJobStatus(promptId: string, options?: RequestOptions): PromiseLike<JobStatusResult>;
   /** The job's record, outputs included (works on every server kind). */

@@ -47,7 +47,7 @@ export interface FollowOptions {
 }
 
 /** Options of `CloudClient.run`: how to submit, then how to follow. */
-export interface RunOptions extends FollowOptions, Pick<SubmitOptions, 'partnerApiKey' | 'extraData'> {
+export interface RunOptions extends FollowOptions, Pick<SubmitOptions, 'partnerApiKey' | 'extraData' | 'validate'> {
   /**
    * Called with the job's id as soon as the submission is accepted, before the
    * job is followed (e.g. to record it). The run waits for a returned promise; if
@@ -199,6 +199,7 @@ export async function runJob(jobs: JobBackend, socket: CloudSocket, workflow: Wo
       ...(opts.headers ? { headers: opts.headers } : {}),
       ...(opts.partnerApiKey !== undefined ? { partnerApiKey: opts.partnerApiKey } : {}),
       ...(opts.extraData ? { extraData: opts.extraData } : {}),
+      ...(opts.validate ? { validate: true } : {}),
       clientId: socket.clientId,
     }));
   } catch (err) {

@@ -6,6 +6,8 @@
  *
  * @module
  */
+import type { ObjectInfo } from '../schemas/cloud.ts';
+import { asLink, byId, validateWorkflow, type WorkflowIssue } from '../workflow/validate.ts';
 
 /** One input spec: `[type]`, `[type, options]`, or `[[choices], options]`. */
 export type InputSpec = [string | string[], Record<string, unknown>?];
@@ -202,126 +204,75 @@ export class PromptRejection extends Error {
   }
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/** A link: `[nodeId, outputIndex]`. Numeric node ids are accepted, as the real server does. */
-function asLink(v: unknown): [string, number] | undefined {
-  if (!Array.isArray(v) || v.length !== 2) return undefined;
-  const [id, index] = v as [unknown, unknown];
-  if ((typeof id !== 'string' && typeof id !== 'number') || typeof index !== 'number' || !Number.isInteger(index)) return undefined;
-  return [String(id), index];
-}
-
-/** Orders node ids the way people number them: `2` before `10`. */
-function byId(a: string, b: string): number {
-  return a.localeCompare(b, 'en', { numeric: true });
-}
-
 /**
- * Validates a submission's `prompt` against `info`. `hasInputFile` decides
- * whether `LoadImage.image` names an uploaded file. Throws {@link PromptRejection}:
+ * Validates a submission's `prompt` against `info` with the SDK's own
+ * {@link validateWorkflow}, so the emulator rejects exactly what the client
+ * would catch, and answers in the local server's words. `hasInputFile`
+ * decides whether `LoadImage.image` names an uploaded file (the server's
+ * custom check). Throws {@link PromptRejection}:
  *
  * - `no_prompt`: no `prompt`;
  * - `invalid_prompt`: not an object, a node without `class_type`/`inputs`, an
- *   unknown class, a dependency cycle;
+ *   unknown class, a dependency cycle, the editor's saved format;
  * - `prompt_no_outputs`: no output node;
- * - `prompt_outputs_failed_validation` with `node_errors`: missing required
- *   inputs, links to missing nodes or outputs, type mismatches, bad values.
- *   Any error rejects the whole submission (the real server may run the
- *   outputs that did validate; the emulator keeps it strict and simple).
+ * - `prompt_outputs_failed_validation` with `node_errors`: every error of the
+ *   nodes an output depends on. Any error rejects the whole submission (the
+ *   real server may run the outputs that did validate; the emulator keeps it
+ *   strict and simple).
  *
- * Only nodes an output depends on are validated and executed, as on the real server.
+ * Only nodes an output depends on are executed, as on the real server.
  */
 export function validatePrompt(raw: unknown, info: Record<string, NodeDefinition>, hasInputFile: (name: string) => boolean): ValidatedPrompt {
   if (raw === undefined || raw === null) throw new PromptRejection('no_prompt', 'No prompt provided', 'No prompt provided');
-  if (!isObject(raw)) throw new PromptRejection('invalid_prompt', 'Prompt must be an object keyed by node id', `Got ${Array.isArray(raw) ? 'an array' : typeof raw}`);
+  const issues = validateWorkflow(raw, info as unknown as ObjectInfo);
+  const whole = issues.find((i) => i.severity === 'error' && (i.code === 'ui_format' || i.code === 'invalid_prompt' || i.code === 'unknown_class' || i.code === 'prompt_no_outputs'));
+  if (whole) {
+    if (whole.code === 'prompt_no_outputs') throw new PromptRejection('prompt_no_outputs', 'Prompt has no outputs');
+    if (whole.code === 'unknown_class') throw new PromptRejection('invalid_prompt', `Cannot execute because node ${whole.classType} does not exist.`, `Node ID '#${whole.nodeId}'`);
+    throw new PromptRejection('invalid_prompt', whole.message, whole.nodeId ? `Node ID '#${whole.nodeId}'` : '');
+  }
+  const cycle = issues.find((i) => i.code === 'dependency_cycle');
+  if (cycle) throw new PromptRejection('invalid_prompt', 'Dependency cycle detected', `Nodes ${(cycle.given as string[]).map((n) => `'#${n}'`).join(' -> ')}`);
+
   const prompt = raw as Record<string, PromptNode>;
   const ids = Object.keys(prompt).sort(byId);
-  for (const id of ids) {
-    const node: unknown = prompt[id];
-    if (!isObject(node) || typeof node.class_type !== 'string') {
-      throw new PromptRejection('invalid_prompt', 'Cannot execute because a node is missing the class_type property.', `Node ID '#${id}'`);
-    }
-    if (!info[node.class_type]) {
-      throw new PromptRejection('invalid_prompt', `Cannot execute because node ${node.class_type} does not exist.`, `Node ID '#${id}'`);
-    }
-    if (!isObject(node.inputs)) throw new PromptRejection('invalid_prompt', `Node '#${id}' (${node.class_type}) has no inputs object`, `Node ID '#${id}'`);
-  }
   const outputs = ids.filter((id) => info[prompt[id]!.class_type]!.output_node);
-  if (outputs.length === 0) throw new PromptRejection('prompt_no_outputs', 'Prompt has no outputs');
-
+  // Which outputs depend on each node: the `dependent_outputs` of its errors.
+  const reach = new Map<string, Set<string>>();
+  for (const out of outputs) {
+    const stack = [out];
+    while (stack.length) {
+      const id = stack.pop()!;
+      let deps = reach.get(id);
+      if (!deps) reach.set(id, (deps = new Set()));
+      if (deps.has(out)) continue;
+      deps.add(out);
+      for (const [, [from]] of linksOf(prompt[id]!)) if (prompt[from]) stack.push(from);
+    }
+  }
   const errors = new Map<string, NodeErrorItem[]>();
-  const reach = new Map<string, Set<string>>(); // node id → outputs depending on it
-  const visiting = new Set<string>();
-  const done = new Set<string>();
-
-  const visit = (id: string, output: string, path: string[]): void => {
-    let deps = reach.get(id);
-    if (!deps) reach.set(id, (deps = new Set()));
-    deps.add(output);
-    if (visiting.has(id)) {
-      throw new PromptRejection('invalid_prompt', 'Dependency cycle detected', `Nodes ${[...path, id].map((n) => `'#${n}'`).join(' -> ')}`);
-    }
-    if (done.has(id)) {
-      // Already validated; still propagate which outputs depend on its ancestors.
-      for (const link of linksOf(prompt[id]!)) if (prompt[link[1][0]]) visit(link[1][0], output, [...path, id]);
-      return;
-    }
-    visiting.add(id);
+  const add = (id: string, item: NodeErrorItem) => {
+    let list = errors.get(id);
+    if (!list) errors.set(id, (list = []));
+    list.push(item);
+  };
+  for (const i of issues) {
+    if (i.severity !== 'error' || !i.nodeId || !i.input) continue;
+    add(i.nodeId, serverItem(i, info[prompt[i.nodeId]!.class_type]!));
+  }
+  for (const id of reach.keys()) {
     const node = prompt[id]!;
-    const nodeDef = info[node.class_type]!;
-    const list: NodeErrorItem[] = [];
-    const specs: Array<[string, InputSpec, boolean]> = [
-      ...Object.entries(nodeDef.input.required).map(([k, s]): [string, InputSpec, boolean] => [k, s, true]),
-      ...Object.entries(nodeDef.input.optional ?? {}).map(([k, s]): [string, InputSpec, boolean] => [k, s, false]),
-    ];
-    for (const [name, spec, required] of specs) {
-      const value = node.inputs[name];
-      if (value === undefined) {
-        if (required) list.push(item('required_input_missing', 'Required input is missing', name, { input_name: name }));
-        continue;
-      }
-      const link = asLink(value);
-      if (link) {
-        const [from, index] = link;
-        const source = prompt[from];
-        if (!source) {
-          list.push(item('bad_linked_input', 'Linked node does not exist', `${name}: node '${from}' is not in the prompt`, { input_name: name, linked_node: [from, index] }));
-          continue;
-        }
-        const sourceOutputs = info[source.class_type]!.output;
-        const type = sourceOutputs[index];
-        if (type === undefined || index < 0) {
-          list.push(item('bad_linked_input', 'Linked output does not exist', `${name}: node '${from}' (${source.class_type}) has ${sourceOutputs.length} output(s), link asks for #${index}`, { input_name: name, linked_node: [from, index] }));
-          continue;
-        }
-        const want = spec[0];
-        const wantType = Array.isArray(want) ? 'COMBO' : want;
-        if (wantType !== '*' && type !== '*' && type !== wantType) {
-          list.push(item('return_type_mismatch', 'Return type mismatch between linked nodes', `${name}, received_type(${type}) mismatch input_type(${wantType})`, { input_name: name, received_type: type, linked_node: [from, index] }));
-          continue;
-        }
-        visit(from, output, [...path, id]);
-        continue;
-      }
-      const problem = checkValue(node.class_type, name, spec, value, hasInputFile);
-      if (problem) list.push(problem);
+    // The server's custom check: the choice list is the input directory, which uploads change.
+    if (node.class_type === 'LoadImage' && (typeof node.inputs.image !== 'string' || !hasInputFile(node.inputs.image))) {
+      add(id, item('custom_validation_failed', 'Custom validation failed for node', `image - Invalid image file: ${String(node.inputs.image)}`, { input_name: 'image' }));
     }
     // Emulator extras: `fail_with` / `fail_message` make the node fail when it runs.
     for (const extra of ['fail_with', 'fail_message']) {
       if (extra in node.inputs && typeof node.inputs[extra] !== 'string') {
-        list.push(item('invalid_input_type', 'Failed to convert an input value to a STRING value', `${extra}, ${JSON.stringify(node.inputs[extra])}`, { input_name: extra }));
+        add(id, item('invalid_input_type', 'Failed to convert an input value to a STRING value', `${extra}, ${JSON.stringify(node.inputs[extra])}`, { input_name: extra }));
       }
     }
-    if (list.length) errors.set(id, list);
-    visiting.delete(id);
-    done.add(id);
-  };
-
-  for (const out of outputs) visit(out, out, []);
-
+  }
   if (errors.size) {
     const nodeErrors: PromptErrorBody['node_errors'] = {};
     for (const [id, list] of [...errors].sort((a, b) => byId(a[0], b[0]))) {
@@ -329,9 +280,36 @@ export function validatePrompt(raw: unknown, info: Record<string, NodeDefinition
     }
     throw new PromptRejection('prompt_outputs_failed_validation', 'Prompt outputs failed validation', '', nodeErrors);
   }
-
   const order = topoOrder([...reach.keys()], prompt);
   return { prompt, order, outputs, partnerNodes: order.filter((id) => info[prompt[id]!.class_type]!.api_node) };
+}
+
+/** An SDK issue in the local server's words (`07_errors`). */
+function serverItem(i: WorkflowIssue, def: NodeDefinition): NodeErrorItem {
+  const name = i.input!;
+  const spec = def.input.required[name] ?? def.input.optional?.[name];
+  const value = i.given;
+  const extra = { input_name: name, ...(spec ? { input_config: spec } : {}), received_value: value };
+  switch (i.code) {
+    case 'required_input_missing':
+      return item('required_input_missing', 'Required input is missing', name, { input_name: name });
+    case 'bad_linked_input': {
+      const [from, index] = value as [string, number];
+      return i.expected === undefined
+        ? item('bad_linked_input', 'Linked node does not exist', `${name}: node '${from}' is not in the prompt`, { input_name: name, linked_node: value })
+        : item('bad_linked_input', 'Linked output does not exist', `${name}: node '${from}' has ${String(i.expected)} output(s), link asks for #${index}`, { input_name: name, linked_node: value });
+    }
+    case 'return_type_mismatch':
+      return item('return_type_mismatch', 'Return type mismatch between linked nodes', `${name}, received_type(${String(value)}) mismatch input_type(${String(i.expected)})`, { input_name: name, received_type: value });
+    case 'value_not_in_list':
+      return item('value_not_in_list', 'Value not in list', `${name}: '${String(value)}' not in ${JSON.stringify(i.expected)}`, extra);
+    case 'value_smaller_than_min':
+      return item('value_smaller_than_min', `Value ${String(value)} smaller than min of ${String(i.expected)}`, name, extra);
+    case 'value_bigger_than_max':
+      return item('value_bigger_than_max', `Value ${String(value)} bigger than max of ${String(i.expected)}`, name, extra);
+    default:
+      return item('invalid_input_type', `Failed to convert an input value to a ${String(i.expected)} value`, `${name}, ${JSON.stringify(value)}`, extra);
+  }
 }
 
 function item(type: string, message: string, details: string, extra_info: Record<string, unknown> = {}): NodeErrorItem {
@@ -345,52 +323,6 @@ function linksOf(node: PromptNode): Array<[string, [string, number]]> {
     if (link) out.push([name, link]);
   }
   return out;
-}
-
-function checkValue(
-  classType: string,
-  name: string,
-  spec: InputSpec,
-  value: unknown,
-  hasInputFile: (name: string) => boolean,
-): NodeErrorItem | undefined {
-  const [type, opts = {}] = spec;
-  const extra = { input_name: name, input_config: spec, received_value: value };
-  if (classType === 'LoadImage' && name === 'image') {
-    // Like the real server: the choice list is the input directory, checked by a custom validator.
-    if (typeof value !== 'string' || !hasInputFile(value)) {
-      return item('custom_validation_failed', 'Custom validation failed for node', `image - Invalid image file: ${String(value)}`, { input_name: name });
-    }
-    return undefined;
-  }
-  if (Array.isArray(type)) {
-    if (!type.includes(value as string)) {
-      return item('value_not_in_list', 'Value not in list', `${name}: '${String(value)}' not in ${JSON.stringify(type)}`, extra);
-    }
-    return undefined;
-  }
-  switch (type) {
-    case 'INT':
-    case 'FLOAT': {
-      if (typeof value !== 'number' || !Number.isFinite(value) || (type === 'INT' && !Number.isInteger(value))) {
-        return item('invalid_input_type', `Failed to convert an input value to a ${type} value`, `${name}, ${JSON.stringify(value)}`, extra);
-      }
-      if (typeof opts.min === 'number' && value < opts.min) {
-        return item('value_smaller_than_min', `Value ${value} smaller than min of ${opts.min}`, `${name}`, extra);
-      }
-      if (typeof opts.max === 'number' && value > opts.max) {
-        return item('value_bigger_than_max', `Value ${value} bigger than max of ${opts.max}`, `${name}`, extra);
-      }
-      return undefined;
-    }
-    case 'STRING':
-      return typeof value === 'string' ? undefined : item('invalid_input_type', 'Failed to convert an input value to a STRING value', `${name}, ${JSON.stringify(value)}`, extra);
-    case 'BOOLEAN':
-      return typeof value === 'boolean' ? undefined : item('invalid_input_type', 'Failed to convert an input value to a BOOLEAN value', `${name}, ${JSON.stringify(value)}`, extra);
-    default:
-      // IMAGE, MASK, …: only a link can provide them.
-      return item('invalid_input_type', `Input ${name} expects a link to a ${type} output`, `${name}, ${JSON.stringify(value)}`, extra);
-  }
 }
 
 /** Kahn's algorithm over the reachable nodes; ties broken by id so runs repeat. */

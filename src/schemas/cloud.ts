@@ -372,6 +372,7 @@ export const SubmitOptionsParams = z.looseObject({
   partnerApiKey: opt(z.union([z.string().check(z.minLength(1)), z.literal(true)])),
   extraData: opt(z.record(z.string(), z.unknown())),
   clientId: opt(z.string()),
+  validate: opt(z.boolean()),
 });
 
 /** The job ids of `cancel()`: at least one, none empty. */

@@ -1118,6 +1118,7 @@ export const SubmitOptionsParams: Typed<z.output<typeof S.SubmitOptionsParams>> 
     },
     extraData: { type: 'optional', of: { type: 'record', of: 'unknown' } },
     clientId: 'string?',
+    validate: 'boolean?',
   },
   is: isSubmitOptionsParams,
 };
@@ -1126,7 +1127,8 @@ function isSubmitOptionsParams(v: any): boolean {
     isObject(v) &&
     (v.partnerApiKey === undefined || ((typeof v.partnerApiKey === 'string' && v.partnerApiKey !== '') || (v.partnerApiKey === true))) &&
     (v.extraData === undefined || isCreateNodeRequest_6(v.extraData)) &&
-    optString(v.clientId)
+    optString(v.clientId) &&
+    optBoolean(v.validate)
   );
 }
 export const Task: Typed<z.output<typeof S.Task>> = {

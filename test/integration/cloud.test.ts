@@ -22,7 +22,10 @@ import {
   InternalServerError,
   NotFoundError,
   ResponseValidationError,
+  InvalidArgumentError,
   SubmissionError,
+  WorkflowValidationError,
+  validateWorkflow,
   SubscriptionInactiveError,
   type FileRef,
 } from '../../src/index.ts';
@@ -718,5 +721,72 @@ describe('download', () => {
     // The emulator's pattern: a 64 KiB block of (i * 31 + 7) & 0xff, repeated.
     const block = Buffer.from(Array.from({ length: 64 * 1024 }, (_, i) => (i * 31 + 7) & 0xff));
     for (let off = 0; off < size; off += block.length) expect(got.subarray(off, off + block.length).equals(block.subarray(0, Math.min(block.length, size - off)))).toBe(true);
+  });
+});
+
+describe('workflow validation before submission', () => {
+  const bad = (image: string): Record<string, Record<string, unknown>> => ({
+    'no class': { '1': { class_type: 'NoSuchNode', inputs: {} }, '2': { class_type: 'SaveImage', inputs: { images: ['1', 0], filename_prefix: 'x' } } },
+    'no outputs': { '1': { class_type: 'LoadImage', inputs: { image } } },
+    'missing input': { '1': { class_type: 'LoadImage', inputs: { image } }, '2': { class_type: 'SaveImage', inputs: { images: ['1', 0] } } },
+    'out of range': {
+      '1': { class_type: 'LoadImage', inputs: { image } },
+      '2': { class_type: 'ImageScale', inputs: { image: ['1', 0], upscale_method: 'bilinear', width: 99999, height: 8, crop: 'disabled' } },
+      '3': { class_type: 'SaveImage', inputs: { images: ['2', 0], filename_prefix: 'x' } },
+    },
+    'not in list': {
+      '1': { class_type: 'LoadImage', inputs: { image } },
+      '2': { class_type: 'ImageScale', inputs: { image: ['1', 0], upscale_method: 'bilinar', width: 8, height: 8, crop: 'disabled' } },
+      '3': { class_type: 'SaveImage', inputs: { images: ['2', 0], filename_prefix: 'x' } },
+    },
+    'wrong link type': { '1': { class_type: 'LoadImage', inputs: { image } }, '3': { class_type: 'SaveImage', inputs: { images: ['1', 1], filename_prefix: 'x' } } },
+    'dangling link': { '3': { class_type: 'SaveImage', inputs: { images: ['9', 0], filename_prefix: 'x' } } },
+    cycle: { '1': { class_type: 'ImageInvert', inputs: { image: ['2', 0] } }, '2': { class_type: 'ImageInvert', inputs: { image: ['1', 0] } }, '3': { class_type: 'SaveImage', inputs: { images: ['2', 0], filename_prefix: 'x' } } },
+  });
+
+  it('submit({ validate: true }) throws WorkflowValidationError before anything is sent; object_info is fetched once', async () => {
+    const c = client();
+    const image = await uploadInput(c);
+    for (const [name, wf] of Object.entries(bad(image))) {
+      const err = await c.submit(wf as never, { validate: true }).catch((e: unknown) => e);
+      expect(err, name).toBeInstanceOf(WorkflowValidationError);
+      expect(err, name).toBeInstanceOf(InvalidArgumentError);
+      expect((err as WorkflowValidationError).issues.some((i) => i.severity === 'error'), name).toBe(true);
+      expect((err as Error).message, name).toMatch(/^workflow: \d+ errors?: /);
+    }
+    expect(requestsTo('POST', '/api/prompt')).toHaveLength(0);
+    expect(requestsTo('GET', '/api/object_info')).toHaveLength(1);
+    const { prompt_id } = await c.submit({ '1': { class_type: 'LoadImage', inputs: { image } }, '2': { class_type: 'SaveImage', inputs: { images: ['1', 0], filename_prefix: 'ok' } } }, { validate: true });
+    expect(typeof prompt_id).toBe('string');
+  });
+
+  it('the emulator rejects exactly the workflows validateWorkflow finds errors in, with the server’s 400 body', async () => {
+    const c = client();
+    const image = await uploadInput(c);
+    const info = await c.getObjectInfo();
+    const cases = { ...bad(image), fine: { '1': { class_type: 'LoadImage', inputs: { image } }, '2': { class_type: 'SaveImage', inputs: { images: ['1', 0], filename_prefix: 'ok' } } } };
+    for (const [name, wf] of Object.entries(cases)) {
+      const sdkSays = validateWorkflow(wf, info).some((i) => i.severity === 'error');
+      const serverSays = await c.submit(wf as never).then(
+        () => false,
+        (e: unknown) => {
+          expect(e, name).toBeInstanceOf(SubmissionError);
+          return true;
+        },
+      );
+      expect(serverSays, name).toBe(sdkSays);
+    }
+  });
+
+  it('run({ validate: true }) validates too, and cloud.validateWorkflow refreshes object_info on demand', async () => {
+    const c = client();
+    const image = await uploadInput(c);
+    await expect(c.run(bad(image)['missing input'] as never, { validate: true })).rejects.toBeInstanceOf(WorkflowValidationError);
+    // A file uploaded after object_info was read is only a warning (the list is a snapshot).
+    const later = await c.uploadImage(new Uint8Array([...PNG, ...bytes(64, 7)]), { filename: 'later.png' });
+    const issues = await c.validateWorkflow({ '1': { class_type: 'LoadImage', inputs: { image: later.name } }, '2': { class_type: 'SaveImage', inputs: { images: ['1', 0], filename_prefix: 'ok' } } });
+    expect(issues.map((i) => [i.severity, i.code])).toEqual([['warning', 'value_not_in_list']]);
+    expect(await c.validateWorkflow({ '1': { class_type: 'LoadImage', inputs: { image: later.name } }, '2': { class_type: 'SaveImage', inputs: { images: ['1', 0], filename_prefix: 'ok' } } }, { refresh: true })).toEqual([]);
+    c.close();
   });
 });

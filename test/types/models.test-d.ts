@@ -41,7 +41,7 @@ import {
   type TaskRecord,
   type TaskStatus,
   type UploadResponse,
-  type Workflow,
+  type WorkflowJSON,
 } from '../../src/index.ts';
 
 declare const registry: RegistryClient;
@@ -96,7 +96,7 @@ describe('the typos of issue 8 do not compile', () => {
     const ref: FileRef = { filename: 'a.png', subfloder: '' };
     void ref;
     // @ts-expect-error: excess property in a workflow node (inputs)
-    const wf: Workflow = { '1': { class_type: 'LoadImage', input: {} } };
+    const wf: WorkflowJSON = { '1': { class_type: 'LoadImage', input: {} } };
     void wf;
     // @ts-expect-error: excess property in a create request
     void registry.createNode('p', { id: 'n', naem: 'x' });

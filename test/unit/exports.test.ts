@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import * as root from '../../src/index.ts';
 import * as emulator from '../../src/emulator/index.ts';
 import * as schemas from '../../src/schemas/index.ts';
+import * as codegen from '../../src/workflow/codegen.ts';
 
 const ROOT = [
   'APIConnectionError',
@@ -34,6 +35,8 @@ const ROOT = [
   'ResponseValidationError',
   'SubmissionError',
   'SubscriptionInactiveError',
+  'Workflow',
+  'WorkflowValidationError',
   'decodeFrame',
   'decodeFrameAsync',
   'encodeFrame',
@@ -44,6 +47,7 @@ const ROOT = [
   'jobPhase',
   'parseMessage',
   'parseTaskNotification',
+  'validateWorkflow',
 ];
 
 const EMULATOR = [
@@ -81,7 +85,13 @@ describe('public surface', () => {
     }
     for (const k of ['Node', 'NodeVersion', 'Publisher', 'Task', 'FileRef', 'JobRecordBody', 'JobStatus', 'RELIGHT_STYLES', 'JOB_STATUSES', 'EVENT_TYPES']) expect(keys).toContain(k);
     // None of them at the root: importing `Node` from the root never shadows the DOM's `Node`.
-    for (const k of keys) expect(Object.keys(root)).not.toContain(k);
+    // `Workflow` there is the class that edits and builds workflows (the schema's type is `WorkflowJSON` there).
+    for (const k of keys) if (k !== 'Workflow') expect(Object.keys(root)).not.toContain(k);
+    expect(root.Workflow).not.toBe((schemas as Record<string, unknown>).Workflow);
+  });
+
+  it('the codegen entry exports the node-types generator alone', () => {
+    expect(Object.keys(codegen)).toEqual(['generateTypes']);
   });
 
   it('clients hold no reachable transport or credential', () => {

@@ -252,7 +252,7 @@ describe('retries', () => {
   });
 
   it('does not collect listeners on a signal shared by many calls', async () => {
-    const { getEventListeners } = await import('node:events');
+    const { getEventListeners } = (await import('node:events')).default;
     server.use(http.get(`${BASE}/publishers`, () => HttpResponse.json([])));
     const shared = new AbortController();
     const c = client();

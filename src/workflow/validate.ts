@@ -1,0 +1,421 @@
+/**
+ * `validateWorkflow()`: every mistake a server's `object_info` can reveal in
+ * an API-format workflow, found before anything is sent (and paid for).
+ *
+ * It judges values as the server does: what the server converts (`"5"` for
+ * an INT, `3` for a STRING) is a warning, what it rejects is an error.
+ * Errors in nodes that no output depends on are warnings too: the server
+ * never runs those nodes. The emulator rejects workflows with this same
+ * function, so the two agree.
+ *
+ * @module
+ */
+import { closest } from '../args.ts';
+import type { ObjectInfo } from '../schemas/cloud.ts';
+import { describeValue } from '../schemas/explain.ts';
+
+/** What kind of problem an issue is. Where the server has a name for it, this is that name. */
+export type WorkflowIssueCode =
+  /** The UI's saved format (`nodes`/`links` arrays) instead of the API format. */
+  | 'ui_format'
+  /** Not an object of nodes, or a node without `class_type` / `inputs`. */
+  | 'invalid_prompt'
+  /** A `class_type` the server does not have. */
+  | 'unknown_class'
+  | 'required_input_missing'
+  /** An input the class does not have (a warning: servers ignore it). */
+  | 'unknown_input'
+  /** A value of the wrong kind (INT, FLOAT, STRING, BOOLEAN), or a literal where only a link can provide the type. */
+  | 'invalid_input_type'
+  | 'value_smaller_than_min'
+  | 'value_bigger_than_max'
+  | 'value_not_in_list'
+  /** A link to a node that does not exist, or to an output index its class does not have. */
+  | 'bad_linked_input'
+  | 'return_type_mismatch'
+  | 'dependency_cycle'
+  | 'prompt_no_outputs';
+
+/** One problem of a workflow. */
+export interface WorkflowIssue {
+  /** `error`: the server would reject the workflow; `warning`: it would run, perhaps not as meant. */
+  severity: 'error' | 'warning';
+  code: WorkflowIssueCode;
+  /** Where: `[nodeId]` or `[nodeId, 'inputs', input]` (the paths `Workflow.set` takes); `[]` for the whole workflow. */
+  path: string[];
+  /** The node at fault, when there is one. */
+  nodeId?: string;
+  classType?: string;
+  /** The node's `_meta.title`, when it has one. */
+  title?: string;
+  /** The input at fault, when there is one. */
+  input?: string;
+  /** What was given: the value, the link, or the linked output's type. */
+  given?: unknown;
+  /** What is allowed: the type, the bound (`min`/`max`), the allowed values, or the number of outputs. */
+  expected?: unknown;
+  /** One line: the node, the input, what was given and what is allowed. */
+  message: string;
+}
+
+/** An input as `object_info` describes it, read once per class. */
+interface InputSpec {
+  /** `INT`, `IMAGE`, `IMAGE,MASK`, `*`, `COMBO` (a list of values), or a dynamic type (`COMFY_AUTOGROW_V3`). */
+  type: string;
+  required: boolean;
+  min?: number;
+  max?: number;
+  /** The allowed values of a combo; `undefined` when the server fills them in (`remote`). */
+  values?: readonly unknown[];
+  valueSet?: ReadonlySet<unknown>;
+  /** A file the user uploads (`image_upload` …): a name not listed may have been uploaded since. */
+  upload: boolean;
+  multiselect: boolean;
+}
+
+interface ClassSpec {
+  inputs: Map<string, InputSpec>;
+  /** Output types, by index. */
+  outputs: readonly string[];
+  isOutput: boolean;
+  /** Has inputs that expand into names object_info does not list (`COMFY_AUTOGROW_V3` …). */
+  dynamic: boolean;
+}
+
+// Parsed once per object_info and class, on first use: a workflow touches a few of hundreds of classes.
+const specCache = new WeakMap<object, Map<string, ClassSpec | null>>();
+
+function classSpec(info: ObjectInfo, classType: string): ClassSpec | undefined {
+  let byClass = specCache.get(info);
+  if (!byClass) specCache.set(info, (byClass = new Map()));
+  let spec = byClass.get(classType);
+  if (spec === undefined) {
+    spec = Object.hasOwn(info, classType) && isObject(info[classType]) ? parseClass(info[classType] as Record<string, unknown>) : null;
+    byClass.set(classType, spec);
+  }
+  return spec ?? undefined;
+}
+
+function parseClass(def: Record<string, unknown>): ClassSpec {
+  const inputs = new Map<string, InputSpec>();
+  let dynamic = false;
+  const input = isObject(def.input) ? def.input : {};
+  for (const [section, required] of [['required', true], ['optional', false]] as const) {
+    const specs = input[section];
+    if (!isObject(specs)) continue;
+    for (const [name, raw] of Object.entries(specs)) {
+      const spec = parseInput(raw, required);
+      if (isDynamic(spec.type)) dynamic = true;
+      inputs.set(name, spec);
+    }
+  }
+  // Hidden inputs (`prompt`, `unique_id` …) are filled in by the server: giving one is not a mistake.
+  if (isObject(input.hidden)) for (const name of Object.keys(input.hidden)) inputs.set(name, { type: '*', required: false, upload: false, multiselect: false });
+  const outputs = Array.isArray(def.output) ? def.output.map((o) => (typeof o === 'string' ? o : Array.isArray(o) ? 'COMBO' : '*')) : [];
+  return { inputs, outputs, isOutput: def.output_node === true, dynamic };
+}
+
+function parseInput(raw: unknown, required: boolean): InputSpec {
+  const [type, options] = Array.isArray(raw) ? raw : [raw];
+  const o = isObject(options) ? options : {};
+  const spec: InputSpec = { type: 'COMBO', required, upload: Object.keys(o).some((k) => k.endsWith('_upload') && o[k] === true), multiselect: o.multiselect === true };
+  if (Array.isArray(type)) spec.values = type;
+  else if (type === 'COMBO') spec.values = o.remote || !Array.isArray(o.options) ? undefined : o.options;
+  else spec.type = typeof type === 'string' ? type : '*';
+  // A match-type input takes what its template allows.
+  if (spec.type === 'COMFY_MATCHTYPE_V3' && isObject(o.template) && typeof o.template.allowed_types === 'string') spec.type = o.template.allowed_types;
+  if (spec.values) spec.valueSet = new Set(spec.values);
+  if (typeof o.min === 'number') spec.min = o.min;
+  if (typeof o.max === 'number') spec.max = o.max;
+  return spec;
+}
+
+/**
+ * Checks an API-format workflow against a server's `object_info` and returns
+ * every issue at once: errors (the server would reject the workflow) and
+ * warnings (it would run, perhaps not as meant). An empty list: all clear.
+ *
+ * @example
+ * ```ts
+ * const issues = validateWorkflow(workflow, await cloud.getObjectInfo());
+ * for (const i of issues) console.log(i.severity, i.message);
+ * // error #3 KSampler "Sampler": sampler_name: must be one of "euler", "euler_cfg_pp", … (59 values), got "eulr" (did you mean "euler"?)
+ * ```
+ */
+export function validateWorkflow(workflow: unknown, objectInfo: ObjectInfo): WorkflowIssue[] {
+  const issues: WorkflowIssue[] = [];
+  if (!isObject(workflow)) {
+    return [whole('invalid_prompt', `a workflow must be an object of nodes keyed by id (the API format), got ${describeValue(workflow)}`)];
+  }
+  if (Array.isArray(workflow.nodes) && Array.isArray(workflow.links)) {
+    return [
+      whole(
+        'ui_format',
+        'this is the editor\'s saved format (with "nodes" and "links" arrays), not the API format: in the editor, export it with "Export (API)" (older versions: enable dev mode options, then "Save (API Format)")',
+      ),
+    ];
+  }
+  const ids = Object.keys(workflow).sort(byId);
+  const nodes = new Map<string, { classType: string; title?: string; inputs: Record<string, unknown>; spec?: ClassSpec }>();
+  for (const id of ids) {
+    const node = workflow[id];
+    if (!isObject(node) || typeof node.class_type !== 'string' || !isObject(node.inputs)) {
+      const missing = !isObject(node) ? `must be an object with class_type and inputs, got ${describeValue(node)}` : typeof node.class_type !== 'string' ? 'has no class_type' : 'has no inputs object';
+      issues.push({ severity: 'error', code: 'invalid_prompt', path: [id], nodeId: id, message: `#${id}: ${missing}` });
+      continue;
+    }
+    const title = isObject(node._meta) && typeof node._meta.title === 'string' ? node._meta.title : undefined;
+    const spec = classSpec(objectInfo, node.class_type);
+    nodes.set(id, { classType: node.class_type, ...(title !== undefined ? { title } : {}), inputs: node.inputs, ...(spec ? { spec } : {}) });
+    if (!spec) {
+      const hint = closest(node.class_type, Object.keys(objectInfo));
+      issues.push({
+        ...at(id, node.class_type, title),
+        severity: 'error',
+        code: 'unknown_class',
+        path: [id],
+        given: node.class_type,
+        message: `${label(id, node.class_type, title)}: this server has no node class ${JSON.stringify(node.class_type)}${hint ? ` (did you mean ${JSON.stringify(hint)}?)` : ' (a custom node that is not installed?)'}`,
+      });
+    }
+  }
+
+  // The server runs only what an output node depends on; mistakes elsewhere cannot fail the run.
+  const outputs = ids.filter((id) => nodes.get(id)?.spec?.isOutput);
+  const reachable = new Set<string>();
+  const stack = [...outputs];
+  while (stack.length) {
+    const id = stack.pop()!;
+    if (reachable.has(id)) continue;
+    reachable.add(id);
+    for (const v of Object.values(nodes.get(id)?.inputs ?? {})) {
+      const link = asLink(v);
+      if (link && nodes.has(link[0])) stack.push(link[0]);
+    }
+  }
+  if (outputs.length === 0 && nodes.size > 0 && ![...nodes.values()].some((n) => !n.spec)) {
+    issues.push(whole('prompt_no_outputs', 'the workflow has no output node (SaveImage, PreviewImage, …): the server would run nothing ("Prompt has no outputs")'));
+  }
+
+  for (const [id, node] of nodes) {
+    if (node.spec) checkNode(id, node, node.spec, nodes, !reachable.has(id) && outputs.length > 0, issues);
+  }
+  const cycle = findCycle(nodes);
+  if (cycle) {
+    issues.push({ severity: 'error', code: 'dependency_cycle', path: [cycle[0]!], nodeId: cycle[0]!, given: cycle, message: `the links form a cycle: ${cycle.map((n) => `#${n}`).join(' → ')}` });
+  }
+  return issues;
+}
+
+function checkNode(
+  id: string,
+  node: { classType: string; title?: string; inputs: Record<string, unknown> },
+  spec: ClassSpec,
+  nodes: ReadonlyMap<string, { classType: string; spec?: ClassSpec }>,
+  unused: boolean,
+  out: WorkflowIssue[],
+): void {
+  const where = label(id, node.classType, node.title);
+  const base = at(id, node.classType, node.title);
+  const push = (severity: 'error' | 'warning', code: WorkflowIssueCode, input: string, message: string, extra: { given?: unknown; expected?: unknown } = {}) => {
+    // The server never runs a node no output depends on: its mistakes cannot fail the run.
+    const s = unused && severity === 'error' ? 'warning' : severity;
+    const note = unused && severity === 'error' ? ' (no output depends on this node, so the server will not run it)' : '';
+    out.push({ ...base, severity: s, code, path: [id, 'inputs', input], input, ...extra, message: `${where}: ${input}: ${message}${note}` });
+  };
+  for (const [name, input] of spec.inputs) {
+    const value = node.inputs[name];
+    if (value === undefined) {
+      if (input.required && !isDynamic(input.type)) push('error', 'required_input_missing', name, `is required (${kindText(input)})`, { expected: input.type });
+      continue;
+    }
+    const link = asLink(value);
+    if (link) {
+      checkLink(name, input, link, nodes, push);
+      continue;
+    }
+    checkValue(name, input, value, push);
+  }
+  if (spec.dynamic) return; // its inputs expand into names object_info does not list
+  const known = [...spec.inputs.keys()];
+  for (const name of Object.keys(node.inputs)) {
+    if (spec.inputs.has(name)) continue;
+    const hint = closest(name, known);
+    push('warning', 'unknown_input', name, `${node.classType} has no such input, so the server ignores it${hint ? ` (did you mean ${JSON.stringify(hint)}?)` : known.length <= 16 ? `; its inputs: ${known.join(', ')}` : ''}`, {
+      given: node.inputs[name],
+    });
+  }
+}
+
+type Push = (severity: 'error' | 'warning', code: WorkflowIssueCode, input: string, message: string, extra?: { given?: unknown; expected?: unknown }) => void;
+
+function checkLink(name: string, input: InputSpec, [from, index]: [string, number], nodes: ReadonlyMap<string, { classType: string; spec?: ClassSpec }>, push: Push): void {
+  const source = nodes.get(from);
+  if (!source) return push('error', 'bad_linked_input', name, `links to node #${from}, which is not in the workflow`, { given: [from, index] });
+  if (!source.spec) return; // its unknown class is reported already
+  const type = source.spec.outputs[index];
+  if (type === undefined || index < 0) {
+    const n = source.spec.outputs.length;
+    return push('error', 'bad_linked_input', name, `links to output ${index} of #${from} ${source.classType}, which has ${n === 0 ? 'no outputs' : n === 1 ? 'only output 0' : `outputs 0 to ${n - 1}`}`, {
+      given: [from, index],
+      expected: n,
+    });
+  }
+  if (!typesFit(type, input.type)) {
+    push('error', 'return_type_mismatch', name, `takes ${input.type}, but output ${index} of #${from} ${source.classType} is ${type}`, { given: type, expected: input.type });
+  }
+}
+
+/** Whether an output of type `received` may feed an input of type `wanted`, as the server decides: `*` fits anything, comma-separated lists fit when they share a type. */
+export function typesFit(received: string, wanted: string): boolean {
+  // A dynamic type (a match-type node's output) is only known once the server runs the graph.
+  if (received === wanted || received === '*' || wanted === '*' || isDynamic(wanted) || isDynamic(received)) return true;
+  const wants = new Set(wanted.split(',').map((t) => t.trim()));
+  return received.split(',').some((t) => wants.has(t.trim()));
+}
+
+function checkValue(name: string, input: InputSpec, value: unknown, push: Push): void {
+  switch (input.type) {
+    case 'INT':
+    case 'FLOAT': {
+      let n = value;
+      if (typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value))) {
+        n = Number(value);
+        push('warning', 'invalid_input_type', name, `is the string ${describeValue(value)}: the server converts it to ${n}, but send a number`, { given: value, expected: input.type });
+      } else if (typeof value === 'boolean') {
+        n = Number(value);
+        push('warning', 'invalid_input_type', name, `is ${value}: the server converts it to ${n}, but send a number`, { given: value, expected: input.type });
+      }
+      if (typeof n !== 'number' || !Number.isFinite(n)) {
+        return push('error', 'invalid_input_type', name, `must be ${input.type === 'INT' ? 'an integer' : 'a number'}${rangeText(input)}, got ${describeValue(value)}`, { given: value, expected: input.type });
+      }
+      if (input.type === 'INT' && !Number.isInteger(n)) push('warning', 'invalid_input_type', name, `must be an integer, got ${n}: the server truncates it to ${Math.trunc(n)}`, { given: value, expected: 'INT' });
+      if (input.min !== undefined && n < input.min) push('error', 'value_smaller_than_min', name, `must be at least ${input.min}${rangeText(input, true)}, got ${n}`, { given: n, expected: input.min });
+      else if (input.max !== undefined && n > input.max) push('error', 'value_bigger_than_max', name, `must be at most ${input.max}${rangeText(input, true)}, got ${n}`, { given: n, expected: input.max });
+      return;
+    }
+    case 'STRING':
+      if (typeof value === 'string') return;
+      if (typeof value === 'number' || typeof value === 'boolean') {
+        return push('warning', 'invalid_input_type', name, `is ${describeValue(value)}: the server converts it to the string "${String(value)}", but send a string`, { given: value, expected: 'STRING' });
+      }
+      return push('error', 'invalid_input_type', name, `must be a string, got ${describeValue(value)}`, { given: value, expected: 'STRING' });
+    case 'BOOLEAN':
+      if (typeof value === 'boolean') return;
+      return push('warning', 'invalid_input_type', name, `must be true or false, got ${describeValue(value)}: the server reads it as ${Boolean(value)}`, { given: value, expected: 'BOOLEAN' });
+    case 'COMBO': {
+      if (!input.valueSet || !input.values) return; // the server fills the list in
+      const given = input.multiselect && Array.isArray(value) ? value : [value];
+      for (const v of given) {
+        if (input.valueSet.has(v)) continue;
+        const hint = typeof v === 'string' ? closest(v, input.values.filter((x): x is string => typeof x === 'string')) : undefined;
+        const allowed = input.values.length === 0 ? 'one of the files or models this server has, and it lists none' : `one of ${listText(input.values)}`;
+        const didYouMean = hint ? ` (did you mean ${JSON.stringify(hint)}?)` : '';
+        if (input.upload) {
+          // A file uploaded after object_info was read is not listed yet.
+          push('warning', 'value_not_in_list', name, `${describeValue(v)} is not among the server's files (fine if uploaded since object_info was read)${didYouMean}`, { given: v, expected: input.values });
+        } else {
+          push('error', 'value_not_in_list', name, `must be ${allowed}, got ${describeValue(v)}${didYouMean}`, { given: v, expected: input.values });
+        }
+      }
+      return;
+    }
+    default:
+      if (input.type === '*' || isDynamic(input.type)) return;
+      // IMAGE, MODEL, LATENT …: only an output of another node can provide one.
+      push('error', 'invalid_input_type', name, `takes ${input.type}, which only a link to another node's output can provide ([nodeId, outputIndex]), got ${describeValue(value)}`, { given: value, expected: input.type });
+  }
+}
+
+/** The first cycle among the links, as a list of ids ending where it starts; `undefined` when there is none. */
+function findCycle(nodes: ReadonlyMap<string, { inputs: Record<string, unknown> }>): string[] | undefined {
+  const state = new Map<string, 1 | 2>(); // 1: on the current path, 2: done
+  const path: string[] = [];
+  const visit = (id: string): string[] | undefined => {
+    state.set(id, 1);
+    path.push(id);
+    for (const v of Object.values(nodes.get(id)!.inputs)) {
+      const link = asLink(v);
+      if (!link || !nodes.has(link[0])) continue;
+      const s = state.get(link[0]);
+      if (s === 1) return [...path.slice(path.indexOf(link[0])), link[0]];
+      if (s === undefined) {
+        const found = visit(link[0]);
+        if (found) return found;
+      }
+    }
+    path.pop();
+    state.set(id, 2);
+    return undefined;
+  };
+  for (const id of nodes.keys()) {
+    if (state.has(id)) continue;
+    const found = visit(id);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/** A link `[nodeId, outputIndex]` (a numeric id too, as the server accepts), or `undefined`. */
+export function asLink(v: unknown): [string, number] | undefined {
+  if (!Array.isArray(v) || v.length !== 2) return undefined;
+  const [id, index] = v as [unknown, unknown];
+  if ((typeof id !== 'string' && typeof id !== 'number') || typeof index !== 'number' || !Number.isInteger(index)) return undefined;
+  return [String(id), index];
+}
+
+/** Node ids the way people number them: `2` before `10` (and `5:10` after `5:2`). */
+export function byId(a: string, b: string): number {
+  const x = Number(a);
+  const y = Number(b);
+  // localeCompare is slow enough to dominate a large workflow: only ids that are not plain numbers need it.
+  if (Number.isInteger(x) && Number.isInteger(y)) return x - y;
+  return a.localeCompare(b, 'en', { numeric: true });
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A type the server's newer node API works out per workflow (`COMFY_AUTOGROW_V3`, `COMFY_MATCHTYPE_V3` …): not judged. */
+const isDynamic = (type: string): boolean => /^COMFY_\w+_V3$/.test(type);
+
+const whole = (code: WorkflowIssueCode, message: string): WorkflowIssue => ({ severity: 'error', code, path: [], message });
+
+function at(id: string, classType: string, title: string | undefined): Pick<WorkflowIssue, 'nodeId' | 'classType' | 'title'> {
+  return { nodeId: id, classType, ...(title !== undefined ? { title } : {}) };
+}
+
+/** `#6 CLIPTextEncode "Positive prompt"`. */
+function label(id: string, classType: string, title: string | undefined): string {
+  return `#${id} ${classType}${title !== undefined && title !== classType ? ` ${JSON.stringify(title)}` : ''}`;
+}
+
+function kindText(input: InputSpec): string {
+  switch (input.type) {
+    case 'INT':
+      return `an integer${rangeText(input)}`;
+    case 'FLOAT':
+      return `a number${rangeText(input)}`;
+    case 'STRING':
+      return 'a string';
+    case 'BOOLEAN':
+      return 'true or false';
+    case 'COMBO':
+      return input.values ? `one of ${listText(input.values)}` : 'one of the values the server lists';
+    default:
+      return `a link to a ${input.type} output`;
+  }
+}
+
+function rangeText(input: InputSpec, parenthesised = false): string {
+  const { min, max } = input;
+  const text = min !== undefined && max !== undefined ? `from ${min} to ${max}` : min !== undefined ? `of at least ${min}` : max !== undefined ? `of at most ${max}` : '';
+  if (!text) return '';
+  return parenthesised ? ` (${text})` : ` ${text}`;
+}
+
+const MAX_LISTED = 8;
+
+function listText(values: readonly unknown[]): string {
+  const shown = values.slice(0, MAX_LISTED).map((v) => (typeof v === 'string' ? JSON.stringify(v) : String(v)));
+  return `${shown.join(', ')}${values.length > MAX_LISTED ? `, … (${values.length} values)` : ''}`;
+}

@@ -1,0 +1,104 @@
+// The platformui-codegen command (runCodegen): object_info from a file or a server (msw
+// here; the emulator in test/integration/workflow.test.ts), the file written once and
+// left alone when unchanged, one summary line, usage errors with exit code 2.
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { http, HttpResponse } from 'msw';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { buildObjectInfo } from '../../src/emulator/cloud-nodes.ts';
+import type { ObjectInfo } from '../../src/schemas/cloud.ts';
+import { generateTypes } from '../../src/workflow/codegen.ts';
+import { runCodegen, USAGE } from '../../src/workflow/codegen-command.ts';
+import { interceptHttp } from './msw.ts';
+
+const { server, seen } = interceptHttp();
+const dir = mkdtempSync(join(tmpdir(), 'platformui-codegen-cli-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const info = buildObjectInfo(['photo.png']) as unknown as ObjectInfo;
+const infoFile = join(dir, 'object_info.json');
+writeFileSync(infoFile, JSON.stringify(info));
+
+/** Runs the command; returns its exit code and what it printed. */
+async function run(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCodegen(argv, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t) });
+  return { code, stdout, stderr };
+}
+
+const saved = { url: process.env.PLATFORMUI_CLOUD_URL, key: process.env.PLATFORMUI_API_KEY };
+afterEach(() => {
+  for (const [name, value] of [['PLATFORMUI_CLOUD_URL', saved.url], ['PLATFORMUI_API_KEY', saved.key]] as const) {
+    if (value === undefined) delete process.env[name];
+    else process.env[name] = value;
+  }
+});
+
+describe('platformui-codegen', () => {
+  it('--help prints the usage', async () => {
+    expect(await run('--help')).toEqual({ code: 0, stdout: USAGE, stderr: '' });
+    expect(USAGE).toContain('--url <server>');
+    expect(USAGE).toContain('--file <path>');
+  });
+
+  it('writes the types of a file, once: an unchanged file is left alone', async () => {
+    const out = join(dir, 'nodes.generated.ts');
+    const first = await run('--file', infoFile, '--out', out);
+    expect(first.code).toBe(0);
+    expect(first.stdout).toMatch(new RegExp(`^Wrote ${out}: 8 node classes \\(\\d+ KB\\) from ${infoFile} in \\d+ ms\\n$`));
+    expect(readFileSync(out, 'utf8')).toBe(generateTypes(info));
+    const mtime = statSync(out).mtimeMs;
+    const again = await run('--file', infoFile, '--out', out);
+    expect(again.stdout).toMatch(new RegExp(`^${out} is up to date: 8 node classes`));
+    expect(statSync(out).mtimeMs).toBe(mtime);
+  });
+
+  it('without --out, prints the types, and the summary on stderr', async () => {
+    const { code, stdout, stderr } = await run('--file', infoFile, '--name', 'EmulatorNodes', '--import-from', '../src/index.ts', '--max-combo-values', '2');
+    expect(code).toBe(0);
+    expect(stdout).toBe(generateTypes(info, { typeName: 'EmulatorNodes', importFrom: '../src/index.ts', maxComboValues: 2 }));
+    expect(stderr).toMatch(/^Generated 8 node classes .* from .*object_info\.json in \d+ ms\n$/);
+  });
+
+  it('reads a server with the client: keyless on loopback, the API key for the cloud', async () => {
+    server.use(
+      http.get('http://127.0.0.1:8188/api/object_info', () => HttpResponse.json(info)),
+      http.get('https://cloud.test/api/object_info', ({ request }) => (request.headers.get('x-api-key') === 'k_SECRET' ? HttpResponse.json(info) : HttpResponse.json({ error: 'no' }, { status: 401 }))),
+    );
+    const local = await run('--url', 'http://127.0.0.1:8188');
+    expect([local.code, local.stdout]).toEqual([0, generateTypes(info)]);
+    expect(local.stderr).toContain('from http://127.0.0.1:8188/ in');
+    expect(seen[0]!.headers.get('x-api-key')).toBeNull();
+
+    const cloud = await run('--url', 'https://cloud.test', '--api-key', 'k_SECRET');
+    expect(cloud.code).toBe(0);
+    // The key from the environment, as every client takes it; and the URL too.
+    process.env.PLATFORMUI_CLOUD_URL = 'https://cloud.test';
+    process.env.PLATFORMUI_API_KEY = 'k_SECRET';
+    const fromEnv = await run();
+    expect(fromEnv.code).toBe(0);
+    expect(fromEnv.stderr).toContain('from https://cloud.test/ in');
+    delete process.env.PLATFORMUI_API_KEY;
+    const refused = await run('--url', 'https://cloud.test', '--api-key', 'wrong');
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/^platformui-codegen: 401 GET https:\/\/cloud\.test\/api\/object_info/);
+    expect(refused.stderr).not.toContain('wrong');
+  });
+
+  it('says what is wrong with the command line (exit 2) or the input (exit 1)', async () => {
+    delete process.env.PLATFORMUI_CLOUD_URL;
+    const usage = (r: { code: number; stderr: string }) => [r.code, r.stderr.split('\n')[0]];
+    expect(usage(await run())).toEqual([2, 'platformui-codegen: give --url <server> or --file <object_info.json> (or set PLATFORMUI_CLOUD_URL)']);
+    expect(usage(await run('--url', 'http://x', '--file', 'y'))).toEqual([2, 'platformui-codegen: give --url or --file, not both']);
+    expect(usage(await run('--file', 'y', '--api-key', 'k'))).toEqual([2, 'platformui-codegen: --api-key goes with --url: a file needs none']);
+    expect(usage(await run('--file', 'y', '--max-combo-values', 'many'))).toEqual([2, 'platformui-codegen: --max-combo-values must be a whole number, got many']);
+    expect((await run('--fiel', 'y')).code).toBe(2);
+    const missing = await run('--file', join(dir, 'missing.json'));
+    expect([missing.code, missing.stderr]).toEqual([1, expect.stringMatching(/^platformui-codegen: ENOENT: no such file or directory/)]);
+    writeFileSync(join(dir, 'bad.json'), '{ not json');
+    expect((await run('--file', join(dir, 'bad.json'))).stderr).toMatch(/^platformui-codegen: .*bad\.json is not JSON: /);
+    writeFileSync(join(dir, 'list.json'), '[]');
+    expect((await run('--file', join(dir, 'list.json'))).stderr).toBe("platformui-codegen: objectInfo: must be the server's object_info (an object of node classes), got an empty array\n");
+  });
+});
