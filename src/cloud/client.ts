@@ -179,9 +179,15 @@ export class CloudClient implements JobBackend {
     });
   }
 
-  /** `GET /api/object_info`: every node definition, keyed by class name (fetched on every call). */
+  /**
+   * `GET /api/object_info`: every node definition, keyed by class name.
+   * Fetched on every call; the answer is also what {@link validateWorkflow}
+   * (and `validate: true`) check against from then on.
+   */
   getObjectInfo(options?: RequestOptions): APIPromise<ObjectInfo> {
-    return this.#get(() => 'api/object_info', rules.ObjectInfo, options);
+    const answer = this.#get(() => 'api/object_info', rules.ObjectInfo, options);
+    answer.then((info) => void (this.#objectInfo = Promise.resolve(info)), () => undefined);
+    return answer;
   }
 
   /**
@@ -200,7 +206,7 @@ export class CloudClient implements JobBackend {
   async validateWorkflow(workflow: WorkflowInput, options: ValidateWorkflowOptions = {}): Promise<WorkflowIssue[]> {
     const { refresh, ...request } = options;
     if (refresh || !this.#objectInfo) {
-      const fetching = Promise.resolve(this.getObjectInfo(request));
+      const fetching = this.#get(() => 'api/object_info', rules.ObjectInfo, request).then((info) => info);
       this.#objectInfo = fetching;
       // A failed fetch is not kept: the next call tries again.
       fetching.catch(() => {

@@ -231,8 +231,8 @@ export function validatePrompt(raw: unknown, info: Record<string, NodeDefinition
     if (whole.code === 'unknown_class') throw new PromptRejection('invalid_prompt', `Cannot execute because node ${whole.classType} does not exist.`, `Node ID '#${whole.nodeId}'`);
     throw new PromptRejection('invalid_prompt', whole.message, whole.nodeId ? `Node ID '#${whole.nodeId}'` : '');
   }
-  const cycle = issues.find((i) => i.code === 'dependency_cycle');
-  if (cycle) throw new PromptRejection('invalid_prompt', 'Dependency cycle detected', `Nodes ${(cycle.given as string[]).map((n) => `'#${n}'`).join(' -> ')}`);
+  // The local server answers a cycle an output depends on with an empty node_errors.
+  if (issues.some((i) => i.code === 'dependency_cycle' && i.severity === 'error')) throw new PromptRejection('prompt_outputs_failed_validation', 'Prompt outputs failed validation');
 
   const prompt = raw as Record<string, PromptNode>;
   const ids = Object.keys(prompt).sort(byId);
@@ -294,7 +294,9 @@ function serverItem(i: WorkflowIssue, def: NodeDefinition): NodeErrorItem {
     case 'required_input_missing':
       return item('required_input_missing', 'Required input is missing', name, { input_name: name });
     case 'bad_linked_input': {
-      const [from, index] = value as [string, number];
+      const link = asLink(value);
+      if (!link) return item('bad_linked_input', 'Bad linked input, must be a length-2 list of [string, int]', `${name}: ${JSON.stringify(value)}`, { input_name: name, received_value: value });
+      const [from, index] = link;
       return i.expected === undefined
         ? item('bad_linked_input', 'Linked node does not exist', `${name}: node '${from}' is not in the prompt`, { input_name: name, linked_node: value })
         : item('bad_linked_input', 'Linked output does not exist', `${name}: node '${from}' has ${String(i.expected)} output(s), link asks for #${index}`, { input_name: name, linked_node: value });
@@ -307,6 +309,8 @@ function serverItem(i: WorkflowIssue, def: NodeDefinition): NodeErrorItem {
       return item('value_smaller_than_min', `Value ${String(value)} smaller than min of ${String(i.expected)}`, name, extra);
     case 'value_bigger_than_max':
       return item('value_bigger_than_max', `Value ${String(value)} bigger than max of ${String(i.expected)}`, name, extra);
+    case 'unknown_input':
+      return item('invalid_input_type', `Input ${name} is not an input of ${def.name}, and a link there fails the run`, `${name}, ${JSON.stringify(value)}`, { input_name: name });
     default:
       return item('invalid_input_type', `Failed to convert an input value to a ${String(i.expected)} value`, `${name}, ${JSON.stringify(value)}`, extra);
   }

@@ -70,7 +70,6 @@ interface InputSpec {
   valueSet?: ReadonlySet<unknown>;
   /** A file the user uploads (`image_upload` …): a name not listed may have been uploaded since. */
   upload: boolean;
-  multiselect: boolean;
 }
 
 interface ClassSpec {
@@ -110,7 +109,7 @@ function parseClass(def: Record<string, unknown>): ClassSpec {
     }
   }
   // Hidden inputs (`prompt`, `unique_id` …) are filled in by the server: giving one is not a mistake.
-  if (isObject(input.hidden)) for (const name of Object.keys(input.hidden)) inputs.set(name, { type: '*', required: false, upload: false, multiselect: false });
+  if (isObject(input.hidden)) for (const name of Object.keys(input.hidden)) inputs.set(name, { type: '*', required: false, upload: false });
   const outputs = Array.isArray(def.output) ? def.output.map((o) => (typeof o === 'string' ? o : Array.isArray(o) ? 'COMBO' : '*')) : [];
   return { inputs, outputs, isOutput: def.output_node === true, dynamic };
 }
@@ -118,7 +117,7 @@ function parseClass(def: Record<string, unknown>): ClassSpec {
 function parseInput(raw: unknown, required: boolean): InputSpec {
   const [type, options] = Array.isArray(raw) ? raw : [raw];
   const o = isObject(options) ? options : {};
-  const spec: InputSpec = { type: 'COMBO', required, upload: Object.keys(o).some((k) => k.endsWith('_upload') && o[k] === true), multiselect: o.multiselect === true };
+  const spec: InputSpec = { type: 'COMBO', required, upload: Object.keys(o).some((k) => k.endsWith('_upload') && o[k] === true) };
   if (Array.isArray(type)) spec.values = type;
   else if (type === 'COMBO') spec.values = o.remote || !Array.isArray(o.options) ? undefined : o.options;
   else spec.type = typeof type === 'string' ? type : '*';
@@ -130,10 +129,23 @@ function parseInput(raw: unknown, required: boolean): InputSpec {
   return spec;
 }
 
+/** Options of {@link validateWorkflow}. */
+export interface ValidateOptions {
+  /**
+   * Judge every node as if an output depended on it: no demotion of the
+   * mistakes of unused nodes to warnings, and no `prompt_no_outputs` (for a
+   * fragment, such as the node a builder is adding).
+   */
+  everyNode?: boolean;
+}
+
 /**
  * Checks an API-format workflow against a server's `object_info` and returns
- * every issue at once: errors (the server would reject the workflow) and
- * warnings (it would run, perhaps not as meant). An empty list: all clear.
+ * every issue at once: errors (the server would reject the workflow, or the
+ * job would fail on it) and warnings (it would run, perhaps not as meant).
+ * An empty list: all clear. With several outputs, the server still runs the
+ * ones whose nodes are sound; an error anywhere an output depends on is an
+ * error here all the same.
  *
  * @example
  * ```ts
@@ -142,7 +154,7 @@ function parseInput(raw: unknown, required: boolean): InputSpec {
  * // error #3 KSampler "Sampler": sampler_name: must be one of "euler", "euler_cfg_pp", … (59 values), got "eulr" (did you mean "euler"?)
  * ```
  */
-export function validateWorkflow(workflow: unknown, objectInfo: ObjectInfo): WorkflowIssue[] {
+export function validateWorkflow(workflow: unknown, objectInfo: ObjectInfo, options: ValidateOptions = {}): WorkflowIssue[] {
   const issues: WorkflowIssue[] = [];
   if (!isObject(workflow)) {
     return [whole('invalid_prompt', `a workflow must be an object of nodes keyed by id (the API format), got ${describeValue(workflow)}`)];
@@ -193,16 +205,25 @@ export function validateWorkflow(workflow: unknown, objectInfo: ObjectInfo): Wor
       if (link && nodes.has(link[0])) stack.push(link[0]);
     }
   }
-  if (outputs.length === 0 && nodes.size > 0 && ![...nodes.values()].some((n) => !n.spec)) {
+  if (!options.everyNode && outputs.length === 0 && nodes.size > 0 && ![...nodes.values()].some((n) => !n.spec)) {
     issues.push(whole('prompt_no_outputs', 'the workflow has no output node (SaveImage, PreviewImage, …): the server would run nothing ("Prompt has no outputs")'));
   }
 
   for (const [id, node] of nodes) {
-    if (node.spec) checkNode(id, node, node.spec, nodes, !reachable.has(id) && outputs.length > 0, issues);
+    if (node.spec) checkNode(id, node, node.spec, nodes, !options.everyNode && !reachable.has(id) && outputs.length > 0, issues);
   }
   const cycle = findCycle(nodes);
   if (cycle) {
-    issues.push({ severity: 'error', code: 'dependency_cycle', path: [cycle[0]!], nodeId: cycle[0]!, given: cycle, message: `the links form a cycle: ${cycle.map((n) => `#${n}`).join(' → ')}` });
+    // A cycle among nodes no output depends on never runs.
+    const unused = !options.everyNode && outputs.length > 0 && !cycle.some((id) => reachable.has(id));
+    issues.push({
+      severity: unused ? 'warning' : 'error',
+      code: 'dependency_cycle',
+      path: [cycle[0]!],
+      nodeId: cycle[0]!,
+      given: cycle,
+      message: `the links form a cycle: ${cycle.map((n) => `#${n}`).join(' → ')}${unused ? ' (no output depends on these nodes, so the server will not run them)' : ''}`,
+    });
   }
   return issues;
 }
@@ -229,21 +250,24 @@ function checkNode(
       if (input.required && !isDynamic(input.type)) push('error', 'required_input_missing', name, `is required (${kindText(input)})`, { expected: input.type });
       continue;
     }
-    const link = asLink(value);
-    if (link) {
-      checkLink(name, input, link, nodes, push);
+    // The server reads any list as a link `[nodeId, outputIndex]`.
+    if (Array.isArray(value)) {
+      const link = asLink(value);
+      if (link) checkLink(name, input, link, nodes, push);
+      else push('error', 'bad_linked_input', name, `is a list, which the server reads as a link: it must be ["<node id>", <output index>] (the id a string), got ${JSON.stringify(value).slice(0, 60)}`, { given: value });
       continue;
     }
-    checkValue(name, input, value, push);
+    checkValue(name, input, unwrap(value), push);
   }
   if (spec.dynamic) return; // its inputs expand into names object_info does not list
   const known = [...spec.inputs.keys()];
   for (const name of Object.keys(node.inputs)) {
     if (spec.inputs.has(name)) continue;
     const hint = closest(name, known);
-    push('warning', 'unknown_input', name, `${node.classType} has no such input, so the server ignores it${hint ? ` (did you mean ${JSON.stringify(hint)}?)` : known.length <= 16 ? `; its inputs: ${known.join(', ')}` : ''}`, {
-      given: node.inputs[name],
-    });
+    const suggestion = hint ? ` (did you mean ${JSON.stringify(hint)}?)` : known.length <= 16 ? `; its inputs: ${known.join(', ')}` : '';
+    // A plain value there is ignored, but a link is still passed on to the node, whose run then fails.
+    if (Array.isArray(node.inputs[name])) push('error', 'unknown_input', name, `${node.classType} has no such input, and a link there fails the run${suggestion}`, { given: node.inputs[name] });
+    else push('warning', 'unknown_input', name, `${node.classType} has no such input, so the server ignores it${suggestion}`, { given: node.inputs[name] });
   }
 }
 
@@ -253,8 +277,9 @@ function checkLink(name: string, input: InputSpec, [from, index]: [string, numbe
   const source = nodes.get(from);
   if (!source) return push('error', 'bad_linked_input', name, `links to node #${from}, which is not in the workflow`, { given: [from, index] });
   if (!source.spec) return; // its unknown class is reported already
-  const type = source.spec.outputs[index];
-  if (type === undefined || index < 0) {
+  // The server indexes outputs as Python does: -1 is the last.
+  const type = source.spec.outputs[index < 0 ? source.spec.outputs.length + index : index];
+  if (type === undefined) {
     const n = source.spec.outputs.length;
     return push('error', 'bad_linked_input', name, `links to output ${index} of #${from} ${source.classType}, which has ${n === 0 ? 'no outputs' : n === 1 ? 'only output 0' : `outputs 0 to ${n - 1}`}`, {
       given: [from, index],
@@ -278,45 +303,45 @@ function checkValue(name: string, input: InputSpec, value: unknown, push: Push):
   switch (input.type) {
     case 'INT':
     case 'FLOAT': {
-      let n = value;
-      if (typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value))) {
-        n = Number(value);
-        push('warning', 'invalid_input_type', name, `is the string ${describeValue(value)}: the server converts it to ${n}, but send a number`, { given: value, expected: input.type });
-      } else if (typeof value === 'boolean') {
-        n = Number(value);
-        push('warning', 'invalid_input_type', name, `is ${value}: the server converts it to ${n}, but send a number`, { given: value, expected: input.type });
+      // The server converts with Python's int() / float(): strings it parses are warnings, the rest errors.
+      let n: unknown = value;
+      if (typeof value === 'string' || typeof value === 'boolean') {
+        n = typeof value === 'boolean' ? Number(value) : pythonNumber(value, input.type === 'INT');
+        if (n === undefined) {
+          return push('error', 'invalid_input_type', name, `must be ${input.type === 'INT' ? 'an integer' : 'a number'}${rangeText(input)}, got ${describeValue(value)}`, { given: value, expected: input.type });
+        }
+        push('warning', 'invalid_input_type', name, `is ${describeValue(value)}: the server converts it to ${n}, but send a number`, { given: value, expected: input.type });
       }
-      if (typeof n !== 'number' || !Number.isFinite(n)) {
+      if (typeof n !== 'number' || (Number.isNaN(n) && input.type === 'INT')) {
         return push('error', 'invalid_input_type', name, `must be ${input.type === 'INT' ? 'an integer' : 'a number'}${rangeText(input)}, got ${describeValue(value)}`, { given: value, expected: input.type });
       }
-      if (input.type === 'INT' && !Number.isInteger(n)) push('warning', 'invalid_input_type', name, `must be an integer, got ${n}: the server truncates it to ${Math.trunc(n)}`, { given: value, expected: 'INT' });
-      if (input.min !== undefined && n < input.min) push('error', 'value_smaller_than_min', name, `must be at least ${input.min}${rangeText(input, true)}, got ${n}`, { given: n, expected: input.min });
-      else if (input.max !== undefined && n > input.max) push('error', 'value_bigger_than_max', name, `must be at most ${input.max}${rangeText(input, true)}, got ${n}`, { given: n, expected: input.max });
+      let num = n;
+      if (input.type === 'INT' && !Number.isInteger(num)) {
+        push('warning', 'invalid_input_type', name, `must be an integer, got ${num}: the server truncates it to ${Math.trunc(num)}`, { given: value, expected: 'INT' });
+        num = Math.trunc(num); // and checks the range after that
+      }
+      if (input.min !== undefined && num < input.min) push('error', 'value_smaller_than_min', name, `must be at least ${input.min}${rangeText(input, true)}, got ${num}`, { given: num, expected: input.min });
+      else if (input.max !== undefined && num > input.max) push('error', 'value_bigger_than_max', name, `must be at most ${input.max}${rangeText(input, true)}, got ${num}`, { given: num, expected: input.max });
       return;
     }
     case 'STRING':
       if (typeof value === 'string') return;
-      if (typeof value === 'number' || typeof value === 'boolean') {
-        return push('warning', 'invalid_input_type', name, `is ${describeValue(value)}: the server converts it to the string "${String(value)}", but send a string`, { given: value, expected: 'STRING' });
-      }
-      return push('error', 'invalid_input_type', name, `must be a string, got ${describeValue(value)}`, { given: value, expected: 'STRING' });
+      // The server applies str() to anything.
+      return push('warning', 'invalid_input_type', name, `is ${describeValue(value)}: the server converts it to a string, but send a string`, { given: value, expected: 'STRING' });
     case 'BOOLEAN':
       if (typeof value === 'boolean') return;
       return push('warning', 'invalid_input_type', name, `must be true or false, got ${describeValue(value)}: the server reads it as ${Boolean(value)}`, { given: value, expected: 'BOOLEAN' });
     case 'COMBO': {
       if (!input.valueSet || !input.values) return; // the server fills the list in
-      const given = input.multiselect && Array.isArray(value) ? value : [value];
-      for (const v of given) {
-        if (input.valueSet.has(v)) continue;
-        const hint = typeof v === 'string' ? closest(v, input.values.filter((x): x is string => typeof x === 'string')) : undefined;
-        const allowed = input.values.length === 0 ? 'one of the files or models this server has, and it lists none' : `one of ${listText(input.values)}`;
-        const didYouMean = hint ? ` (did you mean ${JSON.stringify(hint)}?)` : '';
-        if (input.upload) {
-          // A file uploaded after object_info was read is not listed yet.
-          push('warning', 'value_not_in_list', name, `${describeValue(v)} is not among the server's files (fine if uploaded since object_info was read)${didYouMean}`, { given: v, expected: input.values });
-        } else {
-          push('error', 'value_not_in_list', name, `must be ${allowed}, got ${describeValue(v)}${didYouMean}`, { given: v, expected: input.values });
-        }
+      if (input.valueSet.has(value)) return;
+      const hint = typeof value === 'string' ? closest(value, input.values.filter((x): x is string => typeof x === 'string')) : undefined;
+      const allowed = input.values.length === 0 ? 'one of the files or models this server has, and it lists none' : `one of ${listText(input.values)}`;
+      const didYouMean = hint ? ` (did you mean ${JSON.stringify(hint)}?)` : '';
+      if (input.upload) {
+        // A file uploaded after object_info was read is not listed yet.
+        push('warning', 'value_not_in_list', name, `${describeValue(value)} is not among the server's files (fine if uploaded since object_info was read)${didYouMean}`, { given: value, expected: input.values });
+      } else {
+        push('error', 'value_not_in_list', name, `must be ${allowed}, got ${describeValue(value)}${didYouMean}`, { given: value, expected: input.values });
       }
       return;
     }
@@ -356,20 +381,31 @@ function findCycle(nodes: ReadonlyMap<string, { inputs: Record<string, unknown> 
   return undefined;
 }
 
-/** A link `[nodeId, outputIndex]` (a numeric id too, as the server accepts), or `undefined`. */
+/** A link `[nodeId, outputIndex]` as the server resolves it (the id a string: node ids are the workflow's keys), or `undefined`. */
 export function asLink(v: unknown): [string, number] | undefined {
   if (!Array.isArray(v) || v.length !== 2) return undefined;
   const [id, index] = v as [unknown, unknown];
-  if ((typeof id !== 'string' && typeof id !== 'number') || typeof index !== 'number' || !Number.isInteger(index)) return undefined;
-  return [String(id), index];
+  if (typeof id !== 'string' || typeof index !== 'number' || !Number.isInteger(index)) return undefined;
+  return [id, index];
 }
+
+/** What Python's int() / float() make of a string, or `undefined` where they raise. */
+function pythonNumber(text: string, int: boolean): number | undefined {
+  const t = text.trim().replace(/(?<=\d)_(?=\d)/g, '');
+  if (int) return /^[+-]?\d+$/.test(t) ? Number(t) : undefined;
+  if (/^[+-]?(nan|inf|infinity)$/i.test(t)) return /nan/i.test(t) ? Number.NaN : t.startsWith('-') ? -Infinity : Infinity;
+  return /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(t) ? Number(t) : undefined;
+}
+
+/** `{ "__value__": x }` is how the editor wraps a list value; the server unwraps it. */
+const unwrap = (v: unknown): unknown => (isObject(v) && Object.keys(v).length === 1 && '__value__' in v ? v.__value__ : v);
+
+const DIGITS = /^\d+$/;
 
 /** Node ids the way people number them: `2` before `10` (and `5:10` after `5:2`). */
 export function byId(a: string, b: string): number {
-  const x = Number(a);
-  const y = Number(b);
-  // localeCompare is slow enough to dominate a large workflow: only ids that are not plain numbers need it.
-  if (Number.isInteger(x) && Number.isInteger(y)) return x - y;
+  // localeCompare is slow enough to dominate a large workflow: only ids that are not plain digits need it.
+  if (DIGITS.test(a) && DIGITS.test(b)) return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
   return a.localeCompare(b, 'en', { numeric: true });
 }
 

@@ -760,6 +760,14 @@ describe('workflow validation before submission', () => {
     expect(typeof prompt_id).toBe('string');
   });
 
+  it('getObjectInfo() answers become what validation checks against: no second fetch', async () => {
+    const c = client();
+    const image = await uploadInput(c);
+    await c.getObjectInfo();
+    await c.submit({ '1': { class_type: 'LoadImage', inputs: { image } }, '2': { class_type: 'SaveImage', inputs: { images: ['1', 0], filename_prefix: 'ok' } } }, { validate: true });
+    expect(requestsTo('GET', '/api/object_info')).toHaveLength(1);
+  });
+
   it('the emulator rejects exactly the workflows validateWorkflow finds errors in, with the server’s 400 body', async () => {
     const c = client();
     const image = await uploadInput(c);

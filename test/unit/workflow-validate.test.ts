@@ -108,8 +108,47 @@ describe('validateWorkflow on the emulator catalogue', () => {
       ['error', 'invalid_input_type', '1.inputs.batch_size'],
       ['warning', 'invalid_input_type', '2.inputs.filename_prefix'],
     ]);
-    expect(issues[0]!.message).toBe('#1 EmptyImage: width: is the string "64": the server converts it to 64, but send a number');
+    expect(issues[0]!.message).toBe('#1 EmptyImage: width: is "64": the server converts it to 64, but send a number');
     expect(brief(validateWorkflow({ '1': { class_type: 'ImageInvert', inputs: { image: 'photo.png' } }, '2': save('1') }, emulated))).toEqual([['error', 'invalid_input_type', '1.inputs.image']]);
+  });
+
+  it('judges strings as Python does: int() takes "-7" and "1_0", not "5.5" or "1e1"; float() takes "1e1" and "nan"', () => {
+    const empty = (width: unknown) => validateWorkflow({ '1': { class_type: 'EmptyImage', inputs: { width, height: 8, batch_size: 1, color: 0 } }, '2': save('1') }, emulated);
+    expect(['64', ' 1_0 ', '5.5', '1e1', '0x5', ''].map((w) => brief(empty(w))[0]?.[0])).toEqual(['warning', 'warning', 'error', 'error', 'error', 'error']);
+    const blur = (sigma: unknown) => validateWorkflow({ '1': { class_type: 'LoadImage', inputs: { image: 'photo.png' } }, '2': { class_type: 'ImageBlur', inputs: { image: ['1', 0], blur_radius: 1, sigma } }, '3': save('2') }, emulated);
+    expect(['1e0', '2.5', 'x'].map((v) => brief(blur(v))[0]?.[0])).toEqual(['warning', 'warning', 'error']);
+  });
+
+  it('truncates an INT before checking its range, as the server does', () => {
+    const blur = (blur_radius: unknown) => validateWorkflow({ '1': { class_type: 'LoadImage', inputs: { image: 'photo.png' } }, '2': { class_type: 'ImageBlur', inputs: { image: ['1', 0], blur_radius, sigma: 1 } }, '3': save('2') }, emulated);
+    expect(brief(blur(31.5))).toEqual([['warning', 'invalid_input_type', '2.inputs.blur_radius']]);
+    expect(brief(blur(32))[0]).toEqual(['error', 'value_bigger_than_max', '2.inputs.blur_radius']);
+  });
+
+  it('any list is a link to the server: a numeric id or a list of values is an error, a link in an unknown input too', () => {
+    const wf = (images: unknown, extra: Record<string, unknown> = {}) => validateWorkflow({ '1': { class_type: 'LoadImage', inputs: { image: 'photo.png' } }, '2': { class_type: 'SaveImage', inputs: { images, filename_prefix: 'x', ...extra } } }, emulated);
+    expect(brief(wf([1, 0]))).toEqual([['error', 'bad_linked_input', '2.inputs.images']]);
+    expect(brief(wf(['1', 0, 2]))).toEqual([['error', 'bad_linked_input', '2.inputs.images']]);
+    expect(brief(wf(['1', -2]))).toEqual([]); // Python indexing: -2 is output 0 of two
+    expect(brief(wf(['1', 0], { foo: ['1', 0] }))).toEqual([['error', 'unknown_input', '2.inputs.foo']]);
+    expect(brief(wf(['1', 0], { foo: 'bar' }))).toEqual([['warning', 'unknown_input', '2.inputs.foo']]);
+  });
+
+  it('converts what the server converts: a STRING from anything, a wrapped { __value__ } list value', () => {
+    const issues = validateWorkflow({ '1': { class_type: 'LoadImage', inputs: { image: 'photo.png' } }, '2': { class_type: 'SaveImage', inputs: { images: ['1', 0], filename_prefix: null } } }, emulated);
+    expect(brief(issues)).toEqual([['warning', 'invalid_input_type', '2.inputs.filename_prefix']]);
+    const wrapped = validateWorkflow(
+      { '1': { class_type: 'LoadImage', inputs: { image: 'photo.png' } }, '2': { class_type: 'ImageScale', inputs: { image: ['1', 0], upscale_method: { __value__: 'bilinear' }, width: 8, height: 8, crop: 'disabled' } }, '3': save('2') },
+      emulated,
+    );
+    expect(wrapped).toEqual([]);
+  });
+
+  it('a cycle no output depends on is a warning; everyNode judges a fragment as if it ran', () => {
+    const loop = { '1': { class_type: 'ImageInvert', inputs: { image: ['2', 0] } }, '2': { class_type: 'ImageInvert', inputs: { image: ['1', 0] } } };
+    expect(brief(validateWorkflow({ ...loop, '3': { class_type: 'LoadImage', inputs: { image: 'photo.png' } }, '4': save('3') }, emulated))).toEqual([['warning', 'dependency_cycle', '1']]);
+    const fragment = { '1': { class_type: 'ImageBlur', inputs: { image: ['0', 0], blur_radius: 99, sigma: 1 } }, '0': { class_type: 'LoadImage', inputs: { image: 'photo.png' } } };
+    expect(brief(validateWorkflow(fragment, emulated, { everyNode: true }))).toEqual([['error', 'value_bigger_than_max', '1.inputs.blur_radius']]);
   });
 
   it('a file input may name a file uploaded after object_info was read: a warning', () => {
@@ -174,7 +213,7 @@ describe.skipIf(!real)('validateWorkflow on a real object_info (440 classes)', (
     expect(issues[2]!.message).toBe('#3 KSampler: latent_image: takes LATENT, but output 0 of #8 VAEDecode is IMAGE');
   });
 
-  it('reads the COMBO-with-options form and multiselect lists', () => {
+  it('reads the COMBO-with-options form', () => {
     const issues = validateWorkflow(
       { '1': { class_type: 'LoadImage', inputs: { image: 'example.png' } }, '2': { class_type: 'SaveImage', inputs: { images: ['1', 0], filename_prefix: 'x' } }, '3': { class_type: 'GenerateTracks', inputs: { interpolation: 'eas_in' } } },
       info,
