@@ -51,6 +51,19 @@ export interface GenerateTypesOptions {
 const MAX_DOC = 160;
 
 /**
+ * Names the exported interface cannot have: JavaScript's reserved words
+ * (strict mode and modules included), TypeScript's built-in type names, and
+ * the names the file imports.
+ */
+const RESERVED: ReadonlySet<string> = new Set(
+  (
+    'break case catch class const continue debugger default delete do else enum export extends false finally for function if import in instanceof new null ' +
+    'return super switch this throw true try typeof var void while with implements interface let package private protected public static yield await ' +
+    'any unknown never number string boolean symbol object bigint undefined Link UploadResponse'
+  ).split(' '),
+);
+
+/**
  * The TypeScript source of a node-types interface for `object_info`: one
  * member per class, with its inputs (what each takes) and its outputs (by
  * index and by name). Types only, no runtime code; compiles under
@@ -69,12 +82,18 @@ export function generateTypes(objectInfo: ObjectInfo, options: GenerateTypesOpti
   const typeName = options.typeName ?? 'Nodes';
   const ctx: Context = { maxCombo: options.maxComboValues ?? 1000, used: new Set() };
   if (!isObject(objectInfo)) throw new InvalidArgumentError(`must be the server's object_info (an object of node classes), got ${describeValue(objectInfo)}`, 'objectInfo');
-  if (!/^[A-Za-z_$][\w$]*$/.test(typeName)) throw new InvalidArgumentError(`must be an identifier, got ${describeValue(typeName)}`, 'options.typeName');
-  const classes = Object.keys(objectInfo).sort(byCodePoint);
+  if (typeof typeName !== 'string' || !/^[A-Za-z_$][\w$]*$/.test(typeName)) throw new InvalidArgumentError(`must be an identifier, got ${describeValue(typeName)}`, 'options.typeName');
+  if (RESERVED.has(typeName)) {
+    const why = typeName === 'Link' || typeName === 'UploadResponse' ? 'a name the generated file imports' : 'a reserved word or a built-in type name';
+    throw new InvalidArgumentError(`must be an identifier an interface can have, got ${describeValue(typeName)}: ${why}`, 'options.typeName');
+  }
+  // Only entries that are objects are node classes: anything else is skipped, and not counted.
+  const classes = Object.keys(objectInfo)
+    .filter((name) => isObject(objectInfo[name]))
+    .sort(byCodePoint);
   const out: string[] = [`/** The node classes of the server, for \`Workflow<${typeName}>\`. */`, `export interface ${typeName} {`];
   for (const name of classes) {
-    const def = objectInfo[name];
-    if (!isObject(def)) continue;
+    const def = objectInfo[name] as Record<string, unknown>;
     const doc = classDoc(name, def);
     if (doc) out.push(`  /** ${doc} */`);
     out.push(`  ${key(name)}: {`, '    inputs: {');
@@ -99,33 +118,50 @@ interface Context {
   used: Set<'Link' | 'UploadResponse'>;
 }
 
-/** One line (or a doc line and a member line) per input, required ones first. */
+/** One member of an `inputs` type: its name (what makes two members the same), whether it is required, its lines (a doc line, the member). */
+interface Member {
+  name: string;
+  required: boolean;
+  lines: string[];
+}
+
+/**
+ * One line (or a doc line and a member line) per input, required ones first.
+ * A name is written once (a duplicate does not compile): an input listed as
+ * both required and optional, an autogrow name given twice, a dynamic input's
+ * sub-input that repeats another input. Required wins; else the first.
+ */
 function inputLines(def: Record<string, unknown>, ctx: Context): string[] {
   const input = isObject(def.input) ? def.input : {};
   const order = isObject(def.input_order) ? def.input_order : {};
-  const lines: string[] = [];
+  const all: Member[] = [];
   for (const section of ['required', 'optional'] as const) {
     const specs = input[section];
     if (!isObject(specs)) continue;
     // input_order is the server's order of the widgets; object keys are the fallback.
     const listed = Array.isArray(order[section]) ? (order[section] as unknown[]).filter((n): n is string => typeof n === 'string' && Object.hasOwn(specs, n)) : [];
-    const names = [...listed, ...Object.keys(specs).filter((n) => !listed.includes(n))];
-    for (const name of names) lines.push(...members(name, specs[name], section === 'required', ctx));
+    const names = [...new Set(listed), ...Object.keys(specs).filter((n) => !listed.includes(n))];
+    for (const name of names) all.push(...members(name, specs[name], section === 'required', ctx));
   }
-  return lines;
+  const chosen = new Map<string, Member>();
+  for (const m of all) {
+    const before = chosen.get(m.name);
+    if (!before || (m.required && !before.required)) chosen.set(m.name, m);
+  }
+  return all.filter((m) => chosen.get(m.name) === m).flatMap((m) => m.lines);
 }
 
 /** The members one input contributes: itself, or the names a dynamic input expands into. */
-function members(name: string, raw: unknown, required: boolean, ctx: Context): string[] {
+function members(name: string, raw: unknown, required: boolean, ctx: Context): Member[] {
   const [type, options] = Array.isArray(raw) ? raw : [raw];
   const o = isObject(options) ? options : {};
-  const member = (n: string, t: string, req: boolean, doc?: string) => [...(doc ? [`/** ${doc} */`] : []), `${key(n)}${req ? '' : '?'}: ${t};`];
+  const member = (n: string, t: string, req: boolean, doc?: string): Member[] => [{ name: n, required: req, lines: [...(doc ? [`/** ${doc} */`] : []), `${key(n)}${req ? '' : '?'}: ${t};`] }];
   const template = isObject(o.template) ? o.template : {};
   if (type === 'COMFY_AUTOGROW_V3') {
     // `images` with prefix `image`: inputs `images.image0` … `images.image{max-1}`, the first `min` required.
     const inner = firstInput(template.input);
     const names = Array.isArray(template.names)
-      ? template.names.filter((n): n is string => typeof n === 'string')
+      ? [...new Set(template.names.filter((n): n is string => typeof n === 'string'))]
       : Array.from({ length: Math.min(100, num(template.max, 10)) }, (_, i) => `${typeof template.prefix === 'string' ? template.prefix : ''}${i}`);
     const min = num(template.min, 1);
     const t = inner ? valueType(inner[0], inner[1], ctx) : 'unknown';
@@ -152,7 +188,8 @@ function members(name: string, raw: unknown, required: boolean, ctx: Context): s
   }
   if (typeof type === 'string' && /^COMFY_\w+_V3$/.test(type) && type !== 'COMFY_MATCHTYPE_V3') {
     // A dynamic input of a kind this generator does not know: any value, any sub-input.
-    return [`${key(name)}${required ? '' : '?'}: unknown;`, `[input: \`${name.replace(/[`\\$]/g, '\\$&')}.\${string}\`]: unknown;`];
+    const pattern = `[input: \`${name.replace(/[`\\$]/g, '\\$&')}.\${string}\`]: unknown;`;
+    return [...member(name, 'unknown', required), { name: pattern, required: false, lines: [pattern] }];
   }
   return member(name, valueType(type, o, ctx), required, docOf(o));
 }
@@ -226,13 +263,23 @@ function firstInput(input: unknown): [unknown, Record<string, unknown>] | undefi
   return undefined;
 }
 
-/** `Save Image: Saves the input images… Category: image; an output node.`: display name, description, category. */
+/**
+ * `Save Image: Saves the input images… Category: image; an output node.`:
+ * display name, description, category, whether it is an output node; each
+ * sentence ended once, nothing for a class with nothing to say.
+ */
 function classDoc(name: string, def: Record<string, unknown>): string {
-  const display = typeof def.display_name === 'string' && def.display_name !== name ? def.display_name : '';
-  const description = typeof def.description === 'string' ? def.description.trim().replace(/\.$/, '') : '';
-  const category = typeof def.category === 'string' && def.category ? ` Category: ${def.category}` : '';
-  const output = def.output_node === true ? `${category ? ';' : ''} an output node` : '';
-  return docText(`${[display, description].filter(Boolean).join(': ') || name}.${category}${output}${category || output ? '.' : ''}`);
+  const display = typeof def.display_name === 'string' && def.display_name.trim() !== name ? def.display_name.trim() : '';
+  const description = typeof def.description === 'string' ? def.description.trim() : '';
+  const category = typeof def.category === 'string' ? def.category.trim() : '';
+  const about = [display, description].filter(Boolean).join(': ') || name.trim();
+  const facts = [category && `Category: ${category}`, def.output_node === true && (category ? 'an output node' : 'An output node')].filter(Boolean).join('; ');
+  return docText([about, facts].filter(Boolean).map(sentence).join(' '));
+}
+
+/** `text` ended with a full stop, unless it ends with one (or `!`, `?`, `…`) already. */
+function sentence(text: string): string {
+  return /[.!?…]$/.test(text) ? text : `${text}.`;
 }
 
 /** `The random seed… (0 to 100, default 20)`: tooltip, range, default. */

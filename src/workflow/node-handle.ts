@@ -57,7 +57,7 @@ export class NodeHandle<N extends NodeTypes<N> = Untyped, C extends string = str
   }
 
   /**
-   * The node's inputs as they are now (literals, and links as `[nodeId, outputIndex]`): a copy; change them with {@link set}.
+   * The node's inputs as they are now (literals, and links as `[nodeId, outputIndex]`): a deep copy; change them with {@link set}.
    *
    * @example
    * ```ts
@@ -65,7 +65,7 @@ export class NodeHandle<N extends NodeTypes<N> = Untyped, C extends string = str
    * ```
    */
   get inputs(): Readonly<Record<string, unknown>> {
-    return copyInputs(this.#node.inputs);
+    return copyJSON(this.#node.inputs, 'inputs');
   }
 
   /**
@@ -121,9 +121,26 @@ function outputIndex(info: ObjectInfo | undefined, id: string, classType: string
   throw new InvalidArgumentError(`${where} has no output ${JSON.stringify(output)}${hint ? ` (did you mean ${JSON.stringify(hint)}?)` : known.length ? `; its outputs: ${known.join(', ')}` : '; it has no outputs'}`, 'output');
 }
 
-/** A node's inputs, links copied: never an array the workflow holds. */
-export function copyInputs(inputs: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(inputs)) out[name] = Array.isArray(value) ? [...value] : value;
-  return out;
+/**
+ * A deep copy of JSON data (a node, its inputs, a value), so that the
+ * workflow and its caller never share an object or array, however nested.
+ * What cannot be copied (a function, a symbol) throws
+ * {@link InvalidArgumentError} naming `field`: it is not JSON either.
+ */
+export function copyJSON<T>(value: T, field: string): T {
+  if (typeof value !== 'object' || value === null) {
+    if (typeof value === 'function' || typeof value === 'symbol') throw new InvalidArgumentError(`must be JSON data, got ${describeValue(value)}`, field);
+    return value;
+  }
+  try {
+    // Own `__proto__` members stay own members (structured clone defines properties, it does not assign them).
+    return structuredClone(value);
+  } catch (err) {
+    throw new InvalidArgumentError(`must be JSON data (strings, numbers, booleans, null, arrays and objects): it holds something that cannot be copied (a function or a symbol)`, field, undefined, { cause: err });
+  }
+}
+
+/** `target[key] = value` as an own property, even for `"__proto__"` (which assignment would take as the prototype). */
+export function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true });
 }

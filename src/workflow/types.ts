@@ -26,8 +26,6 @@
 
 import type { Workflow } from '../schemas/cloud.ts';
 
-declare const linkType: unique symbol;
-
 /**
  * A workflow as API-format JSON: node id → `{ class_type, inputs, _meta }`,
  * a link as `[nodeId, outputIndex]`. What `Workflow.toJSON()` returns and
@@ -48,7 +46,20 @@ export type WorkflowJSON = Workflow;
  * const image: Link<'IMAGE'> = load.out('IMAGE'); // ['1', 0] at run time
  * ```
  */
-export type Link<T extends string = string> = readonly [nodeId: string, outputIndex: number] & { readonly [linkType]?: T };
+export type Link<T extends string = string> = readonly [nodeId: string, outputIndex: number] & {
+  /**
+   * Not API: the compiler's record of the output type. A phantom member,
+   * never set at run time (a link is a plain `[nodeId, outputIndex]` array);
+   * do not read or write it.
+   *
+   * Its key is a string, not a `unique symbol`: two copies of these
+   * declarations (the package's `.d.ts` and `.d.cts`, or two SDK versions in
+   * one program) then name the same member, so a link made with one copy is
+   * still checked against an input typed by the other. Two distinct symbols
+   * would be two unrelated optional members, and any link would fit any input.
+   */
+  readonly '~linkType'?: T;
+};
 
 /**
  * A link whose type is known only at run time: an output of type `*`, of a
@@ -103,9 +114,11 @@ export type InputPath = `${string}.inputs.${string}`;
 
 /**
  * Which node: its id (`'6'`), its title (`{ title: 'Positive' }`, the
- * editor's `_meta.title`) or its class (`{ classType: 'KSampler' }`).
+ * editor's `_meta.title`), its class (`{ classType: 'KSampler' }`), or both
+ * (`{ title: 'Positive', classType: 'CLIPTextEncode' }`: a node with that
+ * title and that class).
  */
-export type NodeSelector<C extends string = string> = string | { title: string } | { classType: C };
+export type NodeSelector<C extends string = string> = string | { title: string; classType?: C } | { classType: C; title?: string };
 
 /** Options of `Workflow.add`. */
 export interface AddOptions {

@@ -103,6 +103,7 @@ function parseClass(def: Record<string, unknown>): ClassSpec {
     const specs = input[section];
     if (!isObject(specs)) continue;
     for (const [name, raw] of Object.entries(specs)) {
+      if (!required && inputs.has(name)) continue; // listed twice: required wins, as in the generated types
       const spec = parseInput(raw, required);
       if (isDynamic(spec.type)) dynamic = true;
       inputs.set(name, spec);

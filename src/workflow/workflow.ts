@@ -15,7 +15,7 @@ import type { ObjectInfo, UploadResponse } from '../schemas/cloud.ts';
 import { describeValue } from '../schemas/explain.ts';
 import { isObject } from '../schemas/rule.ts';
 import type { AddOptions, InputPath, InputsOf, NodeSelector, NodeTypes, Untyped, WorkflowJSON } from './types.ts';
-import { copyInputs, NodeHandle, type StoredNode } from './node-handle.ts';
+import { copyJSON, NodeHandle, setOwn, type StoredNode } from './node-handle.ts';
 import { asLink, byId, validateWorkflow, type WorkflowIssue } from './validate.ts';
 
 /**
@@ -74,7 +74,8 @@ export class Workflow<N extends NodeTypes<N> = Untyped> {
    * A workflow from API-format JSON (an object, or its text), as the editor
    * exports it with "Export (API)". The editor's own saved format (`nodes`
    * and `links` arrays) is refused with how to export the API format. The
-   * JSON is copied: editing the workflow never changes it.
+   * JSON is copied, nested values and `_meta` included: editing the workflow
+   * never changes it, and changing it never changes the workflow.
    *
    * @param objectInfo The server's `object_info`: input names and values set later are checked against it, and {@link outputNodes} and {@link validate} use it.
    * @example
@@ -88,17 +89,20 @@ export class Workflow<N extends NodeTypes<N> = Untyped> {
     const broken = validateWorkflow(value, {}).filter((i) => i.code === 'ui_format' || i.code === 'invalid_prompt');
     if (broken.length > 0) throw new InvalidArgumentError(firstOf(broken), 'workflow', broken);
     const wf = new Workflow<M>(objectInfo);
-    for (const [id, node] of Object.entries(value as WorkflowJSON)) wf.#store(id, copyNode(node as StoredNode));
+    for (const [id, node] of Object.entries(value as WorkflowJSON)) wf.#store(id, copyJSON(node as StoredNode, `workflow.${id}`));
     return wf;
   }
 
   /**
    * Adds a node and returns its handle, whose `out()` links its outputs to
    * other nodes' inputs. Ids are sequential (`'1'`, `'2'`…, after the largest
-   * numeric id already there) unless `options.id` says otherwise.
-   * With `object_info`, an unknown class, an unknown input or a wrong value
-   * throws {@link InvalidArgumentError}; with generated types, the compiler
-   * refuses them first.
+   * numeric id already there) unless `options.id` says otherwise. The
+   * inputs are copied (nested values too). A link that would close a cycle
+   * (to the node itself, or to a node that depends on it) throws
+   * {@link InvalidArgumentError}. With `object_info`, an unknown class, an
+   * unknown input, a missing required input or a wrong value throws it too,
+   * whether or not an output node depends on the new node yet; with
+   * generated types, the compiler refuses them first.
    *
    * @example
    * ```ts
@@ -113,10 +117,12 @@ export class Workflow<N extends NodeTypes<N> = Untyped> {
     if (!isObject(options)) throw new InvalidArgumentError(`must be an object, got ${describeValue(options)}`, 'options');
     const id = options.id === undefined ? String(this.#nextId) : checkId(options.id, 'options.id');
     if (this.#nodes.has(id)) throw new InvalidArgumentError(`the workflow has a node "${id}" already (${this.#nodes.get(id)!.class_type})`, 'options.id');
-    // Members in the order the editor exports them, so a built workflow diffs cleanly against an exported one.
+    // Members in the order the editor exports them (inputs, class_type, _meta), so each node diffs cleanly against
+    // the editor's export of it. Only within a node: toJSON() orders the nodes by id, the editor in its own order.
     const node: StoredNode = { inputs: {}, class_type: classType };
-    for (const [name, value] of Object.entries(inputs)) if (value !== undefined) node.inputs[name] = toValue(value);
+    for (const [name, value] of Object.entries(inputs)) if (value !== undefined) setOwn(node.inputs, name, copyJSON(toValue(value), `inputs.${name}`));
     if (options.title !== undefined) node._meta = { title: checkId(options.title, 'options.title') };
+    this.#refuseCycles(id, node, Object.keys(node.inputs));
     this.#check(id, node, Object.keys(node.inputs), true);
     this.#store(id, node);
     return new NodeHandle<N, C>(this, id, node);
@@ -124,12 +130,15 @@ export class Workflow<N extends NodeTypes<N> = Untyped> {
 
   /**
    * Sets one input: by path (`'6.inputs.text'`, as the JSON nests it), or
-   * by node (an id, `{ title }` or `{ classType }`, which must match exactly
-   * one node) and input name. A link is `[nodeId, outputIndex]` or a handle's
-   * `out()`; an {@link UploadResponse} becomes the file name the server expects
-   * (`subfolder/name`); `undefined` removes the input. With `object_info`, an
-   * input the class does not have, or a value the server would refuse, throws
-   * {@link InvalidArgumentError} and changes nothing.
+   * by node (an id, `{ title }`, `{ classType }` or both, which must match
+   * exactly one node) and input name. A link is `[nodeId, outputIndex]` or a
+   * handle's `out()`; an {@link UploadResponse} (an object with a string
+   * `name` and a string `subfolder` or `type`, as `uploadImage()` returns it)
+   * becomes the file name the server expects (`subfolder/name`); any other
+   * value is copied as it is; `undefined` removes the input. A link that
+   * would close a cycle throws {@link InvalidArgumentError} and changes
+   * nothing; with `object_info`, so does an input the class does not have, or
+   * a value the server would refuse.
    *
    * @example
    * ```ts
@@ -140,7 +149,7 @@ export class Workflow<N extends NodeTypes<N> = Untyped> {
    * ```
    */
   set(path: InputPath, value: unknown): this;
-  set<C extends keyof N & string, K extends keyof InputsOf<N, C> & string>(node: { classType: C }, input: K, value: InputsOf<N, C>[K]): this;
+  set<C extends keyof N & string, K extends keyof InputsOf<N, C> & string>(node: { classType: C; title?: string }, input: K, value: InputsOf<N, C>[K]): this;
   set(node: string | { title: string }, input: string, value: unknown): this;
   set(...args: [InputPath, unknown] | [NodeSelector, string, unknown]): this {
     const [id, node, input, given] = args.length === 2 ? this.#byPath(args[0], args[1]) : [...this.#one(args[0]), checkId(args[1], 'input'), args[2]] as const;
@@ -148,16 +157,19 @@ export class Workflow<N extends NodeTypes<N> = Untyped> {
       delete node.inputs[input];
       return this;
     }
-    const value = toValue(given);
-    this.#check(id, { ...node, inputs: { [input]: value } }, [input], false);
-    node.inputs[input] = value;
+    const value = copyJSON(toValue(given), 'value');
+    const change: StoredNode = { ...node, inputs: { [input]: value } };
+    this.#refuseCycles(id, change, [input]);
+    this.#check(id, change, [input], false);
+    setOwn(node.inputs, input, value);
     return this;
   }
 
   /**
    * The one node a selector matches: an id, `{ title }` (the editor's
-   * `_meta.title`) or `{ classType }`. Throws {@link InvalidArgumentError} when
-   * none matches (naming the closest title or class) or several do.
+   * `_meta.title`), `{ classType }`, or `{ title, classType }` (a node with
+   * both). Throws {@link InvalidArgumentError} when none matches (naming the
+   * closest title or class) or several do.
    *
    * @example
    * ```ts
@@ -166,7 +178,7 @@ export class Workflow<N extends NodeTypes<N> = Untyped> {
    * const prompt = wf.node({ title: 'Positive' }).inputs.text;
    * ```
    */
-  node<C extends keyof N & string>(selector: { classType: C }): NodeHandle<N, C>;
+  node<C extends keyof N & string>(selector: { classType: C; title?: string }): NodeHandle<N, C>;
   node(selector: string | { title: string }): NodeHandle<N, string>;
   node(selector: NodeSelector): NodeHandle<N, string> {
     const [id, node] = this.#one(selector);
@@ -182,7 +194,7 @@ export class Workflow<N extends NodeTypes<N> = Untyped> {
    * for (const encoder of wf.nodes({ classType: 'CLIPTextEncode' })) console.log(encoder.id, encoder.title, encoder.inputs.text);
    * ```
    */
-  nodes<C extends keyof N & string>(selector: { classType: C }): NodeHandle<N, C>[];
+  nodes<C extends keyof N & string>(selector: { classType: C; title?: string }): NodeHandle<N, C>[];
   nodes(selector?: string | { title: string }): NodeHandle<N, string>[];
   nodes(selector?: NodeSelector): NodeHandle<N, string>[] {
     return this.#match(selector).map(([id, node]) => new NodeHandle(this, id, node));
@@ -222,7 +234,11 @@ export class Workflow<N extends NodeTypes<N> = Untyped> {
   /**
    * The workflow as plain API-format JSON (links as `[nodeId, outputIndex]`),
    * in id order: what `cloud.submit()` and `cloud.run()` take, and what
-   * `JSON.stringify(wf)` writes. A copy: changing it does not change the workflow.
+   * `JSON.stringify(wf)` writes. A deep copy: changing it (a nested value or
+   * `_meta` too) does not change the workflow. Within each node, members are
+   * in the order the editor exports them (`inputs`, `class_type`, `_meta`),
+   * so a node diffs cleanly against the editor's export of it; the nodes are
+   * in id order, which need not be the editor's.
    *
    * @example
    * ```ts
@@ -232,7 +248,8 @@ export class Workflow<N extends NodeTypes<N> = Untyped> {
    */
   toJSON(): WorkflowJSON {
     const out: WorkflowJSON = {};
-    for (const [id, node] of this.#match(undefined)) out[id] = copyNode(node);
+    // Own-property-safe: a node id "__proto__" is a node like any other.
+    for (const [id, node] of this.#match(undefined)) setOwn(out, id, copyJSON(node, id));
     return out;
   }
 
@@ -254,29 +271,34 @@ export class Workflow<N extends NodeTypes<N> = Untyped> {
     }
     const all = [...this.#nodes].sort(([a], [b]) => byId(a, b));
     if (selector === undefined) return all;
-    const { title, classType } = (isObject(selector) ? selector : {}) as { title?: unknown; classType?: unknown };
-    if (typeof title === 'string') return all.filter(([, n]) => n._meta?.title === title);
-    if (typeof classType === 'string') return all.filter(([, n]) => n.class_type === classType);
-    throw new InvalidArgumentError(`must be a node id, { title } or { classType }, got ${describeValue(selector)}`, 'node');
+    const { title, classType } = selectorParts(selector);
+    return all.filter(([, n]) => (title === undefined || n._meta?.title === title) && (classType === undefined || n.class_type === classType));
   }
 
   /** The one node `selector` matches; otherwise why not, with the closest id, title or class. */
   #one(selector: NodeSelector): [string, StoredNode] {
     const found = this.#match(selector);
     if (found.length === 1) return found[0]!;
-    const [what, given, known] =
-      typeof selector === 'string'
-        ? ['with id', selector, [...this.#nodes.keys()]]
-        : 'title' in selector
-          ? ['titled', selector.title, [...this.#nodes.values()].flatMap((n) => (typeof n._meta?.title === 'string' ? [n._meta.title] : []))]
-          : ['of class', selector.classType, [...this.#nodes.values()].map((n) => n.class_type)];
+    const { title, classType } = typeof selector === 'string' ? {} : selectorParts(selector);
+    const what = typeof selector === 'string' ? `with id ${JSON.stringify(selector)}` : [title !== undefined && `titled ${JSON.stringify(title)}`, classType !== undefined && `of class ${JSON.stringify(classType)}`].filter(Boolean).join(' ');
     if (found.length > 1) {
-      throw new InvalidArgumentError(`${found.length} nodes ${what} ${JSON.stringify(given)} (${found.map(([id]) => `#${id}`).join(', ')}): choose one by id`, 'node');
+      throw new InvalidArgumentError(`${found.length} nodes ${what} (${found.map(([id]) => `#${id}`).join(', ')}): choose one by id`, 'node');
     }
+    const nodes = [...this.#nodes.values()];
+    const titles = (of: readonly StoredNode[]) => of.flatMap((n) => (typeof n._meta?.title === 'string' ? [n._meta.title] : []));
+    // What to suggest: the closest id, class or title; for a title and a class, the closest class when none has it, else the closest title among that class's nodes.
+    const ofClass = classType === undefined ? nodes : nodes.filter((n) => n.class_type === classType);
+    const [given, known, prefix] =
+      typeof selector === 'string'
+        ? [selector, [...this.#nodes.keys()], '']
+        : classType !== undefined && (title === undefined || ofClass.length === 0)
+          ? [classType, nodes.map((n) => n.class_type), title === undefined ? '' : 'class ']
+          : [title!, titles(ofClass), ''];
     const unique = [...new Set(known)].sort(byId);
     const hint = closest(given, unique);
-    const list = hint ? ` (did you mean ${JSON.stringify(hint)}?)` : unique.length === 0 ? '' : unique.length <= 16 ? `; the workflow has ${unique.map((k) => JSON.stringify(k)).join(', ')}` : '';
-    throw new InvalidArgumentError(`no node ${what} ${JSON.stringify(given)}${list}`, 'node');
+    const where = prefix ? "the workflow's classes are" : title !== undefined && classType !== undefined ? `its nodes of class ${JSON.stringify(classType)} are titled` : 'the workflow has';
+    const list = hint ? ` (did you mean ${prefix}${JSON.stringify(hint)}?)` : unique.length === 0 ? '' : unique.length <= 16 ? `; ${where} ${unique.map((k) => JSON.stringify(k)).join(', ')}` : '';
+    throw new InvalidArgumentError(`no node ${what}${list}`, 'node');
   }
 
   /** `'6.inputs.text'` → node `6` and its input `text` (an input name may hold dots: `images.image0`). */
@@ -290,9 +312,11 @@ export class Workflow<N extends NodeTypes<N> = Untyped> {
 
   /**
    * Throws when `object_info` finds an error in the given inputs of `node`
-   * (or, for a new node, in its class): the workflow's validator run on this
-   * node and the nodes its links come from, nothing else. An input the class
-   * does not have is refused too (the server would ignore it: a typo).
+   * (or, for a new node, in its class, or a required input it lacks): the
+   * workflow's validator run on this node and the nodes its links come from,
+   * nothing else, judging the node as if an output depended on it (it will:
+   * a node is added before what uses it). An input the class does not have is
+   * refused too (the server would ignore it: a typo).
    */
   #check(id: string, node: StoredNode, inputs: readonly string[], isNew: boolean): void {
     const info = this.#objectInfo;
@@ -301,34 +325,99 @@ export class Workflow<N extends NodeTypes<N> = Untyped> {
     for (const name of inputs) {
       const link = asLink(node.inputs[name]);
       const source = link && link[0] !== id ? this.#nodes.get(link[0]) : undefined;
-      if (source) part[link![0]] = { class_type: source.class_type, inputs: {} };
+      if (source) setOwn(part, link![0], { class_type: source.class_type, inputs: {} });
     }
-    const issues = validateWorkflow(part, info).filter(
-      (i) => i.nodeId === id && ((isNew && i.code === 'unknown_class') || (i.input !== undefined && inputs.includes(i.input) && (i.severity === 'error' || i.code === 'unknown_input'))),
+    const issues = validateWorkflow(part, info, { everyNode: true }).filter(
+      (i) =>
+        i.nodeId === id &&
+        ((isNew && (i.code === 'unknown_class' || i.code === 'required_input_missing')) || (i.input !== undefined && inputs.includes(i.input) && (i.severity === 'error' || i.code === 'unknown_input'))),
     );
     if (issues.length > 0) throw new InvalidArgumentError(firstOf(issues), undefined, issues);
   }
+
+  /**
+   * Throws when a link among the given inputs of `node` would close a cycle:
+   * to node `id` itself, or to a node that (through its own links) depends on
+   * `id`. The server refuses such a workflow; no `object_info` is needed to see it.
+   */
+  #refuseCycles(id: string, node: StoredNode, inputs: readonly string[]): void {
+    const issues: WorkflowIssue[] = [];
+    for (const input of inputs) {
+      const link = asLink(node.inputs[input]);
+      const cycle = link && this.#cycle(id, link[0]);
+      if (!cycle) continue;
+      const title = typeof node._meta?.title === 'string' ? node._meta.title : undefined;
+      const why = cycle.length === 2 ? `links to #${id} itself` : `links to #${cycle[1]}, which depends on #${id}`;
+      issues.push({
+        severity: 'error',
+        code: 'dependency_cycle',
+        path: [id, 'inputs', input],
+        nodeId: id,
+        classType: node.class_type,
+        ...(title !== undefined ? { title } : {}),
+        input,
+        given: cycle,
+        message: `${label(id, node.class_type, title)}: ${input}: ${why}: the links would form a cycle (${cycle.map((n) => `#${n}`).join(' → ')})`,
+      });
+    }
+    if (issues.length > 0) throw new InvalidArgumentError(firstOf(issues), undefined, issues);
+  }
+
+  /** The cycle a link from node `id` to node `from` would close (`[id, from, …, id]`), or `undefined`. */
+  #cycle(id: string, from: string): string[] | undefined {
+    if (from === id) return [id, id];
+    // Depth-first over the links of the stored nodes (no recursion: a long chain must not overflow the stack).
+    const parent = new Map<string, string | undefined>([[from, undefined]]);
+    const stack = [from];
+    while (stack.length > 0) {
+      const at = stack.pop()!;
+      for (const value of Object.values(this.#nodes.get(at)?.inputs ?? {})) {
+        const next = asLink(value)?.[0];
+        if (next === undefined) continue;
+        if (next === id) {
+          const back: string[] = [];
+          for (let n: string | undefined = at; n !== undefined; n = parent.get(n)) back.push(n);
+          return [id, ...back.reverse(), id];
+        }
+        if (!parent.has(next)) {
+          parent.set(next, at);
+          stack.push(next);
+        }
+      }
+    }
+    return undefined;
+  }
+}
+
+/** A selector's title and class, each a string when given; throws for anything else. */
+function selectorParts(selector: unknown): { title?: string; classType?: string } {
+  const { title, classType } = (isObject(selector) ? selector : {}) as { title?: unknown; classType?: unknown };
+  if ((title === undefined && classType === undefined) || (title !== undefined && typeof title !== 'string') || (classType !== undefined && typeof classType !== 'string')) {
+    throw new InvalidArgumentError(`must be a node id, { title }, { classType } or both, got ${describeValue(selector)}`, 'node');
+  }
+  return { ...(title !== undefined ? { title } : {}), ...(classType !== undefined ? { classType } : {}) };
+}
+
+/** `#6 CLIPTextEncode "Positive"`, as the validator names a node. */
+function label(id: string, classType: string, title: string | undefined): string {
+  return `#${id} ${classType}${title !== undefined && title !== classType ? ` ${JSON.stringify(title)}` : ''}`;
 }
 
 /**
- * The value to store for an input: an upload's file name as a file input
- * names it (`subfolder/name`, with ` [temp]` for a temporary upload, as the
- * server's annotated paths say), a copy of a link, or the value itself.
+ * The value to store for an input: for an upload (an {@link UploadResponse}:
+ * a string `name` with a string `subfolder` or `type`, as the server answers
+ * an upload), its file name as a file input names it (`subfolder/name`, with
+ * ` [temp]` for a temporary upload, as the server's annotated paths say);
+ * anything else as it is (an object with a `name` may be a custom node's
+ * value). The caller copies it.
  */
 function toValue(value: unknown): unknown {
-  if (Array.isArray(value)) return [...value];
-  if (isObject(value) && typeof value.name === 'string') {
+  if (isObject(value) && typeof value.name === 'string' && (typeof value.subfolder === 'string' || typeof value.type === 'string')) {
     const { name, subfolder, type } = value as unknown as UploadResponse;
     const path = subfolder ? `${subfolder}/${name}` : name;
     return type === 'temp' || type === 'output' ? `${path} [${type}]` : path;
   }
   return value;
-}
-
-function copyNode(node: StoredNode): StoredNode {
-  const copy: StoredNode = { ...node, inputs: copyInputs(node.inputs) };
-  if (isObject(node._meta)) copy._meta = { ...node._meta };
-  return copy;
 }
 
 function parseJSON(text: string): unknown {

@@ -2,7 +2,7 @@
 // object_info (and writes exactly the committed examples/emulator-nodes.generated.ts),
 // a workflow built with the typed builder on those types runs, and an exported
 // workflow edited with Workflow.from (new prompt, uploaded image) runs too.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,8 +33,11 @@ afterAll(async () => {
 describe('workflows on the emulator', () => {
   it('platformui-codegen --url writes the committed example types', async () => {
     const out = join(dir, 'nodes.ts');
+    // The key from a file: the command takes none on its command line (`ps` would show it).
+    const keyFile = join(dir, 'api-key');
+    writeFileSync(keyFile, `${EMULATOR_API_KEY}\n`);
     let stdout = '';
-    const code = await runCodegen(['--url', emu.url, '--api-key', EMULATOR_API_KEY, '--out', out], { stdout: (t) => void (stdout += t), stderr: () => {} });
+    const code = await runCodegen(['--url', emu.url, '--api-key-file', keyFile, '--out', out], { stdout: (t) => void (stdout += t), stderr: () => {} });
     expect([code, stdout]).toEqual([0, expect.stringMatching(/^Wrote .*nodes\.ts: 8 node classes \(3 KB\) from http:\/\/127\.0\.0\.1:\d+\/ in \d+ ms\n$/)]);
     // Regenerate the example's types when this fails: the emulator's nodes changed.
     expect(readFileSync(out, 'utf8')).toBe(readFileSync(join(ROOT, 'examples/emulator-nodes.generated.ts'), 'utf8'));

@@ -999,7 +999,7 @@ export interface Nodes {
     };
     outputs: { 0: 'HOOK_KEYFRAMES'; HOOK_KF: 'HOOK_KEYFRAMES' };
   };
-  /** Create Hook Keyframes Interp.. Category: advanced/hooks/scheduling. */
+  /** Create Hook Keyframes Interp. Category: advanced/hooks/scheduling. */
   CreateHookKeyframesInterpolated: {
     inputs: {
       /** (0 to 10, default 1) */

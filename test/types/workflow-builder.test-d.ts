@@ -93,6 +93,13 @@ describe('Workflow<Nodes>: valid workflows compile', () => {
     expectTypeOf(wf.node({ title: 'Save' }).inputs).toEqualTypeOf<Readonly<Record<string, unknown>>>();
   });
 
+  it('a selector with a title and a class is typed by the class', () => {
+    const { wf } = txt2img();
+    expectTypeOf(wf.node({ classType: 'CLIPTextEncode', title: 'Positive' })).toEqualTypeOf<NodeHandle<Nodes, 'CLIPTextEncode'>>();
+    expectTypeOf(wf.nodes({ title: 'Positive', classType: 'CLIPTextEncode' })).toEqualTypeOf<NodeHandle<Nodes, 'CLIPTextEncode'>[]>();
+    wf.set({ classType: 'CLIPTextEncode', title: 'Positive' }, 'text', 'a dog');
+  });
+
   it('Workflow.from takes the node types too', () => {
     const wf = Workflow.from<Nodes>('{}');
     expectTypeOf(wf).toEqualTypeOf<Workflow<Nodes>>();
@@ -180,6 +187,8 @@ describe('Workflow<Nodes>: each mistake is a compile error', () => {
     load.out(2);
     // @ts-expect-error: KSampler has no input 'stepz'
     wf.set({ classType: 'KSampler' }, 'stepz', 20);
+    // @ts-expect-error: nor with a title in the selector ('text' is CLIPTextEncode's)
+    wf.set({ classType: 'KSampler', title: 'Positive' }, 'text', 'a dog');
     // @ts-expect-error: a path is '<id>.inputs.<input>'
     wf.set('3.seed', 1);
   });

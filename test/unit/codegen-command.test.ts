@@ -40,6 +40,8 @@ describe('platformui-codegen', () => {
     expect(await run('--help')).toEqual({ code: 0, stdout: USAGE, stderr: '' });
     expect(USAGE).toContain('--url <server>');
     expect(USAGE).toContain('--file <path>');
+    expect(USAGE).toContain('--api-key-file <path>');
+    expect(USAGE).not.toMatch(/--api-key </);
   });
 
   it('writes the types of a file, once: an unchanged file is left alone', async () => {
@@ -71,7 +73,10 @@ describe('platformui-codegen', () => {
     expect(local.stderr).toContain('from http://127.0.0.1:8188/ in');
     expect(seen[0]!.headers.get('x-api-key')).toBeNull();
 
-    const cloud = await run('--url', 'https://cloud.test', '--api-key', 'k_SECRET');
+    // The key from a file (trimmed: a trailing newline is not part of it).
+    const keyFile = join(dir, 'key');
+    writeFileSync(keyFile, 'k_SECRET\n');
+    const cloud = await run('--url', 'https://cloud.test', '--api-key-file', keyFile);
     expect(cloud.code).toBe(0);
     // The key from the environment, as every client takes it; and the URL too.
     process.env.PLATFORMUI_CLOUD_URL = 'https://cloud.test';
@@ -80,10 +85,51 @@ describe('platformui-codegen', () => {
     expect(fromEnv.code).toBe(0);
     expect(fromEnv.stderr).toContain('from https://cloud.test/ in');
     delete process.env.PLATFORMUI_API_KEY;
-    const refused = await run('--url', 'https://cloud.test', '--api-key', 'wrong');
+    writeFileSync(keyFile, 'wrong');
+    const refused = await run('--url', 'https://cloud.test', '--api-key-file', keyFile);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/^platformui-codegen: 401 GET https:\/\/cloud\.test\/api\/object_info/);
     expect(refused.stderr).not.toContain('wrong');
+  });
+
+  it('takes no key on the command line (`ps` shows it): --api-key is refused without repeating the key', async () => {
+    for (const argv of [['--url', 'https://cloud.test', '--api-key', 'k_SECRET'], ['--url', 'https://cloud.test', '--api-key=k_SECRET']]) {
+      const { code, stdout, stderr } = await run(...argv);
+      expect([code, stdout]).toEqual([2, '']);
+      expect(stderr.split('\n')[0]).toBe('platformui-codegen: --api-key is not taken (a key on the command line shows in `ps` and in shell history): set PLATFORMUI_API_KEY, or pass --api-key-file <path>');
+      expect(stderr).not.toContain('k_SECRET');
+    }
+    expect(seen).toHaveLength(0);
+    const missing = await run('--url', 'https://cloud.test', '--api-key-file', join(dir, 'no-such-key'));
+    expect([missing.code, missing.stderr]).toEqual([1, `platformui-codegen: --api-key-file: cannot read ${join(dir, 'no-such-key')} (ENOENT)\n`]);
+    writeFileSync(join(dir, 'empty-key'), ' \n');
+    expect((await run('--url', 'https://cloud.test', '--api-key-file', join(dir, 'empty-key'))).stderr).toBe(`platformui-codegen: --api-key-file: ${join(dir, 'empty-key')} is empty\n`);
+    expect(seen).toHaveLength(0);
+  });
+
+  it('refuses a JSON file that is not object_info, saying what it found', async () => {
+    const pkg = join(dir, 'package.json');
+    writeFileSync(pkg, JSON.stringify({ name: '@platformui/sdk', version: '1.0.0', type: 'module', scripts: { build: 'x' }, dependencies: {}, files: ['dist'] }));
+    const out = join(dir, 'never-written.ts');
+    const refused = await run('--file', pkg, '--out', out);
+    expect([refused.code, refused.stdout]).toEqual([1, '']);
+    expect(refused.stderr).toBe(
+      `platformui-codegen: ${pkg} is not a server's object_info (node class → definition): none of its 6 entries is a node definition (an object with "input" or "output"); it has "name" ("@platformui/sdk"), "version" ("1.0.0"), "type" ("module"), "scripts" (an object), … (2 more)\n`,
+    );
+    expect(() => statSync(out)).toThrow();
+    const empty = join(dir, 'empty.json');
+    writeFileSync(empty, '{}');
+    expect((await run('--file', empty)).stderr).toBe(`platformui-codegen: ${empty} is not a server's object_info (node class → definition): it is an empty object\n`);
+    // A workflow is not object_info either: its nodes have class_type and inputs.
+    const workflow = join(dir, 'workflow.json');
+    writeFileSync(workflow, JSON.stringify({ '1': { class_type: 'LoadImage', inputs: { image: 'a.png' } }, '2': { class_type: 'SaveImage', inputs: {} } }));
+    expect((await run('--file', workflow)).stderr).toMatch(/is not a server's object_info .*: none of its 2 entries is a node definition .*; it has "1" \(an object\), "2" \(an object\)\n$/);
+    // A few odd entries among node definitions are skipped, and not counted.
+    const odd = join(dir, 'odd.json');
+    writeFileSync(odd, JSON.stringify({ ...info, _version: '1.2' }));
+    const ok = await run('--file', odd);
+    expect([ok.code, ok.stdout]).toEqual([0, generateTypes(info)]);
+    expect(ok.stderr).toMatch(/^Generated 8 node classes /);
   });
 
   it('says what is wrong with the command line (exit 2) or the input (exit 1)', async () => {
@@ -91,7 +137,7 @@ describe('platformui-codegen', () => {
     const usage = (r: { code: number; stderr: string }) => [r.code, r.stderr.split('\n')[0]];
     expect(usage(await run())).toEqual([2, 'platformui-codegen: give --url <server> or --file <object_info.json> (or set PLATFORMUI_CLOUD_URL)']);
     expect(usage(await run('--url', 'http://x', '--file', 'y'))).toEqual([2, 'platformui-codegen: give --url or --file, not both']);
-    expect(usage(await run('--file', 'y', '--api-key', 'k'))).toEqual([2, 'platformui-codegen: --api-key goes with --url: a file needs none']);
+    expect(usage(await run('--file', 'y', '--api-key-file', 'k'))).toEqual([2, 'platformui-codegen: --api-key-file goes with --url: a file needs no key']);
     expect(usage(await run('--file', 'y', '--max-combo-values', 'many'))).toEqual([2, 'platformui-codegen: --max-combo-values must be a whole number, got many']);
     expect((await run('--fiel', 'y')).code).toBe(2);
     const missing = await run('--file', join(dir, 'missing.json'));

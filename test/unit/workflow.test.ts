@@ -68,6 +68,51 @@ describe('Workflow.from() and toJSON()', () => {
     expect(wf.toJSON()).toEqual(IMG2IMG);
   });
 
+  it('copies deeply: nested input values and _meta are never shared with the caller (from, toJSON, inputs, add, set)', () => {
+    const json = {
+      '1': { inputs: { options: { size: { w: 1 } }, list: [[1, 2]] }, class_type: 'Custom', _meta: { title: 'C', extra: { tags: ['a'] } } },
+    };
+    const wf = Workflow.from(json);
+    json['1'].inputs.options.size.w = 99;
+    json['1'].inputs.list[0]![0] = 99;
+    json['1']._meta.extra.tags.push('b');
+    const out = wf.toJSON();
+    expect(out['1']).toEqual({ inputs: { options: { size: { w: 1 } }, list: [[1, 2]] }, class_type: 'Custom', _meta: { title: 'C', extra: { tags: ['a'] } } });
+    (out['1']!.inputs.options as { size: { w: number } }).size.w = 7;
+    ((out['1']!._meta as Record<string, unknown>).extra as { tags: string[] }).tags.push('c');
+    (wf.node('1').inputs.options as { size: { w: number } }).size.w = 8;
+    expect(wf.toJSON()['1']).toEqual({ inputs: { options: { size: { w: 1 } }, list: [[1, 2]] }, class_type: 'Custom', _meta: { title: 'C', extra: { tags: ['a'] } } });
+
+    const given = { deep: { n: 1 } };
+    const added = wf.add('Custom', { v: given });
+    wf.set(added.id, 'w', given);
+    given.deep.n = 2;
+    expect(added.inputs).toEqual({ v: { deep: { n: 1 } }, w: { deep: { n: 1 } } });
+    expect(refusal(() => wf.add('Custom', { f: { run: () => 1 } })).message).toMatch(/^inputs\.f: must be JSON data .*cannot be copied/);
+    expect(refusal(() => wf.set('1.inputs.f', () => 1)).message).toBe('value: must be JSON data, got a function');
+    expect(wf.node('1').inputs).not.toHaveProperty('f');
+  });
+
+  it('a node id "__proto__" is a node like any other, and so is an input named "__proto__"', () => {
+    const text = '{"__proto__": {"inputs": {"__proto__": 1, "image": "a.png"}, "class_type": "LoadImage"}, "2": {"inputs": {"image": ["__proto__", 0]}, "class_type": "ImageInvert"}}';
+    const wf = Workflow.from(text);
+    const out = wf.toJSON();
+    expect(Object.keys(out)).toEqual(['2', '__proto__']);
+    expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
+    expect(Object.keys(out['__proto__']!.inputs)).toEqual(['__proto__', 'image']);
+    expect(JSON.parse(JSON.stringify(wf))).toEqual(JSON.parse(text));
+    expect(JSON.stringify(wf)).toBe('{"2":{"inputs":{"image":["__proto__",0]},"class_type":"ImageInvert"},"__proto__":{"inputs":{"__proto__":1,"image":"a.png"},"class_type":"LoadImage"}}');
+    expect(wf.node('__proto__').inputs.__proto__).toBe(1);
+    wf.set('__proto__.inputs.__proto__', 2);
+    expect(Object.getPrototypeOf(wf.node('__proto__').inputs)).toBe(Object.prototype);
+    expect(Object.keys(wf.toJSON()['__proto__']!.inputs)).toEqual(['__proto__', 'image']);
+    const built = new Workflow();
+    built.add('LoadImage', JSON.parse('{"__proto__": {"polluted": true}, "image": "a.png"}') as Record<string, unknown>, { id: '__proto__' });
+    expect(Object.keys(built.toJSON())).toEqual(['__proto__']);
+    expect(built.toJSON()['__proto__']!.inputs).toEqual(JSON.parse('{"__proto__": {"polluted": true}, "image": "a.png"}'));
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
   it("refuses the editor's saved format, saying how to export the API format", () => {
     const err = refusal(() => Workflow.from(UI_SAVED));
     expect(err.field).toBe('workflow');
@@ -107,7 +152,27 @@ describe('finding nodes', () => {
     expect(refusal(() => wf.node({ title: 'Postive' })).message).toBe('node: no node titled "Postive" (did you mean "Positive"?)');
     expect(refusal(() => wf.node({ classType: 'KSamplr' })).message).toBe('node: no node of class "KSamplr" (did you mean "KSampler"?)');
     expect(refusal(() => wf.node('99')).message).toBe('node: no node with id "99"; the workflow has "3", "6", "7", "8", "9", "10", "12", "14"');
-    expect(refusal(() => wf.node({ id: '3' } as never)).message).toBe('node: must be a node id, { title } or { classType }, got an object');
+    expect(refusal(() => wf.node({ id: '3' } as never)).message).toBe('node: must be a node id, { title }, { classType } or both, got an object');
+    expect(refusal(() => wf.node({ title: 3 } as never)).message).toBe('node: must be a node id, { title }, { classType } or both, got an object');
+  });
+
+  it('a selector with a title and a class matches nodes with both', () => {
+    const wf = Workflow.from({ ...IMG2IMG, '20': { inputs: { text: 'x', clip: ['14', 1] }, class_type: 'CLIPTextEncode', _meta: { title: 'KSampler' } } });
+    // The title alone matches two nodes; with the class, one.
+    expect(wf.nodes({ title: 'KSampler' }).map((n) => n.id)).toEqual(['3', '20']);
+    expect(wf.node({ title: 'KSampler', classType: 'CLIPTextEncode' }).id).toBe('20');
+    expect(wf.node({ classType: 'KSampler', title: 'KSampler' }).id).toBe('3');
+    expect(wf.nodes({ title: 'Positive', classType: 'KSampler' })).toEqual([]);
+    wf.set({ title: 'Negative', classType: 'CLIPTextEncode' }, 'text', 'blurry');
+    expect(wf.node('7').inputs.text).toBe('blurry');
+    expect(refusal(() => wf.node({ title: 'Postive', classType: 'CLIPTextEncode' })).message).toBe('node: no node titled "Postive" of class "CLIPTextEncode" (did you mean "Positive"?)');
+    expect(refusal(() => wf.node({ title: 'Save Image', classType: 'CLIPTextEncode' })).message).toBe(
+      'node: no node titled "Save Image" of class "CLIPTextEncode"; its nodes of class "CLIPTextEncode" are titled "KSampler", "Negative", "Positive"',
+    );
+    expect(refusal(() => wf.node({ title: 'Positive', classType: 'CLIPTextEncod' })).message).toBe('node: no node titled "Positive" of class "CLIPTextEncod" (did you mean class "CLIPTextEncode"?)');
+    expect(refusal(() => wf.node({ title: 'Positive', classType: 'Upscaler' })).message).toBe(
+      'node: no node titled "Positive" of class "Upscaler"; the workflow\'s classes are "CheckpointLoaderSimple", "CLIPTextEncode", "KSampler", "LoadImage", "SaveImage", "VAEDecode", "VAEEncode"',
+    );
   });
 
   it('a handle reads the node as it is now', () => {
@@ -152,8 +217,19 @@ describe('setting inputs', () => {
     expect(wf.node('10').inputs.image).toBe('clipspace/cat (1).png');
     wf.node('10').set('image', { name: 'mask.png', subfolder: '', type: 'temp' });
     expect(wf.node('10').inputs.image).toBe('mask.png [temp]');
-    wf.set('10.inputs.image', { name: 'x.png' });
+    wf.set('10.inputs.image', { name: 'x.png', subfolder: '' });
     expect(wf.node('10').inputs.image).toBe('x.png');
+    wf.set('10.inputs.image', { name: 'y.png', type: 'output' });
+    expect(wf.node('10').inputs.image).toBe('y.png [output]');
+  });
+
+  it('only an upload-shaped object is an upload: any other object with a name is a value, kept as it is', () => {
+    const wf = Workflow.from(IMG2IMG);
+    wf.set('6.inputs.person', { name: 'bob', age: 3 });
+    expect(wf.node('6').inputs.person).toEqual({ name: 'bob', age: 3 });
+    wf.set('6.inputs.person', { name: 'bob', subfolder: 3 });
+    expect(wf.node('6').inputs.person).toEqual({ name: 'bob', subfolder: 3 });
+    expect(new Workflow().add('Custom', { who: { name: 'ann' } }).inputs.who).toEqual({ name: 'ann' });
   });
 
   it('refuses a malformed path, an unknown node and a bad input name', () => {
@@ -163,6 +239,25 @@ describe('setting inputs', () => {
     expect(refusal(() => wf.set('6.inputs.', 'x')).field).toBe('path');
     expect(refusal(() => wf.set('66.inputs.text', 'x')).message).toMatch(/^node: no node with id "66"/);
     expect(refusal(() => wf.set('6', '', 'x')).message).toBe('input: must be a non-empty string, got ""');
+  });
+
+  it('refuses a link that would close a cycle (to the node itself, or to a node that depends on it), with or without object_info', () => {
+    for (const info of [undefined, emulated]) {
+      const wf = new Workflow(info);
+      const load = wf.add('LoadImage', { image: 'photo.png' });
+      const a = wf.add('ImageInvert', { image: load.out(0) });
+      const b = wf.add('ImageInvert', { image: a.out(0) });
+      const c = wf.add('ImageInvert', { image: b.out(0) });
+      const before = wf.toJSON();
+      const self = refusal(() => wf.set('2', 'image', ['2', 0]));
+      expect(self.message).toBe('#2 ImageInvert: image: links to #2 itself: the links would form a cycle (#2 → #2)');
+      expect(self.issues).toMatchObject([{ severity: 'error', code: 'dependency_cycle', path: ['2', 'inputs', 'image'], nodeId: '2', input: 'image', given: ['2', '2'] }]);
+      expect(refusal(() => a.set('image', c.out(0))).message).toBe('#2 ImageInvert: image: links to #4, which depends on #2: the links would form a cycle (#2 → #4 → #3 → #2)');
+      expect(refusal(() => wf.add('ImageInvert', { image: ['9', 0] }, { id: '9', title: 'Loop' })).message).toBe('#9 ImageInvert "Loop": image: links to #9 itself: the links would form a cycle (#9 → #9)');
+      expect(wf.toJSON()).toEqual(before);
+      // A link to a node that does not depend on this one is fine.
+      wf.set('4', 'image', ['2', 0]).set('3.inputs.image', ['1', 0]);
+    }
   });
 
   it('without object_info, checks nothing but the shape', () => {
@@ -238,6 +333,39 @@ describe('building', () => {
     expect(refusal(() => save.out(0)).message).toBe('output: #2 SaveImage has no outputs, got 0');
   });
 
+  it('with object_info, add() judges the new node as if an output depended on it, even when a linked source is an output node', () => {
+    // An output node that has outputs: the new node is the only one no output depends on, yet.
+    const info = { ...emulated, SaveAndPass: { input: { required: { images: ['IMAGE'] } }, output: ['IMAGE'], output_name: ['IMAGE'], output_node: true, name: 'SaveAndPass' } } as unknown as ObjectInfo;
+    const wf = new Workflow(info);
+    const load = wf.add('LoadImage', { image: 'photo.png' });
+    const s = wf.add('SaveAndPass', { images: load.out(0) });
+    const err = refusal(() => wf.add('ImageBlur', { image: s.out(0), blur_radius: 99, sigma: 1 }));
+    expect(err.message).toBe('#3 ImageBlur: blur_radius: must be at most 31 (from 1 to 31), got 99');
+    expect(err.issues).toMatchObject([{ severity: 'error', code: 'value_bigger_than_max' }]);
+    const blur = wf.add('ImageBlur', { image: s.out(0), blur_radius: 3, sigma: 1 });
+    expect(refusal(() => blur.set('sigma', 50)).message).toBe('#3 ImageBlur: sigma: must be at most 10 (from 0.1 to 10), got 50');
+    expect(wf.nodes().map((n) => n.id)).toEqual(['1', '2', '3']);
+  });
+
+  it('with object_info, untyped add() refuses a missing required input; set() does not ask for the others', () => {
+    const wf = new Workflow(emulated);
+    const load = wf.add('LoadImage', { image: 'photo.png' });
+    const err = refusal(() => wf.add('ImageBlur', { image: load.out(0), sigma: 1 }));
+    expect(err.message).toBe('#2 ImageBlur: blur_radius: is required (an integer from 1 to 31)');
+    expect(err.issues).toMatchObject([{ severity: 'error', code: 'required_input_missing', path: ['2', 'inputs', 'blur_radius'] }]);
+    expect(refusal(() => wf.add('SaveImage', {})).issues).toMatchObject([
+      { code: 'required_input_missing', input: 'images' },
+      { code: 'required_input_missing', input: 'filename_prefix' },
+    ]);
+    expect(wf.nodes()).toHaveLength(1);
+    // Without object_info nothing says what is required.
+    expect(new Workflow().add('ImageBlur', {}).id).toBe('1');
+    // Editing one input of an exported node with missing inputs is not refused for the others.
+    const edited = Workflow.from({ '1': { inputs: { image: 'photo.png' }, class_type: 'LoadImage' }, '2': { inputs: { image: ['1', 0] }, class_type: 'ImageBlur' } }, emulated);
+    edited.set('2.inputs.sigma', 2);
+    expect(edited.node('2').inputs).toEqual({ image: ['1', 0], sigma: 2 });
+  });
+
   it("never prints the server's object_info with the workflow", () => {
     const wf = new Workflow(emulated);
     wf.add('LoadImage', { image: 'photo.png' });
@@ -308,7 +436,10 @@ describe.skipIf(!real)('against the real object_info (440 classes)', () => {
   it('refuses an unknown class when adding, naming the closest; takes dynamic inputs', () => {
     const wf = new Workflow(info);
     expect(refusal(() => wf.add('KSamplr', {})).message).toBe('#1 KSamplr: this server has no node class "KSamplr" (did you mean "KSampler"?)');
-    expect(refusal(() => wf.add('EmptyLatentImage', { width: 512, hieght: 512 })).issues).toMatchObject([{ code: 'unknown_input', input: 'hieght' }]);
+    expect(refusal(() => wf.add('EmptyLatentImage', { width: 512, hieght: 512, batch_size: 1 })).issues).toMatchObject([
+      { code: 'required_input_missing', input: 'height' },
+      { code: 'unknown_input', input: 'hieght' },
+    ]);
     const load = wf.add('LoadImage', { image: 'example.png' });
     const batch = wf.add('BatchImagesNode', { 'images.image0': load.out('IMAGE'), 'images.image1': load.out('IMAGE') });
     const resized = wf.add('ResizeImageMaskNode', { input: batch.out(0), resize_type: 'scale dimensions', 'resize_type.width': 64, 'resize_type.height': 64, 'resize_type.crop': 'center', scale_method: 'area' });
