@@ -60,8 +60,9 @@ export default defineConfig([
     esbuildPlugins: [browserPlatform],
   },
   {
-    // The bins: Node only, one file each.
-    entry: { 'emulator-cli': 'src/emulator/cli.ts', 'codegen-cli': 'src/workflow/codegen-cli.ts' },
+    // The bins: Node only, one file each. `cli` (platformui) is loaded by its bin alone:
+    // no entry imports it, so a library user never pays for the command line.
+    entry: { 'emulator-cli': 'src/emulator/cli.ts', 'codegen-cli': 'src/workflow/codegen-cli.ts', cli: 'src/cli/bin.ts' },
     format: ['esm'],
     splitting: false,
     target: 'node22',

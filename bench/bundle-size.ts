@@ -57,7 +57,7 @@ export const BUNDLES: BundleSpec[] = [
   // Issue 9 set 20 KB and 25 KB; issue 10 raised them by what it added on purpose: workflow validation inside
   // submit/run (`validate: true`, +3.4 KB) and the Workflow builder (+1.9 KB, in "everything" only).
   { label: 'import { CloudClient }', code: named('CloudClient'), budgetKB: 22.5, bundler: 'esbuild', split: true },
-  { label: 'import { Workflow }', code: named('Workflow'), budgetKB: 7, bundler: 'esbuild' },
+  { label: 'import { Workflow }', code: named('Workflow'), budgetKB: 7.5, bundler: 'esbuild' },
   { label: 'import * as sdk (everything)', code: `import * as sdk from '@platformui/sdk'; console.log(sdk);`, budgetKB: 29, bundler: 'esbuild' },
   { label: 'import { RegistryClient }', code: named('RegistryClient'), budgetKB: 15, bundler: 'rollup' },
 ];

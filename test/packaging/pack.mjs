@@ -102,7 +102,7 @@ console.log(`packed ${tgz[0]}: ${files.length} files, ${(statSync(tarball).size 
 const wanted = ['dist/index.js', 'dist/index.cjs', 'dist/index.d.ts', 'dist/index.d.cts', 'dist/schemas.js', 'dist/schemas.cjs',
   'dist/schemas.d.ts', 'dist/schemas.d.cts', 'dist/emulator.js',
   'dist/emulator.cjs', 'dist/emulator.d.ts', 'dist/emulator.d.cts', 'dist/emulator-cli.js', 'dist/index.browser.js',
-  'dist/codegen.js', 'dist/codegen.cjs', 'dist/codegen.d.ts', 'dist/codegen.d.cts', 'dist/codegen-cli.js'];
+  'dist/codegen.js', 'dist/codegen.cjs', 'dist/codegen.d.ts', 'dist/codegen.d.cts', 'dist/codegen-cli.js', 'dist/cli.js'];
 {
   const stray = files.filter((f) => !/^(dist\/|README\.md$|CHANGELOG\.md$|LICENSE|package\.json$)/.test(f));
   const missing = wanted.filter((f) => !files.includes(f));

@@ -1,0 +1,86 @@
+/**
+ * What a command is (its options, arguments, help and run function) and how
+ * its `--help` is written, so every command's help reads the same.
+ *
+ * @module
+ */
+import type { Context } from './context.ts';
+
+/** One option of a command, in `node:util` `parseArgs` terms plus its help. */
+export interface OptionSpec {
+  type: 'string' | 'boolean';
+  multiple?: boolean;
+  short?: string;
+  /** The value's placeholder in the help (`DIR`, `DURATION`). */
+  value?: string;
+  help: string;
+}
+
+/** The parsed command line of one command. */
+export interface CommandArgs {
+  /** Option values by name (`--out` → `values.out`); repeatable ones are arrays. */
+  values: Record<string, string | boolean | string[] | undefined>;
+  positionals: string[];
+  /** The arguments as given after the command name, globals removed (for commands that parse their own). */
+  raw: string[];
+}
+
+/** A command of `platformui`. */
+export interface Command {
+  /** As typed: `run`, `nodes search`. */
+  name: string;
+  /** One line for `platformui --help`. */
+  summary: string;
+  /** The arguments after the name in the usage line: `<workflow.json> [options]`. */
+  synopsis: string;
+  /** What it does, a few lines. */
+  description: string;
+  options: Record<string, OptionSpec>;
+  /** Positional arguments: at least `min`, at most `max`. */
+  args: { min: number; max: number };
+  /** Commands with one example each at least. */
+  examples: string[];
+  /** Which service it talks to: names the right variables in errors. */
+  service: 'cloud' | 'registry' | 'none';
+  /** Whether the command parses its own arguments (`raw`): options are not checked here. */
+  passthrough?: boolean;
+  /** Runs the command; resolves with the exit code. Throws what `errors.ts` reports. */
+  run(ctx: Context, args: CommandArgs): Promise<number>;
+}
+
+/** The options every command takes, in `parseArgs` terms. */
+export const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
+  server: { type: 'string', value: 'URL', help: 'the server (default: PLATFORMUI_CLOUD_URL, or PLATFORMUI_BASE_URL for registry commands)' },
+  'api-key-file': { type: 'string', value: 'FILE', help: 'read the cloud API key from FILE (default: PLATFORMUI_API_KEY); never a key on the command line' },
+  'token-file': { type: 'string', value: 'FILE', help: 'read the registry token from FILE (default: PLATFORMUI_TOKEN)' },
+  json: { type: 'boolean', help: 'machine output: one JSON object per line' },
+  verbose: { type: 'boolean', help: 'show the stack of an error' },
+  'no-color': { type: 'boolean', help: 'no colours (also NO_COLOR=1; colours only ever on a terminal)' },
+  help: { type: 'boolean', short: 'h', help: 'show this help' },
+};
+
+/** Option lines, aligned: `  --out DIR    where to write …`. */
+export function optionLines(options: Record<string, OptionSpec>): string[] {
+  const left = Object.entries(options).map(([name, o]) => `${o.short ? `-${o.short}, ` : ''}--${name}${o.value ? ` ${o.value}` : ''}${o.multiple ? '…' : ''}`);
+  const width = Math.max(0, ...left.map((l) => l.length)) + 2;
+  return Object.values(options).map((o, i) => `  ${left[i]!.padEnd(width)}${o.help}`);
+}
+
+/** The `--help` of a command. */
+export function commandHelp(c: Command): string {
+  const own = Object.keys(c.options).length ? ['', 'Options:', ...optionLines(c.options)] : [];
+  const global = Object.fromEntries(Object.entries(GLOBAL_OPTIONS).filter(([name]) => c.service !== 'none' || !['server', 'api-key-file', 'token-file'].includes(name)));
+  return [
+    `Usage: platformui ${c.name}${c.synopsis ? ` ${c.synopsis}` : ''}`,
+    '',
+    c.description,
+    ...own,
+    '',
+    'Global options:',
+    ...optionLines(global),
+    '',
+    c.examples.length > 1 ? 'Examples:' : 'Example:',
+    ...c.examples.map((e) => `  ${e}`),
+    '',
+  ].join('\n');
+}

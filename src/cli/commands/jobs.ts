@@ -1,0 +1,56 @@
+/**
+ * `platformui jobs`: the account's recent jobs (`GET /api/jobs`), newest
+ * first, on servers that have a jobs list; elsewhere one line saying so.
+ *
+ * @module
+ */
+import { NotFoundError } from '../../index.ts';
+import { parsePositiveInt } from '../args.ts';
+import type { Command } from '../command.ts';
+import { formatTime, table } from '../format.ts';
+
+/** `platformui jobs`. */
+export const jobs: Command = {
+  name: 'jobs',
+  summary: 'recent jobs, newest first (where the server has a jobs list)',
+  synopsis: '[--status STATUS,…] [--limit N]',
+  description: 'Lists recent jobs, newest first: id, status, creation time, outputs, error. The cloud and recent local servers have a jobs list; on others, use `platformui job <id>` or `platformui queue`.',
+  options: {
+    status: { type: 'string', multiple: true, value: 'STATUS', help: 'only jobs in these states: pending, in_progress, completed, failed, cancelled (comma-separated or repeated)' },
+    limit: { type: 'string', value: 'N', help: 'at most N jobs (1-1000, default 20)' },
+  },
+  args: { min: 0, max: 0 },
+  service: 'cloud',
+  examples: ['platformui jobs --status failed,cancelled --limit 10'],
+  async run(ctx, { values }) {
+    const status = (Array.isArray(values.status) ? values.status : []).flatMap((s) => String(s).split(',')).map((s) => s.trim()).filter(Boolean);
+    const limit = typeof values.limit === 'string' ? parsePositiveInt(values.limit, '--limit', 1000) : 20;
+    const cloud = await ctx.cloud();
+    let page;
+    try {
+      page = await cloud.listJobs({ limit, ...(status.length ? { status } : {}) });
+    } catch (err) {
+      // A list is never "not found": a 404 here is a server without the route (aiohttp's text, or JSON).
+      if (err instanceof NotFoundError) throw new Error('this server has no jobs list (GET /api/jobs: 404): see one job with `platformui job <id>`, or what runs with `platformui queue`');
+      throw err;
+    }
+    if (ctx.mode === 'json') {
+      for (const j of page.jobs) ctx.printJSON(j);
+      return 0;
+    }
+    if (page.jobs.length === 0) {
+      ctx.print(status.length ? `no ${status.join(' or ')} jobs` : 'no jobs');
+      return 0;
+    }
+    const rows = page.jobs.map((j) => {
+      const e = j.execution_error as { exception_type?: unknown } | null | undefined;
+      return [j.id, j.status, formatTime(j.create_time), j.outputs_count == null ? '-' : String(j.outputs_count), typeof e?.exception_type === 'string' ? e.exception_type : ''];
+    });
+    const [head, ...body] = table([['ID', 'STATUS', 'CREATED', 'OUTPUTS', 'ERROR'], ...rows]);
+    ctx.print(ctx.style('bold', head!));
+    for (const line of body) ctx.print(line);
+    const total = page.pagination.total;
+    if (page.hasNextPage()) ctx.print(ctx.style('dim', `${page.jobs.length} of ${typeof total === 'number' ? total : 'more'}: --limit N shows more`));
+    return 0;
+  },
+};

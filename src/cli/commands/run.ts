@@ -1,0 +1,171 @@
+/**
+ * `platformui run`: reads an API-format workflow, applies `--set`s, uploads
+ * each `--input` file into its input, submits, follows the job on the
+ * progress display, and downloads every output into `--out`.
+ *
+ * Everything the command line can get wrong is checked before the first
+ * request (exit 2, nothing uploaded). Once the job exists it is this
+ * command's: Ctrl-C, `--timeout` or any other way of giving up stops it on the
+ * server (only it) before the command exits.
+ *
+ * @module
+ */
+import { readFile, stat } from 'node:fs/promises';
+import { ExecutionError, InvalidArgumentError, JobCancelledError, Workflow, WorkflowValidationError, type CloudClient } from '../../index.ts';
+import { parseAssignment, parseDuration, parseTarget, parseValue, UsageError } from '../args.ts';
+import type { Command } from '../command.ts';
+import { downloadAll } from '../download.ts';
+import { Interrupted } from '../errors.ts';
+import { labelsOf, withDisplay } from '../live.ts';
+import { describeNode, resolveTarget } from '../targets.ts';
+
+/** How long Ctrl-C waits for the job to be stopped before exiting anyway (a second Ctrl-C does not wait). */
+const STOP_WAIT_MS = 15_000;
+
+/** Reads the workflow file; every problem is the command line's (exit 2). */
+async function readWorkflow(file: string): Promise<Workflow> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    throw new UsageError(`cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+  try {
+    return Workflow.from(text);
+  } catch (err) {
+    if (err instanceof InvalidArgumentError) throw new UsageError(`${file}: ${err.message.replace(/^workflow: /, '')}`);
+    throw err;
+  }
+}
+
+/** Applies one `--set`, in the words of the option. */
+function applySet(wf: Workflow, text: string): void {
+  const { left, right } = parseAssignment(text, '--set', 'NODE.INPUT=VALUE, like 6.inputs.text="a cat"');
+  const { node, input } = resolveTarget(wf, parseTarget(left, '--set', false), '--set');
+  try {
+    wf.set(node.id, input, parseValue(right));
+  } catch (err) {
+    if (err instanceof InvalidArgumentError) throw new UsageError(`--set ${left}: ${err.message}`);
+    throw err;
+  }
+}
+
+/** One `--input`: the file and the input it goes to, checked (the file exists) before anything is uploaded. */
+interface Upload {
+  file: string;
+  nodeId: string;
+  input: string;
+  label: string;
+}
+
+async function planUpload(wf: Workflow, text: string): Promise<Upload> {
+  const { left, right } = parseAssignment(text, '--input', '[NODE.]INPUT=FILE, like image=./photo.png');
+  const { node, input } = resolveTarget(wf, parseTarget(left, '--input', true), '--input');
+  const info = await stat(right).catch((err: NodeJS.ErrnoException) => {
+    throw new UsageError(`--input ${left}: cannot read ${right} (${err.code ?? err.message})`);
+  });
+  if (!info.isFile()) throw new UsageError(`--input ${left}: ${right} is not a file`);
+  return { file: right, nodeId: node.id, input, label: `${describeNode(node)}.${input}` };
+}
+
+/** Stops a job this command gave up on, waiting at most {@link STOP_WAIT_MS}; says whether it is stopped. */
+async function stop(cloud: CloudClient, promptId: string): Promise<string | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const waited = new Promise<string>((resolve) => (timer = setTimeout(() => resolve('no answer'), STOP_WAIT_MS)));
+  try {
+    return await Promise.race([cloud.stopJob(promptId, { retry: { limit: 3, allowPost: true } }).then(() => undefined, (err: unknown) => (err instanceof Error ? err.message : String(err))), waited]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+
+/** `platformui run`. */
+export const run: Command = {
+  name: 'run',
+  summary: 'run a workflow: upload inputs, follow its progress, download its outputs',
+  synopsis: '<workflow.json> [options]',
+  description: [
+    'Runs an API-format workflow (the editor\'s "Export (API)"): applies each --set, uploads each',
+    '--input file and puts its name into that input, submits, follows the job, downloads every output',
+    'file into --out and prints their paths. Ctrl-C stops this job on the server (only this one) and',
+    'exits 130; a second Ctrl-C exits at once.',
+    '',
+    'A NODE is a node id (6), a title ("Load Photo", quoted when it has dots or spaces) or a class',
+    '(LoadImage), and must match one node. --input image=FILE without a node goes to the one node',
+    'whose "image" input holds a value (not a link); with several, name it: --input 10.image=FILE.',
+    'A --set VALUE is JSON when it parses (42, true, ["4", 0], "007" for a string of digits), else text.',
+  ].join('\n'),
+  options: {
+    set: { type: 'string', multiple: true, value: 'NODE.INPUT=VALUE', help: 'set an input (6.inputs.text="a cat", KSampler.seed=42)' },
+    input: { type: 'string', multiple: true, value: '[NODE.]INPUT=FILE', help: 'upload FILE and put its name into that input (image=./photo.png)' },
+    out: { type: 'string', value: 'DIR', help: 'where the outputs go (default: .; created if missing; existing files are kept)' },
+    validate: { type: 'boolean', help: "check the workflow against the server's object_info first (nothing is submitted if it has errors)" },
+    timeout: { type: 'string', value: 'DURATION', help: 'stop the job if it sends nothing for this long: 90s, 10m, 1h, or ms' },
+  },
+  args: { min: 1, max: 1 },
+  service: 'cloud',
+  examples: [
+    'platformui run examples/workflows/invert.json --input image=./photo.png --out ./outputs',
+    'platformui run portrait.json --set 6.inputs.text="a cat in a hat" --set KSampler.seed=42 --validate --timeout 10m',
+  ],
+  async run(ctx, { values, positionals }) {
+    // The command line, checked whole before the first request.
+    const file = positionals[0]!;
+    const wf = await readWorkflow(file);
+    for (const s of strings(values.set)) applySet(wf, s);
+    const uploads: Upload[] = [];
+    for (const i of strings(values.input)) uploads.push(await planUpload(wf, i));
+    const timeout = typeof values.timeout === 'string' ? parseDuration(values.timeout, '--timeout') : undefined;
+    const out = typeof values.out === 'string' ? values.out : '.';
+    const cloud = await ctx.cloud();
+
+    return withDisplay(ctx, labelsOf(wf), async (display, interrupt) => {
+      const { signal } = interrupt;
+      let promptId: string | undefined;
+      // Whether the job reached an end on the server (then there is nothing to stop).
+      let ended = false;
+      try {
+        // Checked before the uploads, so an invalid workflow costs none; the inputs about to be
+        // uploaded still hold placeholders, which only the check after the uploads (run's) can judge.
+        if (values.validate) {
+          const uploading = new Set(uploads.map((u) => `${u.nodeId}.${u.input}`));
+          const issues = (await cloud.validateWorkflow(wf, { signal })).filter((i) => !uploading.has(`${i.nodeId}.${i.input}`));
+          for (const issue of issues) if (issue.severity === 'warning') display.info(`Warning: ${issue.message}`);
+          if (issues.some((i) => i.severity === 'error')) throw new WorkflowValidationError(issues);
+        }
+        for (const u of uploads) {
+          const uploaded = await cloud.uploadImage(u.file, { signal });
+          wf.set(u.nodeId, u.input, uploaded);
+          display.info(`Uploaded ${u.file} as ${uploaded.name} for ${u.label}`);
+        }
+        const result = await cloud.run(wf, {
+          signal,
+          // Stopped here, awaited: the SDK's own stop runs in the background, and this process exits right after.
+          stopOnAbort: false,
+          ...(values.validate ? { validate: true } : {}),
+          ...(timeout !== undefined ? { timeout } : {}),
+          onSubmitted: (id) => {
+            promptId = id;
+            interrupt.note = `job ${id} may still be running (see platformui job ${id})`;
+            display.submitted(id);
+          },
+          onEvent: (e) => display.event(e),
+        });
+        ended = true;
+        interrupt.note = undefined;
+        const files = await downloadAll(cloud, result.files, out, signal);
+        display.finish({ promptId: result.promptId, files });
+        return 0;
+      } catch (err) {
+        if (err instanceof ExecutionError || err instanceof JobCancelledError) ended = true;
+        if (interrupt.interrupted && promptId !== undefined && !ended) display.info(`Stopping job ${promptId} (Ctrl-C again to quit without waiting)`);
+        const problem = promptId !== undefined && !ended ? await stop(cloud, promptId) : undefined;
+        const fate = promptId === undefined ? 'nothing was submitted' : ended ? `job ${promptId} had ended` : problem ? `job ${promptId} may still be running (stopping it failed: ${problem})` : `job ${promptId} was stopped`;
+        if (interrupt.interrupted) throw new Interrupted(`interrupted: ${fate}`);
+        throw err;
+      }
+    });
+  },
+};

@@ -1,0 +1,126 @@
+/**
+ * Every failure as the CLI reports it: an exit code and one line saying what
+ * failed and what to do (one line per issue for an invalid workflow). SDK
+ * messages are already redacted; nothing here adds a secret or an
+ * environment value, only the names of variables and options.
+ *
+ * Exit codes: 0 success · 1 the job failed, was cancelled or refused (and any
+ * other failure) · 2 usage · 3 authentication, credits, subscription · 4 the
+ * server could not be reached · 130 interrupted (Ctrl-C).
+ *
+ * @module
+ */
+import {
+  APIConnectionError,
+  APIError,
+  APITimeoutError,
+  APIUserAbortError,
+  AuthenticationError,
+  ExecutionError,
+  InsufficientCreditsError,
+  InvalidArgumentError,
+  JobCancelledError,
+  JobTimeoutError,
+  MissingCredentialsError,
+  PermissionDeniedError,
+  SubmissionError,
+  SubscriptionInactiveError,
+  WorkflowValidationError,
+} from '../index.ts';
+import { UsageError } from './args.ts';
+
+/** Ctrl-C ended the command (exit 130); the message says what became of the job. */
+export class Interrupted extends Error {
+  override name = 'Interrupted';
+}
+
+/** The exit codes, by meaning. */
+export const EXIT = { ok: 0, failed: 1, usage: 2, auth: 3, unreachable: 4, interrupted: 130 } as const;
+
+/** What the CLI says about a failure. */
+export interface Failure {
+  code: number;
+  /** One line each; the first says what failed. */
+  lines: string[];
+  /** For several lines: one line that sums them up (the progress display's last word). */
+  summary?: string;
+}
+
+/** Facts about the invocation that make a message actionable. */
+export interface FailureContext {
+  /** The kind of service the command talked to: names the right variables. */
+  service: 'cloud' | 'registry';
+  /** A note on the SDK's key rule, when it kept `PLATFORMUI_API_KEY` from a loopback `--server`. */
+  keyRuleHint?: string | undefined;
+}
+
+/** The origin of a redacted request URL (`http://127.0.0.1:8188`), or the URL as given. */
+function originOf(url: string): string {
+  return URL.canParse(url) ? new URL(url).origin : url;
+}
+
+const secondsOf = (ms: number | undefined) => (ms === undefined ? '' : ` in ${Math.round(ms / 100) / 10} s`);
+
+/** The exit code and lines for `err`. */
+export function describeFailure(err: unknown, ctx: FailureContext): Failure {
+  const cloud = ctx.service === 'cloud';
+  const keyVar = cloud ? 'PLATFORMUI_API_KEY' : 'PLATFORMUI_TOKEN';
+  const keyFile = cloud ? '--api-key-file' : '--token-file';
+  const urlVar = cloud ? 'PLATFORMUI_CLOUD_URL' : 'PLATFORMUI_BASE_URL';
+  const keyHint = ctx.keyRuleHint ? `; ${ctx.keyRuleHint}` : '';
+
+  if (err instanceof UsageError) return { code: EXIT.usage, lines: [err.message] };
+  if (err instanceof Interrupted) return { code: EXIT.interrupted, lines: [err.message] };
+  if (err instanceof APIUserAbortError) return { code: EXIT.interrupted, lines: ['interrupted'] };
+  // Before the generic InvalidArgumentError: these are subclasses of it.
+  if (err instanceof MissingCredentialsError) {
+    return { code: EXIT.auth, lines: [`no ${cloud ? 'API key' : 'token'}: set ${keyVar} or pass ${keyFile} FILE${keyHint}`] };
+  }
+  if (err instanceof WorkflowValidationError) {
+    const errors = err.issues.filter((i) => i.severity === 'error');
+    const summary = `the workflow has ${errors.length} error${errors.length === 1 ? '' : 's'}: nothing was submitted`;
+    return { code: EXIT.failed, lines: errors.map((i) => `invalid workflow: ${i.message}`), summary };
+  }
+  if (err instanceof InvalidArgumentError) {
+    if (err.field === 'baseUrl') {
+      const why = err.message.replace(/^baseUrl: /, '');
+      return { code: EXIT.usage, lines: [/^is required/.test(why) ? `no server: pass --server URL or set ${urlVar}` : `the server's URL (--server or ${urlVar}) ${why}`] };
+    }
+    return { code: EXIT.usage, lines: [err.message] };
+  }
+  if (err instanceof AuthenticationError) {
+    return { code: EXIT.auth, lines: [`the server refused the ${cloud ? 'API key' : 'token'} (401): check ${keyVar} or ${keyFile}${keyHint}`] };
+  }
+  if (err instanceof PermissionDeniedError) {
+    return { code: EXIT.auth, lines: [`not allowed (403) for this ${cloud ? 'API key' : 'token'}: ${err.message}`] };
+  }
+  if (err instanceof InsufficientCreditsError) {
+    return { code: EXIT.auth, lines: ['not enough credits (402): add credits to the account, then run again'] };
+  }
+  if (err instanceof SubscriptionInactiveError) {
+    return { code: EXIT.auth, lines: ['the subscription is not active (429): renew it, then run again'] };
+  }
+  if (err instanceof SubmissionError) return { code: EXIT.failed, lines: [`the server refused the workflow: ${err.message}`] };
+  if (err instanceof ExecutionError) return { code: EXIT.failed, lines: [err.message] };
+  if (err instanceof JobCancelledError) return { code: EXIT.failed, lines: [err.message] };
+  // A job gone silent is a job that failed to finish, not an unreachable server.
+  if (err instanceof JobTimeoutError) return { code: EXIT.failed, lines: [`${err.message}: stopped it; allow more with --timeout`] };
+  if (err instanceof APITimeoutError) {
+    return { code: EXIT.unreachable, lines: [`no answer from ${originOf(err.url)}${secondsOf(err.timeout)}: is the server up? (--server or ${urlVar})`] };
+  }
+  if (err instanceof APIConnectionError) {
+    const cause = err.message.replace(/: [A-Z]+ \S+$/, '');
+    return { code: EXIT.unreachable, lines: [`could not reach ${originOf(err.url)} (${cause}): is the server running? (--server or ${urlVar})`] };
+  }
+  if (err instanceof APIError) return { code: EXIT.failed, lines: [err.message] };
+  return { code: EXIT.failed, lines: [err instanceof Error ? err.message : String(err)] };
+}
+
+/** The stack of `err` and of its causes, for `--verbose`. */
+export function stackOf(err: unknown): string {
+  const parts: string[] = [];
+  for (let e: unknown = err, depth = 0; e !== undefined && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    parts.push(`${depth ? 'caused by: ' : ''}${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+  }
+  return parts.join('\n');
+}

@@ -1,0 +1,56 @@
+/**
+ * The frame of the commands that follow a job on the progress display (`run`,
+ * `job --follow`): opens the display, handles Ctrl-C, shows a failure on the
+ * display before `main` reports it (on standard error too, unless both
+ * streams are the terminal the display just wrote it to), and always closes
+ * the display: the terminal is left clean on success, errors and Ctrl-C alike.
+ *
+ * @module
+ */
+import type { NodeHandle, Workflow } from '../index.ts';
+import type { Context } from './context.ts';
+import { createDisplay, type Display, type NodeLabel } from './display.ts';
+import { describeFailure } from './errors.ts';
+import { handleInterrupt, type InterruptHandler } from './interrupt.ts';
+
+/** The display's node labels (class and title by node id) of a workflow. */
+export function labelsOf(wf: Workflow | undefined): Record<string, NodeLabel> {
+  const labels: Record<string, NodeLabel> = {};
+  for (const n of (wf?.nodes() ?? []) as NodeHandle[]) labels[n.id] = { classType: n.classType, ...(n.title !== undefined ? { title: n.title } : {}) };
+  return labels;
+}
+
+/**
+ * Runs `task` with an open display and a Ctrl-C handler; resolves with its
+ * exit code. A failure is shown by the display (`fail`), then rethrown for
+ * `main` to report on standard error with its exit code.
+ */
+export async function withDisplay(ctx: Context, nodes: Record<string, NodeLabel>, task: (display: Display, interrupt: InterruptHandler) => Promise<number>): Promise<number> {
+  const display = createDisplay({ mode: ctx.mode, out: ctx.io.stdout, color: ctx.color, nodes });
+  let closed = false;
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    display.close();
+  };
+  const interrupt = handleInterrupt((note) => {
+    close();
+    if (note) ctx.warn(`platformui: interrupted twice: ${note}`);
+  });
+  try {
+    return await task(display, interrupt);
+  } catch (err) {
+    const { lines, summary } = describeFailure(err, { service: 'cloud', keyRuleHint: ctx.keyRuleHint });
+    // JSON keeps every line in the error object; a terminal or a log gets one line each, then the summary.
+    if (ctx.mode === 'json' || lines.length === 1) display.fail(lines.join('\n'));
+    else {
+      for (const line of lines) display.info(line);
+      display.fail(summary ?? `${lines.length} problems (above)`);
+    }
+    ctx.failureShown = true;
+    throw err;
+  } finally {
+    interrupt.dispose();
+    close();
+  }
+}

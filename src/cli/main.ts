@@ -1,0 +1,193 @@
+/**
+ * `platformui`: the command line of the SDK. Finds the command, takes the
+ * global options wherever they stand, parses the command's own options with
+ * `node:util` `parseArgs`, runs it, and turns a failure into one line on
+ * standard error and an exit code (`errors.ts`). Node only: loaded by the
+ * bin (`bin.ts`), never by the SDK's entries.
+ *
+ * @module
+ */
+import { parseArgs } from 'node:util';
+import { UsageError } from './args.ts';
+import { commandHelp, GLOBAL_OPTIONS, optionLines, type Command, type CommandArgs, type OptionSpec } from './command.ts';
+import { codegen } from './commands/codegen.ts';
+import { emulator } from './commands/emulator.ts';
+import { job } from './commands/job.ts';
+import { jobs } from './commands/jobs.ts';
+import { nodesSearch } from './commands/nodes.ts';
+import { objectInfo } from './commands/object-info.ts';
+import { publishers } from './commands/publishers.ts';
+import { queue } from './commands/queue.ts';
+import { run } from './commands/run.ts';
+import { Context, type CliIO, type GlobalOptions } from './context.ts';
+import { describeFailure, EXIT, stackOf } from './errors.ts';
+
+/** Every command, in the order `platformui --help` lists them. */
+export const COMMANDS: readonly Command[] = [run, job, jobs, queue, objectInfo, nodesSearch, publishers, emulator, codegen];
+
+/** `platformui --help`. */
+export function mainHelp(): string {
+  const width = Math.max(...COMMANDS.map((c) => c.name.length)) + 2;
+  return [
+    'Usage: platformui <command> [options]',
+    '',
+    'Run workflows with live progress, follow jobs, search nodes, start the emulator.',
+    '',
+    'Commands:',
+    ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}${c.summary}`),
+    '',
+    'Global options (anywhere on the line):',
+    ...optionLines(GLOBAL_OPTIONS),
+    '',
+    'Credentials come from the environment (PLATFORMUI_API_KEY, PLATFORMUI_TOKEN) or from',
+    '--api-key-file / --token-file, never from the command line (it shows in `ps`).',
+    'Exit codes: 0 success, 1 the job failed or was cancelled, 2 usage, 3 authentication,',
+    'credits or subscription, 4 the server could not be reached, 130 interrupted.',
+    '',
+    'Example:',
+    '  platformui run examples/workflows/invert.json --input image=./photo.png --out ./outputs',
+    '',
+    '`platformui <command> --help` shows the options and an example of each command.',
+    '',
+  ].join('\n');
+}
+
+const processIO = (): CliIO => ({ stdout: process.stdout, stderr: process.stderr, env: process.env });
+
+/** Options that would put a secret on the command line: refused with what to do instead. */
+const SECRET_FLAGS = /^--(api-key|token|key|password)(=|$)/;
+
+/** The command line, split: the command, its arguments, the global options. */
+interface Parsed {
+  command: Command | undefined;
+  help: boolean;
+  global: GlobalOptions;
+  rest: string[];
+}
+
+/** Takes the command name(s) and the global options out of `argv`, wherever they stand. */
+function split(argv: readonly string[]): Parsed {
+  const secret = argv.find((a) => SECRET_FLAGS.test(a));
+  if (secret) {
+    const name = secret.replace(/=.*$/, '');
+    const [variable, file] = name === '--token' ? ['PLATFORMUI_TOKEN', '--token-file'] : ['PLATFORMUI_API_KEY', '--api-key-file'];
+    throw new UsageError(`${name}: a secret on the command line shows in \`ps\` and in shell history: set ${variable} or pass ${file} FILE`);
+  }
+  const globalConfig = Object.fromEntries(Object.entries(GLOBAL_OPTIONS).map(([k, o]) => [k, { type: o.type, ...(o.short ? { short: o.short } : {}) }]));
+  const { tokens } = parseArgs({ args: [...argv], options: globalConfig, strict: false, allowPositionals: true, tokens: true });
+  const drop = new Set<number>();
+  const values: Record<string, string | boolean> = {};
+  // The command's words: `run`, or a group's and its command's (`nodes search`); `help run` is `run --help`.
+  const name: string[] = [];
+  let helpWord = false;
+  let terminated = false;
+  for (const t of tokens) {
+    if (t.kind === 'option-terminator') terminated = true;
+    if (terminated) continue;
+    if (t.kind === 'option' && Object.hasOwn(GLOBAL_OPTIONS, t.name)) {
+      const spec = GLOBAL_OPTIONS[t.name]!;
+      if (spec.type === 'string' && typeof t.value !== 'string') throw new UsageError(`--${t.name} needs a value`);
+      if (spec.type === 'boolean' && t.value !== undefined) throw new UsageError(`--${t.name} takes no value`);
+      values[t.name] = t.value ?? true;
+      drop.add(t.index);
+      if (t.value !== undefined && !t.inlineValue) drop.add(t.index + 1);
+    } else if (t.kind === 'positional') {
+      const first = name.length === 0;
+      const groupMember = name.length === 1 && !COMMANDS.some((c) => c.name === name[0]) && COMMANDS.some((c) => c.name === `${name[0]} ${t.value}`);
+      if (first && t.value === 'help' && !helpWord) helpWord = true;
+      else if (first || groupMember) name.push(t.value);
+      else continue;
+      drop.add(t.index);
+    }
+  }
+  const help = helpWord || values.help === true;
+  const joined = name.join(' ');
+  const command = COMMANDS.find((c) => c.name === joined);
+  if (name.length > 0 && !command) {
+    const group = COMMANDS.filter((c) => c.name.startsWith(`${name[0]} `)).map((c) => c.name);
+    throw new UsageError(
+      group.length
+        ? `${name[0]}: which one? ${group.map((g) => `platformui ${g}`).join(', ')}`
+        : `unknown command ${JSON.stringify(joined)}: the commands are ${COMMANDS.map((c) => c.name).join(', ')}`,
+    );
+  }
+  return {
+    command,
+    help,
+    global: {
+      server: values.server as string | undefined,
+      apiKeyFile: values['api-key-file'] as string | undefined,
+      tokenFile: values['token-file'] as string | undefined,
+      json: values.json === true,
+      verbose: values.verbose === true,
+      noColor: values['no-color'] === true,
+    },
+    rest: argv.filter((_, i) => !drop.has(i)),
+  };
+}
+
+/** The command's own options and arguments, checked. */
+function parseCommand(command: Command, rest: string[]): CommandArgs {
+  if (command.passthrough) return { values: {}, positionals: [], raw: rest };
+  const options = Object.fromEntries(
+    Object.entries(command.options).map(([k, o]: [string, OptionSpec]) => [k, { type: o.type, ...(o.multiple ? { multiple: true } : {}), ...(o.short ? { short: o.short } : {}) }]),
+  );
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({ args: rest, options, strict: true, allowPositionals: true });
+  } catch (err) {
+    // Node's first sentence says it (`Unknown option '--x'`); the rest suggests `--`, which is no help here.
+    throw new UsageError((err as Error).message.split('. ')[0]!);
+  }
+  const { positionals } = parsed;
+  const usage = `platformui ${command.name}${command.synopsis ? ` ${command.synopsis}` : ''}`;
+  if (positionals.length < command.args.min) throw new UsageError(`missing argument: ${usage}`);
+  if (positionals.length > command.args.max) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[command.args.max])}: ${usage}`);
+  return { values: parsed.values as CommandArgs['values'], positionals, raw: rest };
+}
+
+/**
+ * Runs `platformui` with `argv` (without `node` and the script) and resolves
+ * with the exit code; writes to `io` (the process's streams by default).
+ *
+ * @example
+ * ```ts
+ * process.exitCode = await main(['run', 'workflow.json', '--out', 'outputs']);
+ * ```
+ */
+export async function main(argv: readonly string[], io: CliIO = processIO()): Promise<number> {
+  let parsed: Parsed;
+  let args: CommandArgs;
+  try {
+    parsed = split(argv);
+    if (!parsed.command) {
+      // Bare `platformui` is a usage error; `platformui --help` is not.
+      (parsed.help ? io.stdout : io.stderr).write(mainHelp());
+      return parsed.help ? EXIT.ok : EXIT.usage;
+    }
+    if (parsed.help && !parsed.command.passthrough) {
+      io.stdout.write(commandHelp(parsed.command));
+      return EXIT.ok;
+    }
+    args = parseCommand(parsed.command, parsed.help ? ['--help'] : parsed.rest);
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    io.stderr.write(`platformui: ${message}\n(see platformui --help)\n`);
+    return EXIT.usage;
+  }
+  const { command, global } = parsed;
+  const ctx = new Context(global, io);
+  try {
+    return await command.run(ctx, args);
+  } catch (err) {
+    const failure = describeFailure(err, { service: command.service === 'registry' ? 'registry' : 'cloud', keyRuleHint: ctx.keyRuleHint });
+    // The display wrote it to the terminal already: standard error gets it only when it goes elsewhere.
+    const seen = ctx.failureShown && io.stdout.isTTY === true && io.stderr.isTTY === true;
+    if (!seen) for (const line of failure.lines) io.stderr.write(`platformui ${command.name}: ${line}\n`);
+    if (failure.code === EXIT.usage) io.stderr.write(`(see platformui ${command.name} --help)\n`);
+    if (global.verbose) io.stderr.write(`${stackOf(err)}\n`);
+    return failure.code;
+  } finally {
+    ctx.close();
+  }
+}

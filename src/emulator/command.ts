@@ -1,0 +1,171 @@
+/**
+ * The emulator's command line, shared by the `platformui-emulator` bin
+ * (`cli.ts`) and `platformui emulator`: parses the options, starts the
+ * emulator, prints its URL and credentials, and runs until SIGINT or SIGTERM.
+ *
+ *     platformui-emulator [--port N] [--host H] [--personality spec|cloud|local] [--step-ms N]
+ *                         [--max-upload-bytes N|Infinity] [--synthetic-output NAME:SIZE]...
+ *
+ * @module
+ */
+import { startEmulator } from './index.ts';
+import { isPersonalityName, type PersonalityName } from './personality.ts';
+
+const usage = (prog: string) => `Usage: ${prog} [options]
+  --port N                      TCP port (default 0: a free one)
+  --host H                      interface to bind (default 127.0.0.1)
+  --personality NAME            the cloud server imitated: spec (default; the documented service),
+                                cloud (the live service: raw job states, /api/jobs, late outputs)
+                                or local (a self-hosted server: no API key, /history, events by client_id)
+  --step-ms N                   simulated step time of cloud jobs and proxy tasks, ms
+  --max-upload-bytes N          largest cloud upload in bytes, or Infinity for no limit (default 100 MiB)
+  --synthetic-output NAME:SIZE  register a cloud output of SIZE bytes generated when served
+                                (repeatable; SIZE in bytes, or with a KiB/MiB/GiB suffix)
+
+Example: ${prog} --port 8188 --personality local
+`;
+
+interface CliArgs {
+  port: number;
+  host: string;
+  personality: PersonalityName;
+  stepMs: number | undefined;
+  maxUploadBytes: number | undefined;
+  synthetic: Array<{ name: string; size: number }>;
+  help: boolean;
+}
+
+const UNITS: Record<string, number> = { '': 1, b: 1, k: 1024, kib: 1024, m: 1024 ** 2, mib: 1024 ** 2, g: 1024 ** 3, gib: 1024 ** 3 };
+
+/** `1073741824`, `1GiB`, `512MiB`, `64k` → bytes. */
+function parseSize(value: string, what: string): number {
+  const m = /^(\d+)\s*([a-z]*)$/i.exec(value.trim());
+  const unit = m ? UNITS[(m[2] ?? '').toLowerCase()] : undefined;
+  const n = m && unit !== undefined ? Number(m[1]) * unit : NaN;
+  if (!Number.isSafeInteger(n)) throw new Error(`Invalid ${what}: ${value}`);
+  return n;
+}
+
+/** Parses `--name value` and `--name=value` options, and `--help`. */
+function parseArgs(argv: readonly string[]): CliArgs {
+  const out: CliArgs = { port: 0, host: '127.0.0.1', personality: 'spec', stepMs: undefined, maxUploadBytes: undefined, synthetic: [], help: false };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? '';
+    if (arg === '--help' || arg === '-h') {
+      out.help = true;
+      continue;
+    }
+    const m = /^--(port|host|personality|step-ms|max-upload-bytes|synthetic-output)(?:=(.*))?$/.exec(arg);
+    if (!m) throw new Error(`Unknown argument: ${arg}`);
+    const value = m[2] ?? argv[++i];
+    if (value === undefined || value === '') throw new Error(`--${m[1]} needs a value`);
+    switch (m[1]) {
+      case 'port': {
+        const port = Number(value);
+        if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`Invalid port: ${value}`);
+        out.port = port;
+        break;
+      }
+      case 'host':
+        out.host = value;
+        break;
+      case 'personality':
+        if (!isPersonalityName(value)) throw new Error(`Invalid personality: ${value} (spec, cloud or local)`);
+        out.personality = value;
+        break;
+      case 'step-ms': {
+        const ms = Number(value);
+        if (!Number.isFinite(ms) || ms < 0) throw new Error(`Invalid step time: ${value}`);
+        out.stepMs = ms;
+        break;
+      }
+      case 'max-upload-bytes':
+        out.maxUploadBytes = /^(inf|infinity|none)$/i.test(value) ? Infinity : parseSize(value, 'upload limit');
+        break;
+      default: {
+        const colon = value.lastIndexOf(':');
+        const name = colon > 0 ? value.slice(0, colon) : '';
+        if (!name) throw new Error(`--synthetic-output needs NAME:SIZE, got ${value}`);
+        out.synthetic.push({ name, size: parseSize(value.slice(colon + 1), 'synthetic output size') });
+      }
+    }
+  }
+  return out;
+}
+
+/** Where the command writes, and the name it calls itself in its usage. */
+export interface EmulatorCommandIO {
+  prog?: string;
+  stdout?: (text: string) => void;
+  stderr?: (text: string) => void;
+}
+
+/**
+ * Runs the emulator command with `argv` (without `node` and the script).
+ * Resolves with the exit code: 0 after `--help`, or once SIGINT/SIGTERM has
+ * closed the emulator; 2 for wrong usage; 1 when the emulator fails to start
+ * (or to close).
+ */
+export async function runEmulatorCommand(argv: readonly string[], io: EmulatorCommandIO = {}): Promise<number> {
+  const prog = io.prog ?? 'platformui-emulator';
+  const stdout = io.stdout ?? ((text: string) => void process.stdout.write(text));
+  const stderr = io.stderr ?? ((text: string) => void process.stderr.write(text));
+  let args: CliArgs;
+  try {
+    args = parseArgs(argv);
+  } catch (err) {
+    stderr(`${(err as Error).message}\n${usage(prog)}`);
+    return 2;
+  }
+  if (args.help) {
+    stdout(usage(prog));
+    return 0;
+  }
+  let emulator: Awaited<ReturnType<typeof startEmulator>>;
+  try {
+    emulator = await startEmulator({
+      port: args.port,
+      host: args.host,
+      personality: args.personality,
+      cloud: {
+        ...(args.stepMs !== undefined ? { stepMs: args.stepMs } : {}),
+        ...(args.maxUploadBytes !== undefined ? { maxUploadBytes: args.maxUploadBytes } : {}),
+      },
+      ...(args.stepMs !== undefined ? { proxy: { stepMs: args.stepMs } } : {}),
+    });
+  } catch (err) {
+    stderr(`${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  }
+  const outputs = args.synthetic.map(({ name, size }) => {
+    const ref = emulator.cloud.addSyntheticOutput(name, size);
+    return `  ${JSON.stringify(ref)} (${size} bytes)`;
+  });
+  const tokens = [...emulator.registry.tokens].map(([token, ids]) => `  ${token} -> ${[...ids].join(', ')}`);
+  const cloudKey = emulator.cloud.personality.requireKey
+    ? `Cloud API key (X-API-Key): ${[...emulator.cloud.keys.keys()].join(', ')}`
+    : 'Cloud API key: none needed (local server: X-API-Key and the socket token are ignored; routes also without /api)';
+  stdout(
+    `platformui emulator listening on ${emulator.url}\nBearer tokens:\n${tokens.join('\n')}\n` +
+      `Cloud personality: ${emulator.cloud.personality.name}\n${cloudKey}\n` +
+      (outputs.length ? `Synthetic outputs:\n${outputs.join('\n')}\n` : ''),
+  );
+
+  // Runs until a signal: the caller exits with the code this resolves to.
+  const signal = await new Promise<string>((resolve) => {
+    const on = (name: string) => () => {
+      process.off('SIGINT', onInt);
+      process.off('SIGTERM', onTerm);
+      resolve(name);
+    };
+    const onInt = on('SIGINT');
+    const onTerm = on('SIGTERM');
+    process.once('SIGINT', onInt);
+    process.once('SIGTERM', onTerm);
+  });
+  stdout(`\n${signal}: stopping\n`);
+  return emulator.close().then(
+    () => 0,
+    () => 1,
+  );
+}

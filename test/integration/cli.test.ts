@@ -1,0 +1,633 @@
+// The `platformui` command line as a user runs it: the source bundled once
+// (esbuild, dependencies external so they load from node_modules), run as a
+// child process against emulators of every personality over real loopback
+// sockets. Checks exit codes, files on disk, what is printed (plain, --json,
+// a pseudo-terminal), Ctrl-C stopping exactly its own job, a socket drop,
+// and that no secret is ever printed.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as esbuild from 'esbuild';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CloudClient, RegistryClient } from '../../src/index.ts';
+import { EMULATOR_API_KEY, startEmulator, type Emulator, type PersonalityName } from '../../src/emulator/index.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const INVERT = join(ROOT, 'examples', 'workflows', 'invert.json');
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
+const BAD_KEY = 'not-the-key-5f3a9c';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+let dir: string;
+let cliBundle: string;
+let emulatorBundle: string;
+let photo: string;
+let keyFile: string;
+let badKeyFile: string;
+let failing: string;
+let counter = 0;
+/** A fresh name: the emulator serves a workflow it has run before from its cache, without progress. */
+const unique = (what: string) => `${what}_${++counter}`;
+
+beforeAll(async () => {
+  // Under the repo (.tmp/ is ignored), so the bundle's external packages resolve from node_modules.
+  mkdirSync(join(ROOT, '.tmp'), { recursive: true });
+  dir = mkdtempSync(join(ROOT, '.tmp', 'cli-test-'));
+  cliBundle = join(dir, 'cli.mjs');
+  emulatorBundle = join(dir, 'emulator-cli.mjs');
+  const common: esbuild.BuildOptions = { bundle: true, platform: 'node', format: 'esm', target: 'node22', external: ['ws', 'form-data', 'zod'], logLevel: 'silent' };
+  await Promise.all([
+    esbuild.build({ ...common, entryPoints: [join(ROOT, 'src', 'cli', 'bin.ts')], outfile: cliBundle }),
+    esbuild.build({ ...common, entryPoints: [join(ROOT, 'src', 'emulator', 'cli.ts')], outfile: emulatorBundle }),
+  ]);
+  photo = join(dir, 'photo.png');
+  writeFileSync(photo, PNG);
+  keyFile = join(dir, 'key.txt');
+  writeFileSync(keyFile, `${EMULATOR_API_KEY}\n`);
+  badKeyFile = join(dir, 'bad-key.txt');
+  writeFileSync(badKeyFile, BAD_KEY);
+  // The emulator's nodes fail on demand: `fail_with` names the exception type.
+  failing = join(dir, 'failing.json');
+  const wf = JSON.parse(readFileSync(INVERT, 'utf8'));
+  wf['1'].inputs.fail_with = 'OOMError';
+  wf['1'].inputs.fail_message = 'out of memory on the test GPU';
+  writeFileSync(failing, JSON.stringify(wf));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** The test process's environment without anything that would configure the CLI. */
+function baseEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const k of Object.keys(env)) if (k.startsWith('PLATFORMUI_') || k === 'NO_COLOR' || k === 'FORCE_COLOR') delete env[k];
+  return env;
+}
+
+interface Result {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Starts the CLI; `out()` is its standard output so far. */
+function start(args: string[], env: Record<string, string> = {}, bundle = cliBundle): { child: ChildProcess; out: () => string; done: Promise<Result> } {
+  const child = spawn(process.execPath, [bundle, ...args], { cwd: dir, env: { ...baseEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+  child.stderr!.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+  const done = new Promise<Result>((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+  return { child, out: () => stdout, done };
+}
+
+const cli = (args: string[], env: Record<string, string> = {}) => start(args, env).done;
+
+/** Polls `read` until it gives something truthy. */
+async function waitFor<T>(what: string, read: () => T | undefined | null | false, ms = 10_000): Promise<T> {
+  for (const end = Date.now() + ms; Date.now() < end; await sleep(10)) {
+    const v = read();
+    if (v) return v;
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+const submittedId = (stdout: string) => /Submitted job (\S+)/.exec(stdout)?.[1];
+const outDir = () => mkdtempSync(join(dir, 'out-'));
+
+describe.each(['spec', 'cloud', 'local'] as PersonalityName[])('platformui run against the %s emulator', (personality) => {
+  let emu: Emulator;
+  // A local server needs no key; the others get it from a file (a loopback --server never gets PLATFORMUI_API_KEY: the SDK's key rule).
+  const auth = () => (personality === 'local' ? [] : ['--api-key-file', keyFile]);
+  const server = () => ['--server', emu.url, ...auth()];
+  const client = () => new CloudClient({ baseUrl: emu.url, ...(personality === 'local' ? {} : { apiKey: EMULATOR_API_KEY }) });
+
+  beforeAll(async () => {
+    emu = await startEmulator({ personality, cloud: { stepMs: 5 } });
+  });
+  afterAll(() => emu.close());
+
+  it('uploads the input, runs, downloads the outputs, prints their paths, exits 0', async () => {
+    const out = outDir();
+    const prefix = unique('ok');
+    const r = await cli(['run', INVERT, '--input', `image=${photo}`, '--set', `3.inputs.filename_prefix="${prefix}"`, '--out', out, ...server()]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const files = readdirSync(out);
+    expect(files).toEqual([`${prefix}_00001_.png`]);
+    const written = readFileSync(join(out, files[0]!));
+    expect(written.subarray(1, 4).toString()).toBe('PNG');
+    expect(r.stdout).toContain(join(out, files[0]!));
+    expect(r.stdout).toMatch(/^Uploaded .*photo\.png as \S+ for #1 LoadImage "Load Photo"\.image$/m);
+    expect(r.stdout).toMatch(/^Submitted job \S+$/m);
+    expect(r.stdout).toMatch(/^Done in \d+\.\ds: 3\/3 nodes, 0 cached, \d+ previews$/m);
+    // Plain mode: no ANSI codes at all.
+    expect(r.stdout).not.toContain('\x1b');
+  });
+
+  it('keeps existing files: a second download of the same name gets a suffix', async () => {
+    const out = outDir();
+    const prefix = unique('twice');
+    const args = ['run', INVERT, '--input', `image=${photo}`, '--set', `3.inputs.filename_prefix="${prefix}"`, '--out', out, ...server()];
+    expect((await cli(args)).code).toBe(0);
+    // The rerun is served from the cache under the same name: it must not overwrite the first.
+    expect((await cli(args)).code).toBe(0);
+    expect(readdirSync(out).sort()).toEqual([`${prefix}_00001_-1.png`, `${prefix}_00001_.png`]);
+  });
+
+  it('a failed job: exit 1 and one line naming the node and the error', async () => {
+    const r = await cli(['run', failing, '--input', `image=${photo}`, '--set', `3.inputs.filename_prefix="${unique('fail')}"`, '--out', outDir(), ...server()]);
+    expect(r.code).toBe(1);
+    const lines = r.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^platformui run: Job \S+ failed in LoadImage #1: OOMError: out of memory on the test GPU$/);
+    expect(r.stdout).toMatch(/^Job failed at LoadImage "Load Photo" \(#1\): OOMError/m);
+    expect(r.stderr).not.toMatch(/\n\s+at /); // no stack without --verbose
+  });
+
+  it('Ctrl-C stops this job on the server, and only it, then exits 130', async () => {
+    emu.cloud.stepMs = 150;
+    const other = client();
+    try {
+      const out = outDir();
+      const run = start(['run', INVERT, '--input', `image=${photo}`, '--set', `3.inputs.filename_prefix="${unique('sigint')}"`, '--out', out, ...server()]);
+      const id = await waitFor('the submission', () => submittedId(run.out()));
+      await waitFor('the job to run', () => emu.cloud.engine.jobs.get(id)?.status === 'in_progress');
+      // Another client's job, running beside it (or, on the one-at-a-time local server, waiting behind it).
+      const { name } = await other.uploadImage(PNG, { filename: 'other.png' });
+      let otherId: string | undefined;
+      const otherRun = other.run(
+        {
+          '1': { class_type: 'LoadImage', inputs: { image: name } },
+          '2': { class_type: 'ImageInvert', inputs: { image: ['1', 0] } },
+          '3': { class_type: 'SaveImage', inputs: { images: ['2', 0], filename_prefix: unique('other') } },
+        },
+        { onSubmitted: (i) => void (otherId = i) },
+      );
+      await waitFor('the other job', () => otherId !== undefined && emu.cloud.engine.jobs.has(otherId));
+      emu.requests.length = 0;
+      run.child.kill('SIGINT');
+      const r = await run.done;
+      expect(r.code).toBe(130);
+      expect(r.stderr).toBe(`platformui run: interrupted: job ${id} was stopped\n`);
+      expect(emu.cloud.engine.jobs.get(id)?.status).toBe('cancelled');
+      expect(readdirSync(out)).toEqual([]);
+      // The other job was left alone: it runs to its end.
+      expect((await otherRun).status).toBe('completed');
+      // No account-wide interrupt: the cloud's stops every running job of the account.
+      const interrupts = emu.requests.filter((q) => q.path.endsWith('/interrupt'));
+      if (personality === 'local') expect(interrupts.length).toBeGreaterThan(0);
+      else expect(interrupts).toEqual([]);
+    } finally {
+      other.close();
+      emu.cloud.stepMs = 5;
+    }
+  });
+
+  it('survives the socket dropping mid-run', async () => {
+    emu.cloud.stepMs = 60;
+    try {
+      const out = outDir();
+      const run = start(['run', INVERT, '--input', `image=${photo}`, '--set', `3.inputs.filename_prefix="${unique('drop')}"`, '--out', out, ...server()]);
+      const id = await waitFor('the submission', () => submittedId(run.out()));
+      await waitFor('the job to run', () => emu.cloud.engine.jobs.get(id)?.status === 'in_progress');
+      emu.cloud.dropAllSockets();
+      const r = await run.done;
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(readdirSync(out)).toHaveLength(1);
+    } finally {
+      emu.cloud.stepMs = 5;
+    }
+  });
+
+  it('--json: every line is a JSON object, events first, the result last', async () => {
+    const out = outDir();
+    const r = await cli(['run', INVERT, '--json', '--input', `image=${photo}`, '--set', `3.inputs.filename_prefix="${unique('json')}"`, '--out', out, ...server()]);
+    expect(r.code).toBe(0);
+    const lines = r.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as { type: string; [k: string]: unknown });
+    expect(lines[0]).toMatchObject({ type: 'info' });
+    expect(lines[1]).toMatchObject({ type: 'submitted', promptId: expect.any(String) });
+    expect(lines.slice(2, -1).every((l) => l.type === 'event')).toBe(true);
+    expect(lines.slice(2, -1).map((l) => (l.event as { type: string }).type)).toContain('execution_success');
+    const result = lines.at(-1)!;
+    expect(result).toMatchObject({ type: 'result', promptId: lines[1]!.promptId, files: [{ path: expect.any(String), bytes: expect.any(Number) }] });
+    const [file] = result.files as Array<{ path: string; bytes: number }>;
+    expect(readFileSync(file!.path).length).toBe(file!.bytes);
+  });
+
+  it('--json on a failure: the last line is the error', async () => {
+    const r = await cli(['run', failing, '--json', '--input', `image=${photo}`, '--set', `3.inputs.filename_prefix="${unique('jsonfail')}"`, ...server()]);
+    expect(r.code).toBe(1);
+    const last = JSON.parse(r.stdout.trimEnd().split('\n').at(-1)!);
+    expect(last).toEqual({ type: 'error', message: expect.stringMatching(/failed in LoadImage #1: OOMError/) });
+  });
+});
+
+describe('errors and exit codes (spec emulator)', () => {
+  let emu: Emulator;
+  beforeAll(async () => {
+    emu = await startEmulator({ cloud: { stepMs: 5 } });
+  });
+  afterAll(() => emu.close());
+  const server = () => ['--server', emu.url, '--api-key-file', keyFile];
+
+  it('exit 2 for usage errors, with what is wrong, before any request', async () => {
+    emu.requests.length = 0;
+    const cases: Array<[string[], RegExp]> = [
+      [['run'], /missing argument: platformui run <workflow\.json>/],
+      [['run', INVERT, '--bogus'], /Unknown option '--bogus'/],
+      [['run', join(dir, 'missing.json')], /cannot read .*missing\.json \(ENOENT\)/],
+      [['run', INVERT, '--input', `image=${join(dir, 'nope.png')}`], /--input image: cannot read .*nope\.png \(ENOENT\)/],
+      [['run', INVERT, '--set', '9.inputs.text=x'], /--set: no node with id, title or class "9"; the workflow has #1 LoadImage "Load Photo"/],
+      [['run', INVERT, '--set', 'Invert.image=x', '--input', `image=${photo}`], /--input: 2 nodes have an input "image".*--input "Load Photo"\.image=…/],
+      [['run', INVERT, '--timeout', 'soon'], /--timeout must be a duration like 90s/],
+      [['frobnicate'], /unknown command "frobnicate"/],
+      [['run', INVERT, '--api-key', 'abc'], /--api-key: a secret on the command line shows in `ps`/],
+    ];
+    for (const [args, message] of cases) {
+      const r = await cli([...args, ...server()]);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr, args.join(' ')).toMatch(message);
+      expect(r.stdout).toBe('');
+    }
+    expect(emu.requests).toEqual([]);
+  });
+
+  it('exit 3 for a refused key, never printing it (not even with --verbose)', async () => {
+    const r = await cli(['run', INVERT, '--input', `image=${photo}`, '--server', emu.url, '--api-key-file', badKeyFile, '--verbose']);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/^platformui run: the server refused the API key \(401\): check PLATFORMUI_API_KEY or --api-key-file$/m);
+    expect(r.stdout + r.stderr).not.toContain(BAD_KEY);
+  });
+
+  it('exit 3 without a key for the cloud, before any request', async () => {
+    const r = await cli(['queue'], { PLATFORMUI_CLOUD_URL: 'https://cloud.invalid' });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toBe('platformui queue: no API key: set PLATFORMUI_API_KEY or pass --api-key-file FILE\n');
+  });
+
+  it("the key rule: PLATFORMUI_API_KEY goes with PLATFORMUI_CLOUD_URL, not to a loopback --server (exit 3 says what to do)", async () => {
+    const env = { PLATFORMUI_API_KEY: EMULATOR_API_KEY };
+    const refused = await cli(['queue', '--server', emu.url], env);
+    expect(refused.code).toBe(3);
+    expect(refused.stderr).toContain('PLATFORMUI_API_KEY is not sent to a loopback --server (it may be your cloud key): pass --api-key-file FILE, or set PLATFORMUI_CLOUD_URL instead of --server');
+    const ok = await cli(['queue'], { ...env, PLATFORMUI_CLOUD_URL: emu.url });
+    expect(ok).toEqual({ code: 0, stdout: '0 running, 0 pending\n', stderr: '' });
+  });
+
+  it('exit 3 for credits and subscription, with what to do', async () => {
+    for (const [mode, message] of [
+      ['insufficient_credits', 'not enough credits (402): add credits to the account, then run again'],
+      ['inactive', 'the subscription is not active (429): renew it, then run again'],
+    ] as const) {
+      emu.cloud.setKeyMode(EMULATOR_API_KEY, mode);
+      try {
+        const r = await cli(['run', INVERT, '--input', `image=${photo}`, ...server()]);
+        expect(r.code).toBe(3);
+        expect(r.stderr).toBe(`platformui run: ${message}\n`);
+      } finally {
+        emu.cloud.setKeyMode(EMULATOR_API_KEY, 'ok');
+      }
+    }
+  });
+
+  it('exit 4 when the server cannot be reached', async () => {
+    // A port that was free a moment ago: nothing listens there.
+    const port = await new Promise<number>((resolve) => {
+      const s = createServer().listen(0, '127.0.0.1', () => {
+        const p = (s.address() as { port: number }).port;
+        s.close(() => resolve(p));
+      });
+    });
+    const url = `http://127.0.0.1:${port}`;
+    for (const args of [['queue'], ['run', INVERT, '--input', `image=${photo}`]]) {
+      const r = await cli([...args, '--server', url]);
+      expect(r.code, args[0]).toBe(4);
+      expect(r.stderr).toMatch(new RegExp(`^platformui ${args[0]}: could not reach ${url} \\(.+\\): is the server running\\? \\(--server or PLATFORMUI_CLOUD_URL\\)$`, 'm'));
+    }
+  });
+
+  it('--validate: the workflow\'s errors, one line each, exit 1, nothing uploaded or submitted', async () => {
+    emu.requests.length = 0;
+    const jobs = emu.cloud.engine.jobs.size;
+    const args = ['run', INVERT, '--validate', '--input', `1.image=${photo}`, '--set', '2.inputs.image=5', '--set', '3.inputs.filename_prefix=7', ...server()];
+    const r = await cli(args);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe('platformui run: invalid workflow: #2 ImageInvert "Invert": image: takes IMAGE, which only a link to another node\'s output can provide ([nodeId, outputIndex]), got 5\n');
+    // The warning is shown before the error; the upload's placeholder is not judged.
+    expect(r.stdout).toMatch(/^Warning: #3 SaveImage "Save Inverted": filename_prefix: is 7.*\nError: invalid workflow: #2 ImageInvert/m);
+    expect(r.stdout).not.toContain('example.png');
+    // Two errors: a line each, and the display ends on their count.
+    const two = await cli(['run', INVERT, '--validate', '--input', `1.image=${photo}`, '--set', '2.inputs.image=["1", 5]', '--set', '3.inputs.images=["2", 3]', ...server()]);
+    expect(two.code).toBe(1);
+    expect(two.stderr.trimEnd().split('\n')).toEqual([
+      'platformui run: invalid workflow: #2 ImageInvert "Invert": image: links to output 5 of #1 LoadImage, which has outputs 0 to 1',
+      'platformui run: invalid workflow: #3 SaveImage "Save Inverted": images: links to output 3 of #2 ImageInvert, which has only output 0',
+    ]);
+    expect(two.stdout).toMatch(/^Error: the workflow has 2 errors: nothing was submitted$/m);
+    expect(emu.requests.filter((q) => q.method === 'POST')).toEqual([]);
+    expect(emu.cloud.engine.jobs.size).toBe(jobs);
+  });
+
+  it('without --validate the server refuses it: exit 1 naming the node', async () => {
+    const r = await cli(['run', INVERT, '--input', `1.image=${photo}`, '--set', '2.inputs.image=5', ...server()]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^platformui run: the server refused the workflow: Submission rejected \(400\): .*ImageInvert #2: image/);
+  });
+
+  it('a second Ctrl-C exits at once, saying the job may still run', async () => {
+    emu.cloud.stepMs = 150;
+    try {
+      const run = start(['run', INVERT, '--input', `image=${photo}`, '--set', `3.inputs.filename_prefix="${unique('twice')}"`, ...server()]);
+      const id = await waitFor('the submission', () => submittedId(run.out()));
+      await waitFor('the job to run', () => emu.cloud.engine.jobs.get(id)?.status === 'in_progress');
+      // The server is slow to answer now: the stop request hangs.
+      emu.faults.latencyMs = 5000;
+      run.child.kill('SIGINT');
+      await waitFor('the stop to begin', () => run.out().includes(`Stopping job ${id} (Ctrl-C again to quit without waiting)`));
+      const second = Date.now();
+      run.child.kill('SIGINT');
+      const r = await run.done;
+      expect(r.code).toBe(130);
+      expect(Date.now() - second).toBeLessThan(1500);
+      expect(r.stderr).toBe(`platformui: interrupted twice: job ${id} may still be running (see platformui job ${id})\n`);
+    } finally {
+      emu.faults.latencyMs = 0;
+      emu.cloud.stepMs = 5;
+    }
+  });
+
+  it('--timeout: a job that goes silent is stopped, exit 1', async () => {
+    emu.cloud.stepMs = 1500;
+    try {
+      const r = await cli(['run', INVERT, '--input', `image=${photo}`, '--set', `3.inputs.filename_prefix="${unique('slow')}"`, '--timeout', '400ms', ...server()]);
+      expect(r.code).toBe(1);
+      const id = submittedId(r.stdout)!;
+      expect(r.stderr).toBe(`platformui run: Job ${id} sent nothing for 400 ms: stopped it; allow more with --timeout\n`);
+      expect(emu.cloud.engine.jobs.get(id)?.status).toBe('cancelled');
+    } finally {
+      emu.cloud.stepMs = 5;
+    }
+  });
+});
+
+describe('job, jobs, queue, object-info', () => {
+  let cloud: Emulator;
+  let spec: Emulator;
+  let done: string;
+  let failed: string;
+  beforeAll(async () => {
+    [cloud, spec] = await Promise.all([startEmulator({ personality: 'cloud', cloud: { stepMs: 5 } }), startEmulator({ cloud: { stepMs: 5 } })]);
+    const ok = await cli(['run', INVERT, '--input', `image=${photo}`, '--set', `3.inputs.filename_prefix="${unique('rec')}"`, '--out', outDir(), '--server', cloud.url, '--api-key-file', keyFile]);
+    done = submittedId(ok.stdout)!;
+    const bad = await cli(['run', failing, '--input', `image=${photo}`, '--set', `3.inputs.filename_prefix="${unique('recfail')}"`, '--server', cloud.url, '--api-key-file', keyFile]);
+    failed = submittedId(bad.stdout)!;
+  });
+  afterAll(() => Promise.all([cloud.close(), spec.close()]));
+  const on = (emu: Emulator) => ['--server', emu.url, '--api-key-file', keyFile];
+
+  it('job: its state and files; --out downloads them; --json for scripts', async () => {
+    const r = await cli(['job', done, ...on(cloud)]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(new RegExp(`^job ${done}  completed`));
+    expect(r.stdout).toMatch(/^ {2}output {4}rec_\d+_00001_\.png$/m);
+    const out = outDir();
+    const saved = await cli(['job', done, '--out', out, ...on(cloud)]);
+    expect(saved.code).toBe(0);
+    expect(readdirSync(out)).toHaveLength(1);
+    const json = await cli(['job', done, '--json', ...on(cloud)]);
+    expect(JSON.parse(json.stdout)).toMatchObject({ id: done, phase: 'completed', files: [{ filename: expect.stringMatching(/^rec_/) }] });
+  });
+
+  it('job: a failed one exits 1 with its error; an unknown one says so', async () => {
+    const r = await cli(['job', failed, ...on(cloud)]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/^ {2}error {5}LoadImage #1: OOMError: out of memory on the test GPU$/m);
+    const unknown = await cli(['job', 'no-such-job', ...on(cloud)]);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toBe('platformui job: this server has no job no-such-job (404): `platformui jobs` lists the recent ones\n');
+  });
+
+  it('job --follow: progress until the end, then the outputs', async () => {
+    spec.cloud.stepMs = 60;
+    const c = new CloudClient({ baseUrl: spec.url, apiKey: EMULATOR_API_KEY });
+    try {
+      const { name } = await c.uploadImage(PNG, { filename: 'follow.png' });
+      const { prompt_id } = await c.submit({
+        '1': { class_type: 'LoadImage', inputs: { image: name } },
+        '2': { class_type: 'SaveImage', inputs: { images: ['1', 0], filename_prefix: unique('follow') } },
+      });
+      const out = outDir();
+      const r = await cli(['job', prompt_id, '--follow', '--out', out, ...on(spec)]);
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(new RegExp(`^Following job ${prompt_id}$`, 'm'));
+      expect(r.stdout).toMatch(/^Done in /m);
+      expect(readdirSync(out)).toHaveLength(1);
+    } finally {
+      c.close();
+      spec.cloud.stepMs = 5;
+    }
+  });
+
+  it('jobs: the list where the server has one; one clear line where not', async () => {
+    const r = await cli(['jobs', '--limit', '5', ...on(cloud)]);
+    expect(r.code).toBe(0);
+    expect(r.stdout.split('\n')[0]).toMatch(/^ID\s+STATUS\s+CREATED\s+OUTPUTS\s+ERROR$/);
+    expect(r.stdout).toMatch(new RegExp(`^${done}\\s+completed\\s`, 'm'));
+    expect(r.stdout).toMatch(new RegExp(`^${failed}\\s+failed\\s.*OOMError$`, 'm'));
+    const onlyFailed = await cli(['jobs', '--status', 'failed', '--json', ...on(cloud)]);
+    const rows = onlyFailed.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as { id: string; status: string });
+    expect(rows.map((j) => j.status)).toEqual(rows.map(() => 'failed'));
+    expect(rows.map((j) => j.id)).toContain(failed);
+    const none = await cli(['jobs', ...on(spec)]);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toBe('platformui jobs: this server has no jobs list (GET /api/jobs: 404): see one job with `platformui job <id>`, or what runs with `platformui queue`\n');
+  });
+
+  it('queue: the running and pending jobs', async () => {
+    spec.cloud.stepMs = 200;
+    const c = new CloudClient({ baseUrl: spec.url, apiKey: EMULATOR_API_KEY });
+    try {
+      const { name } = await c.uploadImage(PNG, { filename: 'queue.png' });
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const wf = { '1': { class_type: 'LoadImage', inputs: { image: name } }, '2': { class_type: 'SaveImage', inputs: { images: ['1', 0], filename_prefix: unique('q') } } };
+        ids.push((await c.submit(wf)).prompt_id);
+      }
+      const r = await cli(['queue', '--json', ...on(spec)]);
+      expect(r.code).toBe(0);
+      const entries = r.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as { state: string; promptId: string });
+      // Two run at once for this key; the third waits.
+      expect(entries.map((e) => [e.state, e.promptId])).toEqual([['running', ids[0]], ['running', ids[1]], ['pending', ids[2]]]);
+      const plain = await cli(['queue', ...on(spec)]);
+      expect(plain.stdout).toMatch(/^2 running, 1 pending\n#\s+STATE\s+ID/);
+      await c.cancel(ids);
+    } finally {
+      c.close();
+      spec.cloud.stepMs = 5;
+    }
+  });
+
+  it('object-info: the class count and names; one class readable; --json as the server sent it', async () => {
+    const classes = Object.keys(spec.cloud.objectInfo());
+    const all = await cli(['object-info', ...on(spec)]);
+    expect(all.code).toBe(0);
+    expect(all.stdout.split('\n')[0]).toBe(`${classes.length} node classes`);
+    for (const name of classes) expect(all.stdout).toMatch(new RegExp(`^ {2}${name}\\b`, 'm'));
+    const blur = await cli(['object-info', 'ImageBlur', ...on(spec)]);
+    expect(blur.stdout).toMatch(/^ImageBlur \(Image Blur\) {2}image\/postprocessing$/m);
+    expect(blur.stdout).toMatch(/^ {2}blur_radius +INT +default 1, 1\.\.31$/m);
+    expect(blur.stdout).toMatch(/^Outputs:\n {2}0 {2}IMAGE {2}IMAGE$/m);
+    const json = await cli(['object-info', '--json', ...on(spec)]);
+    expect(Object.keys(JSON.parse(json.stdout))).toEqual(classes);
+    const unknown = await cli(['object-info', 'Blur', ...on(spec)]);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toBe('platformui object-info: no node class "Blur" on this server; similar: ImageBlur\n');
+  });
+});
+
+describe('the registry, the emulator and codegen commands', () => {
+  let emu: Emulator;
+  beforeAll(async () => {
+    emu = await startEmulator();
+  });
+  afterAll(() => emu.close());
+
+  it('nodes search: one page, or every page with --all', async () => {
+    const registry = new RegistryClient({ baseUrl: emu.url });
+    const page = await registry.searchNodes({ limit: 2 });
+    const r = await cli(['nodes', 'search', '--limit', '2', '--server', emu.url]);
+    expect(r.code).toBe(0);
+    const lines = r.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^ID\s+NAME\s+VERSION\s+PUBLISHER\s+DOWNLOADS$/);
+    expect(lines.slice(1, 3).map((l) => l.split(' ')[0])).toEqual(page.nodes.map((n) => n.id));
+    expect(lines[3]).toBe(`page 1 of ${page.totalPages}: 2 of ${page.total} nodes; --all for every one, or --page 2`);
+    const cuda: string[] = [];
+    for await (const n of registry.searchNodes({ supported_accelerator: 'CUDA', limit: 3 })) cuda.push(n.id!);
+    const all = await cli(['nodes', 'search', '--accelerator', 'CUDA', '--limit', '3', '--all', '--json', '--server', emu.url]);
+    expect(all.stdout.trimEnd().split('\n').map((l) => (JSON.parse(l) as { id: string }).id)).toEqual(cuda);
+    expect(cuda.length).toBeGreaterThan(3);
+  });
+
+  it('a reader that stops early (| head -1) ends it quietly with exit 0', async () => {
+    const child = spawn(process.execPath, [cliBundle, 'nodes', 'search', '--all', '--json', '--limit', '1', '--server', emu.url], { cwd: dir, env: baseEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+    child.stdout.once('data', () => child.stdout.destroy());
+    const code = await new Promise((resolve) => child.on('close', resolve));
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+  });
+
+  it('publishers: every one', async () => {
+    const list = await new RegistryClient({ baseUrl: emu.url }).listPublishers();
+    const r = await cli(['publishers', '--json', '--server', emu.url]);
+    expect(r.code).toBe(0);
+    expect(r.stdout.trimEnd().split('\n').map((l) => (JSON.parse(l) as { id: string }).id)).toEqual(list.map((p) => p.id));
+    const plain = await cli(['publishers', '--server', emu.url]);
+    expect(plain.stdout.trimEnd().split('\n').at(-1)).toBe(`${list.length} publishers`);
+  });
+
+  it('codegen: from the server, and from the JSON object-info prints', async () => {
+    const fromServer = join(dir, 'nodes.generated.ts');
+    const r = await cli(['codegen', '--server', emu.url, '--api-key-file', keyFile, '--out', fromServer]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^Wrote .*nodes\.generated\.ts: \d+ node classes/);
+    const info = join(dir, 'object_info.json');
+    writeFileSync(info, (await cli(['object-info', '--json', '--server', emu.url, '--api-key-file', keyFile])).stdout);
+    const fromFile = join(dir, 'nodes-from-file.generated.ts');
+    expect((await cli(['codegen', '--file', info, '--out', fromFile])).code).toBe(0);
+    expect(readFileSync(fromFile, 'utf8')).toBe(readFileSync(fromServer, 'utf8'));
+  });
+
+  // `platformui emulator` and the `platformui-emulator` alias run the same function.
+  for (const [what, bundle, args] of [
+    ['platformui emulator', () => cliBundle, ['emulator']],
+    ['platformui-emulator', () => emulatorBundle, []],
+  ] as const) {
+    it(`${what}: starts, serves, stops on Ctrl-C with exit 0`, async () => {
+      const child = start([...args, '--port', '0', '--personality', 'local'], {}, bundle());
+      const url = await waitFor('the emulator to listen', () => /listening on (http:\/\/\S+)/.exec(child.out())?.[1]);
+      expect(child.out()).toContain('Cloud personality: local');
+      expect((await fetch(`${url}/api/queue`)).status).toBe(200);
+      child.child.kill('SIGINT');
+      const r = await child.done;
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain('SIGINT: stopping');
+      const help = await start([...args, '--help'], {}, bundle()).done;
+      expect(help.code).toBe(0);
+      expect(help.stdout).toMatch(new RegExp(`^Usage: ${what} \\[options\\][\\s\\S]*Example: ${what} --port 8188`));
+    });
+  }
+});
+
+describe('help', () => {
+  it('platformui --help lists every command; each command has --help with an example', async () => {
+    const top = await cli(['--help']);
+    expect(top.code).toBe(0);
+    const names = ['run', 'job', 'jobs', 'queue', 'object-info', 'nodes search', 'publishers', 'emulator', 'codegen'];
+    for (const name of names) expect(top.stdout).toMatch(new RegExp(`^ {2}${name} +\\S`, 'm'));
+    for (const name of names.filter((n) => n !== 'emulator')) {
+      const r = await cli([...name.split(' '), '--help']);
+      expect(r.code, name).toBe(0);
+      expect(r.stdout, name).toMatch(new RegExp(`^Usage: platformui ${name}\\b`));
+      expect(r.stdout, name).toMatch(new RegExp(`\nExamples?:\n {2}platformui ${name} `));
+    }
+  });
+
+  it('bare platformui is a usage error that prints the help', async () => {
+    const r = await cli([]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^Usage: platformui <command>/);
+  });
+});
+
+const hasScript = spawnSync('script', ['--version']).status === 0;
+describe.skipIf(!hasScript)('on a terminal (script(1) gives a pseudo-terminal)', () => {
+  let emu: Emulator;
+  beforeAll(async () => {
+    emu = await startEmulator({ cloud: { stepMs: 5 } });
+  });
+  afterAll(() => emu.close());
+  const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+  /**
+   * Runs the CLI under `script`; its output is the terminal's (CR LF line ends).
+   * Asynchronously: the emulator answering it lives in this process.
+   */
+  const onTerminal = (args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; out: string }> => {
+    const child = spawn('script', ['-q', '-e', '-c', [process.execPath, cliBundle, ...args].map(q).join(' '), '/dev/null'], { cwd: dir, env: { ...baseEnv(), ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
+    return new Promise((resolve) => child.on('close', (code) => resolve({ code, out: out.replace(/\r\n/g, '\n') })));
+  };
+
+  it('draws the live block in colour, ends with the summary and the cursor shown', async () => {
+    const out = outDir();
+    const r = await onTerminal(['run', INVERT, '--input', `image=${photo}`, '--set', `3.inputs.filename_prefix="${unique('tty')}"`, '--out', out, '--server', emu.url, '--api-key-file', keyFile]);
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('\x1b[?25l'); // cursor hidden while the block is live
+    expect(r.out).toMatch(/\x1b\[32m✓ Done\x1b\[39m in \d+\.\ds/);
+    expect(r.out.endsWith('\x1b[?25h')).toBe(true);
+    expect(existsSync(join(out, readdirSync(out)[0]!))).toBe(true);
+  });
+
+  it('NO_COLOR and --no-color: the block without colours', async () => {
+    for (const [args, env] of [[['--no-color'], {}], [[], { NO_COLOR: '1' }]] as const) {
+      const r = await onTerminal(['run', INVERT, ...args, '--input', `image=${photo}`, '--set', `3.inputs.filename_prefix="${unique('nocolor')}"`, '--out', outDir(), '--server', emu.url, '--api-key-file', keyFile], env);
+      expect(r.code).toBe(0);
+      expect(r.out).toContain('✓ Done in');
+      // eslint-disable-next-line no-control-regex
+      expect(r.out).not.toMatch(/\x1b\[\d+m/);
+    }
+  });
+
+  it('an error on a terminal is shown once, by the display', async () => {
+    const r = await onTerminal(['run', failing, '--input', `image=${photo}`, '--set', `3.inputs.filename_prefix="${unique('ttyfail')}"`, '--server', emu.url, '--api-key-file', keyFile, '--no-color']);
+    expect(r.code).toBe(1);
+    expect(r.out.match(/OOMError: out of memory on the test GPU/g)?.length).toBeGreaterThanOrEqual(1);
+    expect(r.out).toMatch(/✗ Job \S+ failed in LoadImage #1: OOMError: out of memory on the test GPU\n/);
+    expect(r.out).not.toContain('platformui run:');
+  });
+});
