@@ -73,6 +73,8 @@ export function attachCloudSocket(server: Server, state: CloudState): CloudSocke
   let closed = false;
 
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    // A client that resets the connection (a refused upgrade, a killed process) must not crash the emulator.
+    socket.on('error', () => socket.destroy());
     const url = new URL(req.url ?? '/', 'http://emulator');
     if (url.pathname !== '/ws') {
       refuse(socket, 404, `No WebSocket at ${url.pathname}`);

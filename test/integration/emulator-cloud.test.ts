@@ -734,3 +734,18 @@ describe('lifecycle', () => {
     expect(status).toBe(400);
   });
 });
+
+describe('socket resilience', () => {
+  it('a client resetting its connection during a refused upgrade does not crash the emulator', async () => {
+    const { connect } = await import('node:net');
+    const { port } = new URL(emu.url);
+    for (let i = 0; i < 20; i++) {
+      const s = connect(Number(port), '127.0.0.1');
+      await new Promise((r) => s.once('connect', r));
+      s.write(`GET /ws?token=BAD HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`);
+      s.resetAndDestroy();
+    }
+    await new Promise((r) => setTimeout(r, 100));
+    expect((await api('/api/queue')).status).toBe(200);
+  });
+});
