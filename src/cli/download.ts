@@ -7,7 +7,8 @@
  *
  * @module
  */
-import { mkdir, open, unlink } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, mkdir, open, stat, unlink } from 'node:fs/promises';
 import { basename, extname, join } from 'node:path';
 import type { CloudClient, FileRef } from '../index.ts';
 import { UsageError } from './args.ts';
@@ -31,6 +32,30 @@ async function reserve(dir: string, name: string): Promise<string> {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new UsageError(`--out: cannot write ${path} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
     }
+  }
+}
+
+/**
+ * Makes `dir` ready for the outputs: created when missing (with its parents),
+ * a folder, writable. Called before the first request, so a wrong `--out`
+ * costs no job (exit 2, nothing submitted).
+ */
+export async function prepareOut(dir: string): Promise<void> {
+  const why = (err: unknown) => (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+  try {
+    await mkdir(dir, { recursive: true });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    // mkdir says EEXIST or ENOTDIR for a file in the way: say which.
+    const file = await stat(dir).then((s) => !s.isDirectory(), () => false);
+    throw new UsageError(file ? `--out: ${dir} is a file, not a folder` : code === 'ENOTDIR' ? `--out: cannot create ${dir} (a parent is a file)` : `--out: cannot create ${dir} (${why(err)})`);
+  }
+  const info = await stat(dir);
+  if (!info.isDirectory()) throw new UsageError(`--out: ${dir} is a file, not a folder`);
+  try {
+    await access(dir, constants.W_OK | constants.X_OK);
+  } catch (err) {
+    throw new UsageError(`--out: cannot write into ${dir} (${why(err)})`);
   }
 }
 

@@ -6,7 +6,11 @@
  *
  * Exit codes: 0 success · 1 the job failed, was cancelled or refused (and any
  * other failure) · 2 usage · 3 authentication, credits, subscription · 4 the
- * server could not be reached · 130 interrupted (Ctrl-C).
+ * server could not be reached · 130 interrupted (Ctrl-C) · 141 standard output
+ * closed while a job was followed (`platformui run … | head -2`: the job is
+ * stopped as on Ctrl-C; 141 = 128 + SIGPIPE, as a shell reports a process
+ * killed by it). Read-only commands (`jobs`, `nodes search`…) whose reader
+ * stopped early exit 0 quietly instead, as Unix tools do.
  *
  * @module
  */
@@ -32,10 +36,16 @@ import { UsageError } from './args.ts';
 /** Ctrl-C ended the command (exit 130); the message says what became of the job. */
 export class Interrupted extends Error {
   override name = 'Interrupted';
+  /** 130 (Ctrl-C) or 141 (standard output closed). */
+  readonly code: number;
+  constructor(message: string, code: number = 130) {
+    super(message);
+    this.code = code;
+  }
 }
 
 /** The exit codes, by meaning. */
-export const EXIT = { ok: 0, failed: 1, usage: 2, auth: 3, unreachable: 4, interrupted: 130 } as const;
+export const EXIT = { ok: 0, failed: 1, usage: 2, auth: 3, unreachable: 4, interrupted: 130, brokenPipe: 141 } as const;
 
 /** What the CLI says about a failure. */
 export interface Failure {
@@ -70,7 +80,7 @@ export function describeFailure(err: unknown, ctx: FailureContext): Failure {
   const keyHint = ctx.keyRuleHint ? `; ${ctx.keyRuleHint}` : '';
 
   if (err instanceof UsageError) return { code: EXIT.usage, lines: [err.message] };
-  if (err instanceof Interrupted) return { code: EXIT.interrupted, lines: [err.message] };
+  if (err instanceof Interrupted) return { code: err.code, lines: [err.message] };
   if (err instanceof APIUserAbortError) return { code: EXIT.interrupted, lines: ['interrupted'] };
   // Before the generic InvalidArgumentError: these are subclasses of it.
   if (err instanceof MissingCredentialsError) {

@@ -42,12 +42,27 @@ export function mainHelp(): string {
     'Credentials come from the environment (PLATFORMUI_API_KEY, PLATFORMUI_TOKEN) or from',
     '--api-key-file / --token-file, never from the command line (it shows in `ps`).',
     'Exit codes: 0 success, 1 the job failed or was cancelled, 2 usage, 3 authentication,',
-    'credits or subscription, 4 the server could not be reached, 130 interrupted.',
+    'credits or subscription, 4 the server could not be reached, 130 interrupted, 141 standard',
+    'output closed while following a job (run stops its job, as on Ctrl-C).',
     '',
     'Example:',
     '  platformui run examples/workflows/invert.json --input image=./photo.png --out ./outputs',
     '',
     '`platformui <command> --help` shows the options and an example of each command.',
+    '',
+  ].join('\n');
+}
+
+/** `platformui nodes --help`: the commands of a group. */
+export function groupHelp(group: string, commands: readonly Command[]): string {
+  const width = Math.max(...commands.map((c) => c.name.length)) + 2;
+  return [
+    `Usage: platformui ${group} <command> [options]`,
+    '',
+    'Commands:',
+    ...commands.map((c) => `  ${c.name.padEnd(width)}${c.summary}`),
+    '',
+    `\`platformui ${group} <command> --help\` shows the options and an example of each command.`,
     '',
   ].join('\n');
 }
@@ -60,6 +75,8 @@ const SECRET_FLAGS = /^--(api-key|token|key|password)(=|$)/;
 /** The command line, split: the command, its arguments, the global options. */
 interface Parsed {
   command: Command | undefined;
+  /** A group named without its command (`nodes`): its commands, for `platformui nodes --help`. */
+  group?: { name: string; commands: Command[] };
   help: boolean;
   global: GlobalOptions;
   rest: string[];
@@ -103,9 +120,13 @@ function split(argv: readonly string[]): Parsed {
   const help = helpWord || values.help === true;
   const joined = name.join(' ');
   const command = COMMANDS.find((c) => c.name === joined);
+  let groupOf: Parsed['group'];
   if (name.length > 0 && !command) {
-    const group = COMMANDS.filter((c) => c.name.startsWith(`${name[0]} `)).map((c) => c.name);
-    throw new UsageError(
+    const members = COMMANDS.filter((c) => c.name.startsWith(`${name[0]} `));
+    const group = members.map((c) => c.name);
+    // `platformui nodes --help` (or `help nodes`): the group's commands, not an error.
+    if (help && name.length === 1 && members.length) groupOf = { name: name[0]!, commands: members };
+    else throw new UsageError(
       group.length
         ? `${name[0]}: which one? ${group.map((g) => `platformui ${g}`).join(', ')}`
         : `unknown command ${JSON.stringify(joined)}: the commands are ${COMMANDS.map((c) => c.name).join(', ')}`,
@@ -113,6 +134,7 @@ function split(argv: readonly string[]): Parsed {
   }
   return {
     command,
+    ...(groupOf ? { group: groupOf } : {}),
     help,
     global: {
       server: values.server as string | undefined,
@@ -158,8 +180,14 @@ function parseCommand(command: Command, rest: string[]): CommandArgs {
 export async function main(argv: readonly string[], io: CliIO = processIO()): Promise<number> {
   let parsed: Parsed;
   let args: CommandArgs;
+  // Once the command is known, its parse errors name it and its help.
+  let named = '';
   try {
     parsed = split(argv);
+    if (!parsed.command && parsed.group) {
+      io.stdout.write(groupHelp(parsed.group.name, parsed.group.commands));
+      return EXIT.ok;
+    }
     if (!parsed.command) {
       // Bare `platformui` is a usage error; `platformui --help` is not.
       (parsed.help ? io.stdout : io.stderr).write(mainHelp());
@@ -169,10 +197,11 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
       io.stdout.write(commandHelp(parsed.command));
       return EXIT.ok;
     }
+    named = ` ${parsed.command.name}`;
     args = parseCommand(parsed.command, parsed.help ? ['--help'] : parsed.rest);
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
-    io.stderr.write(`platformui: ${message}\n(see platformui --help)\n`);
+    io.stderr.write(`platformui${named}: ${message}\n(see platformui${named} --help)\n`);
     return EXIT.usage;
   }
   const { command, global } = parsed;

@@ -44,6 +44,12 @@ Examples:
 export interface CommandIO {
   stdout(text: string): void;
   stderr(text: string): void;
+  /**
+   * When true, a failure after the command line was parsed (the server, the
+   * key, the file) is thrown instead of printed and returned as exit 1: for a
+   * caller with its own error reporting (`platformui codegen`).
+   */
+  rethrow?: boolean;
 }
 
 const processIO: CommandIO = {
@@ -93,6 +99,7 @@ export async function runCodegen(argv: readonly string[], io: CommandIO = proces
     io.stdout(`${before === code ? `${command.out} is up to date` : `Wrote ${command.out}`}: ${what} ${took}\n`);
     return 0;
   } catch (err) {
+    if (io.rethrow) throw err;
     io.stderr(`platformui-codegen: ${err instanceof Error ? err.message : String(err)}\n`);
     return 1;
   }

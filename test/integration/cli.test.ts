@@ -244,6 +244,14 @@ describe('errors and exit codes (spec emulator)', () => {
       [['run', INVERT, '--timeout', 'soon'], /--timeout must be a duration like 90s/],
       [['frobnicate'], /unknown command "frobnicate"/],
       [['run', INVERT, '--api-key', 'abc'], /--api-key: a secret on the command line shows in `ps`/],
+      // --out is made ready before the first request: a job whose outputs cannot be saved costs nothing.
+      [['run', INVERT, '--input', `image=${photo}`, '--out', photo], /^platformui run: --out: .*photo\.png is a file, not a folder$/m],
+      [['run', INVERT, '--input', `image=${photo}`, '--out', join(photo, 'sub')], /^platformui run: --out: cannot create .*photo\.png\/sub/m],
+      [['job', 'some-id', '--follow', '--out', photo], /^platformui job: --out: .*photo\.png is a file, not a folder$/m],
+      [['jobs', '--status', 'failed,bogus'], /^platformui jobs: --status: unknown status "bogus"; the statuses are pending, in_progress, completed, failed, cancelled$/m],
+      // A command's own option errors name it and its help.
+      [['run', INVERT, '--bogus'], /^platformui run: Unknown option '--bogus'\n\(see platformui run --help\)\n$/],
+      [['job', 'a', 'b'], /^platformui job: unexpected argument "b": platformui job <prompt_id>.*\n\(see platformui job --help\)\n$/],
     ];
     for (const [args, message] of cases) {
       const r = await cli([...args, ...server()]);
@@ -259,6 +267,35 @@ describe('errors and exit codes (spec emulator)', () => {
     expect(r.code).toBe(3);
     expect(r.stderr).toMatch(/^platformui run: the server refused the API key \(401\): check PLATFORMUI_API_KEY or --api-key-file$/m);
     expect(r.stdout + r.stderr).not.toContain(BAD_KEY);
+  });
+
+  it('job --follow with a refused key: exit 3 at once, plain and --json', async () => {
+    const id = (await cli(['run', INVERT, '--input', `image=${photo}`, '--set', `3.inputs.filename_prefix="${unique('badfollow')}"`, ...server()])).stdout.match(/Submitted job (\S+)/)![1]!;
+    for (const json of [[], ['--json']]) {
+      for (let i = 0; i < 3; i++) {
+        const started = Date.now();
+        const r = await cli(['job', id, '--follow', ...json], { PLATFORMUI_CLOUD_URL: emu.url, PLATFORMUI_API_KEY: BAD_KEY });
+        expect(r.code, json.join(' ')).toBe(3);
+        expect(r.stderr).toBe('platformui job: the server refused the API key (401): check PLATFORMUI_API_KEY or --api-key-file\n');
+        expect(Date.now() - started).toBeLessThan(5000);
+      }
+    }
+  });
+
+  it('standard output closed during run (| head -2): the job is stopped, exit 141', async () => {
+    emu.cloud.stepMs = 150;
+    try {
+      const run = start(['run', INVERT, '--input', `image=${photo}`, '--set', `3.inputs.filename_prefix="${unique('epipe')}"`, '--out', outDir(), ...server()]);
+      const id = await waitFor('the submission', () => submittedId(run.out()));
+      await waitFor('the job to run', () => emu.cloud.engine.jobs.get(id)?.status === 'in_progress');
+      run.child.stdout!.destroy();
+      const r = await run.done;
+      expect(r.code).toBe(141);
+      expect(r.stderr).toBe(`platformui run: standard output was closed: job ${id} was stopped\n`);
+      expect(emu.cloud.engine.jobs.get(id)?.status).toBe('cancelled');
+    } finally {
+      emu.cloud.stepMs = 5;
+    }
   });
 
   it('exit 3 without a key for the cloud, before any request', async () => {
@@ -540,6 +577,30 @@ describe('the registry, the emulator and codegen commands', () => {
     const fromFile = join(dir, 'nodes-from-file.generated.ts');
     expect((await cli(['codegen', '--file', info, '--out', fromFile])).code).toBe(0);
     expect(readFileSync(fromFile, 'utf8')).toBe(readFileSync(fromServer, 'utf8'));
+  });
+
+  it("codegen: the CLI's exit codes and lines for an unreachable server, a refused key, an empty key file", async () => {
+    const port = await new Promise<number>((resolve) => {
+      const s = createServer().listen(0, '127.0.0.1', () => {
+        const p = (s.address() as { port: number }).port;
+        s.close(() => resolve(p));
+      });
+    });
+    const down = await cli(['codegen', '--server', `http://127.0.0.1:${port}`, '--api-key-file', keyFile]);
+    expect(down.code).toBe(4);
+    expect(down.stderr).toMatch(new RegExp(`^platformui codegen: could not reach http://127\\.0\\.0\\.1:${port} \\(.+\\): is the server running\\? \\(--server or PLATFORMUI_CLOUD_URL\\)\n$`));
+    const refused = await cli(['codegen', '--server', emu.url, '--api-key-file', badKeyFile]);
+    expect(refused.code).toBe(3);
+    expect(refused.stderr).toBe('platformui codegen: the server refused the API key (401): check PLATFORMUI_API_KEY or --api-key-file\n');
+    const rule = await cli(['codegen', '--server', emu.url], { PLATFORMUI_API_KEY: EMULATOR_API_KEY });
+    expect(rule.code).toBe(3);
+    expect(rule.stderr).toContain('PLATFORMUI_API_KEY is not sent to a loopback --server');
+    const empty = join(dir, 'empty-key.txt');
+    writeFileSync(empty, '\n');
+    const r = await cli(['codegen', '--server', emu.url, '--api-key-file', empty]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(`platformui codegen: --api-key-file: ${empty} is empty\n(see platformui codegen --help)\n`);
+    expect(r.stdout + refused.stdout + refused.stderr).not.toContain(BAD_KEY);
   });
 
   // `platformui emulator` and the `platformui-emulator` alias run the same function.

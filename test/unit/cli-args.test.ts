@@ -130,6 +130,7 @@ describe('describeFailure: exit codes and lines', () => {
   it.each([
     ['usage', new UsageError('bad'), 2, 'bad'],
     ['Ctrl-C', new Interrupted('interrupted: job j was stopped'), 130, 'interrupted: job j was stopped'],
+    ['standard output closed', new Interrupted('standard output was closed: job j was stopped', 141), 141, 'standard output was closed: job j was stopped'],
     ['abort', new APIUserAbortError(), 130, 'interrupted'],
     ['missing key', new MissingCredentialsError('x', 'apiKey'), 3, 'no API key: set PLATFORMUI_API_KEY or pass --api-key-file FILE'],
     ['401', api(AuthenticationError, 401), 3, 'the server refused the API key (401): check PLATFORMUI_API_KEY or --api-key-file'],
@@ -204,6 +205,21 @@ describe('main', () => {
     expect((await run('help')).stdout).toMatch(/^Usage: platformui <command>/);
   });
 
+  it('a group with --help lists its commands (exit 0); nodes search shows every option in its usage', async () => {
+    for (const argv of [['nodes', '--help'], ['help', 'nodes'], ['nodes', '-h']]) {
+      const r = await run(...argv);
+      expect(r.code, argv.join(' ')).toBe(0);
+      expect(r.stdout).toMatch(/^Usage: platformui nodes <command>/);
+      expect(r.stdout).toMatch(/^ {2}nodes search +search the registry/m);
+    }
+    const usage = (await run('nodes', 'search', '--help')).stdout.split('\n')[0]!;
+    for (const option of ['--os', '--accelerator', '--limit', '--page', '--all']) expect(usage).toContain(option);
+  });
+
+  it('the exit codes in the help include 141 (standard output closed)', async () => {
+    expect((await run('--help')).stdout).toMatch(/141 standard\s+output closed/);
+  });
+
   it('global options anywhere: before the command, between its arguments', async () => {
     for (const argv of [
       ['--json', '--server', 'http://x.invalid', 'run', '--help'],
@@ -220,8 +236,9 @@ describe('main', () => {
       [[], ''],
       [['nodes'], 'platformui: nodes: which one? platformui nodes search\n'],
       [['nodes', 'find'], 'platformui: nodes: which one? platformui nodes search\n'],
-      [['queue', 'extra'], 'platformui: unexpected argument "extra": platformui queue\n'],
-      [['jobs', '--limit'], "platformui: Option '--limit <value>' argument missing\n"],
+      [['queue', 'extra'], 'platformui queue: unexpected argument "extra": platformui queue\n(see platformui queue --help)\n'],
+      [['jobs', '--limit'], "platformui jobs: Option '--limit <value>' argument missing\n(see platformui jobs --help)\n"],
+      [['run', 'wf.json', '--bogus'], "platformui run: Unknown option '--bogus'\n(see platformui run --help)\n"],
       [['queue', '--server'], 'platformui: --server needs a value\n'],
       [['queue', '--json=yes'], 'platformui: --json takes no value\n'],
       [['queue', '--token', 'abc'], 'platformui: --token: a secret on the command line shows in `ps` and in shell history: set PLATFORMUI_TOKEN or pass --token-file FILE\n'],
@@ -231,7 +248,7 @@ describe('main', () => {
       const r = await run(...argv);
       expect(r.code, argv.join(' ')).toBe(2);
       expect(r.stdout).toBe('');
-      if (first) expect(r.stderr).toBe(`${first}(see platformui --help)\n`);
+      if (first) expect(r.stderr).toBe(first.includes('(see ') ? first : `${first}(see platformui --help)\n`);
       expect(r.stderr).not.toContain('abc');
     }
   });

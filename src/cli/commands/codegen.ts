@@ -8,6 +8,7 @@
 import { runCodegen } from '../../workflow/codegen-command.ts';
 import { UsageError } from '../args.ts';
 import type { Command } from '../command.ts';
+import { readSecret } from '../context.ts';
 
 /** `platformui codegen`. */
 export const codegen: Command = {
@@ -35,7 +36,16 @@ export const codegen: Command = {
       if (typeof values.file === 'string') throw new UsageError('give --server or --file, not both');
       argv.push('--url', ctx.global.server);
     }
-    if (ctx.global.apiKeyFile !== undefined && typeof values.file !== 'string') argv.push('--api-key-file', ctx.global.apiKeyFile);
-    return runCodegen(argv, { stdout: (t) => void ctx.io.stdout.write(t), stderr: (t) => void ctx.io.stderr.write(t.replace(/^platformui-codegen:/gm, 'platformui codegen:')) });
+    if (typeof values.file !== 'string') {
+      // Checked as every command checks them (exit 2 for an unreadable or empty key file, for a bad
+      // URL; exit 3 without a key), and so the key rule's hint can name what to do on a refused key.
+      if (ctx.global.apiKeyFile !== undefined) {
+        await readSecret(ctx.global.apiKeyFile, '--api-key-file');
+        argv.push('--api-key-file', ctx.global.apiKeyFile);
+      }
+      await ctx.cloud();
+    }
+    // Its failures are thrown (rethrow), for main to report with the CLI's exit codes and lines.
+    return runCodegen(argv, { stdout: (t) => void ctx.io.stdout.write(t), stderr: (t) => void ctx.io.stderr.write(t.replace(/^platformui-codegen:/gm, 'platformui codegen:')), rethrow: true });
   },
 };

@@ -7,11 +7,19 @@
  * @module
  */
 import { Workflow, type CloudClient, type FileRef, type JobRecord, type JobStatusResult, type NodeOutputs } from '../../index.ts';
-import { filesOf, NotFoundError } from '../../index.ts';
+import {
+  APIConnectionError,
+  AuthenticationError,
+  filesOf,
+  InsufficientCreditsError,
+  NotFoundError,
+  PermissionDeniedError,
+  SubscriptionInactiveError,
+} from '../../index.ts';
 import type { Command } from '../command.ts';
 import type { Context } from '../context.ts';
-import { downloadAll } from '../download.ts';
-import { Interrupted } from '../errors.ts';
+import { downloadAll, prepareOut } from '../download.ts';
+import { EXIT, Interrupted } from '../errors.ts';
 import { formatTime } from '../format.ts';
 import { labelsOf, withDisplay } from '../live.ts';
 
@@ -95,10 +103,18 @@ export const job: Command = {
   async run(ctx, { values, positionals }) {
     const id = positionals[0]!;
     const out = typeof values.out === 'string' ? values.out : undefined;
+    // Before any request, as run does: following a job to its end only to fail saving its outputs helps no one.
+    if (out !== undefined || values.follow) await prepareOut(out ?? '.');
     const cloud = await ctx.cloud();
     if (!values.follow) return show(ctx, cloud, id, out);
-    // Labels for the display from the job's own workflow, when the server keeps it.
-    const record = await Promise.resolve(cloud.getJob(id)).catch(() => undefined);
+    // Labels for the display from the job's own workflow, when the server keeps it. A refused key,
+    // credits or an unreachable server end it here, before the socket is opened: following with a
+    // key the server refuses must fail at once (exit 3), not wait on a socket that cannot open.
+    const record = await Promise.resolve(cloud.getJob(id)).catch((err: unknown) => {
+      const fatal = [AuthenticationError, PermissionDeniedError, InsufficientCreditsError, SubscriptionInactiveError, APIConnectionError].some((E) => err instanceof E);
+      if (fatal) throw err;
+      return undefined;
+    });
     const prompt = (record?.workflow as { prompt?: unknown } | undefined)?.prompt;
     let wf: Workflow | undefined;
     try {
@@ -114,6 +130,7 @@ export const job: Command = {
         display.finish({ promptId: id, files });
         return 0;
       } catch (err) {
+        if (interrupt.brokenPipe) throw new Interrupted(`standard output was closed: stopped following job ${id} (it keeps running)`, EXIT.brokenPipe);
         if (interrupt.interrupted) throw new Interrupted(`interrupted: stopped following job ${id} (it keeps running)`);
         if (err instanceof NotFoundError) throw new Error(`this server has no job ${id} (404): \`platformui jobs\` lists the recent ones`);
         throw err;

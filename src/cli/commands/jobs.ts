@@ -5,7 +5,8 @@
  * @module
  */
 import { NotFoundError } from '../../index.ts';
-import { parsePositiveInt } from '../args.ts';
+import { JOB_STATUSES } from '../../schemas/values.ts';
+import { parsePositiveInt, UsageError } from '../args.ts';
 import type { Command } from '../command.ts';
 import { formatTime, table } from '../format.ts';
 
@@ -24,6 +25,9 @@ export const jobs: Command = {
   examples: ['platformui jobs --status failed,cancelled --limit 10'],
   async run(ctx, { values }) {
     const status = (Array.isArray(values.status) ? values.status : []).flatMap((s) => String(s).split(',')).map((s) => s.trim()).filter(Boolean);
+    // Checked here: a misspelt status would otherwise cost a request and read as "no jobs".
+    const unknown = status.find((s) => !(JOB_STATUSES as readonly string[]).includes(s));
+    if (unknown !== undefined) throw new UsageError(`--status: unknown status ${JSON.stringify(unknown)}; the statuses are ${JOB_STATUSES.join(', ')}`);
     const limit = typeof values.limit === 'string' ? parsePositiveInt(values.limit, '--limit', 1000) : 20;
     const cloud = await ctx.cloud();
     let page;

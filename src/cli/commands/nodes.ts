@@ -23,7 +23,7 @@ function printTable(ctx: Context, nodes: readonly Node[]): void {
 export const nodesSearch: Command = {
   name: 'nodes search',
   summary: 'search the registry for custom nodes',
-  synopsis: '[text] [--os OS] [--accelerator NAME] [--limit N] [--all]',
+  synopsis: '[text] [--os OS] [--accelerator NAME] [--limit N] [--page N] [--all]',
   description: 'Searches the node registry by text, operating system and accelerator. One page of --limit results\n(default 10), or every result with --all (fetched a page at a time). No credentials are sent.',
   options: {
     os: { type: 'string', value: 'OS', help: 'only nodes supporting this OS (as the registry writes it: "OS Independent", "MacOS", …)' },

@@ -5,8 +5,8 @@
  *
  * Everything the command line can get wrong is checked before the first
  * request (exit 2, nothing uploaded). Once the job exists it is this
- * command's: Ctrl-C, `--timeout` or any other way of giving up stops it on the
- * server (only it) before the command exits.
+ * command's: Ctrl-C, `--timeout`, a closed standard output (exit 141) or any
+ * other way of giving up stops it on the server (only it) before the command exits.
  *
  * @module
  */
@@ -14,8 +14,8 @@ import { readFile, stat } from 'node:fs/promises';
 import { ExecutionError, InvalidArgumentError, JobCancelledError, Workflow, WorkflowValidationError, type CloudClient } from '../../index.ts';
 import { parseAssignment, parseDuration, parseTarget, parseValue, UsageError } from '../args.ts';
 import type { Command } from '../command.ts';
-import { downloadAll } from '../download.ts';
-import { Interrupted } from '../errors.ts';
+import { downloadAll, prepareOut } from '../download.ts';
+import { EXIT, Interrupted } from '../errors.ts';
 import { labelsOf, withDisplay } from '../live.ts';
 import { describeNode, resolveTarget } from '../targets.ts';
 
@@ -119,6 +119,8 @@ export const run: Command = {
     for (const i of strings(values.input)) uploads.push(await planUpload(wf, i));
     const timeout = typeof values.timeout === 'string' ? parseDuration(values.timeout, '--timeout') : undefined;
     const out = typeof values.out === 'string' ? values.out : '.';
+    // Before any request: a job whose outputs cannot be saved is credits spent for nothing.
+    await prepareOut(out);
     const cloud = await ctx.cloud();
 
     return withDisplay(ctx, labelsOf(wf), async (display, interrupt) => {
@@ -160,9 +162,10 @@ export const run: Command = {
         return 0;
       } catch (err) {
         if (err instanceof ExecutionError || err instanceof JobCancelledError) ended = true;
-        if (interrupt.interrupted && promptId !== undefined && !ended) display.info(`Stopping job ${promptId} (Ctrl-C again to quit without waiting)`);
+        if (interrupt.interrupted && !interrupt.brokenPipe && promptId !== undefined && !ended) display.info(`Stopping job ${promptId} (Ctrl-C again to quit without waiting)`);
         const problem = promptId !== undefined && !ended ? await stop(cloud, promptId) : undefined;
         const fate = promptId === undefined ? 'nothing was submitted' : ended ? `job ${promptId} had ended` : problem ? `job ${promptId} may still be running (stopping it failed: ${problem})` : `job ${promptId} was stopped`;
+        if (interrupt.brokenPipe) throw new Interrupted(`standard output was closed: ${fate}`, EXIT.brokenPipe);
         if (interrupt.interrupted) throw new Interrupted(`interrupted: ${fate}`);
         throw err;
       }
