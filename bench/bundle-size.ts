@@ -58,7 +58,8 @@ export const BUNDLES: BundleSpec[] = [
   // submit/run (`validate: true`, +3.4 KB) and the Workflow builder (+1.9 KB, in "everything" only).
   { label: 'import { CloudClient }', code: named('CloudClient'), budgetKB: 22.5, bundler: 'esbuild', split: true },
   { label: 'import { Workflow }', code: named('Workflow'), budgetKB: 7.5, bundler: 'esbuild' },
-  { label: 'import * as sdk (everything)', code: `import * as sdk from '@platformui/sdk'; console.log(sdk);`, budgetKB: 29, bundler: 'esbuild' },
+  // Issue 13 (the proxy's tasks, results, notifications): +1.7 KB in "everything".
+  { label: 'import * as sdk (everything)', code: `import * as sdk from '@platformui/sdk'; console.log(sdk);`, budgetKB: 31, bundler: 'esbuild' },
   { label: 'import { RegistryClient }', code: named('RegistryClient'), budgetKB: 15, bundler: 'rollup' },
 ];
 

@@ -31,12 +31,25 @@ export {
   FrameDecodeError,
   DownloadError,
   WorkflowValidationError,
+  TaskFailedError,
+  TaskTimeoutError,
+  TaskNotFoundError,
   type ExceptionType,
   type SchemaIssue,
 } from './errors.ts';
 export { RegistryClient, type RegistryClientOptions } from './registry/client.ts';
 export type { Page, PageBody } from './registry/pagination.ts';
-export { ProxyClient, type ProxyClientOptions } from './proxy/client.ts';
+export {
+  ProxyClient,
+  type ProxyClientOptions,
+  type ProxyOperation,
+  type WaitForTaskOptions,
+  type StartAndWaitOptions,
+  type ConfirmNotificationOptions,
+  type DownloadResultOptions,
+  type ProxyRequest,
+  type ProxyRequestMethod,
+} from './proxy/client.ts';
 export { parseTaskNotification, type TaskNotification } from './proxy/notification.ts';
 export {
   CloudClient,

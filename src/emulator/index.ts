@@ -12,7 +12,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Faults, Router, type RecordedRequest, type Status5xxFault } from './http.ts';
 import { DEFAULT_TOKENS, RegistryState, registryRoutes } from './registry.ts';
-import { ProxyState, proxyRoutes, type ProxyStateOptions } from './proxy.ts';
+import { ProxyState, proxyRoutes, resultsListener, type ProxyStateOptions } from './proxy.ts';
 import { CloudState, type ApiKeyConfig, type CloudOptions } from './cloud.ts';
 import { cloudRoutes } from './cloud-routes.ts';
 import type { Personality, PersonalityName } from './personality.ts';
@@ -26,7 +26,7 @@ export { DEFAULT_TOKENS, EMULATOR_TOKEN, MAX_PAGE_SIZE } from './registry.ts';
 export type { RegistryState } from './registry.ts';
 export type { Faults, FaultMatch, NextFaultOptions, RecordedRequest, Status5xxFault } from './http.ts';
 export { ACCELERATOR_VALUES, OS_VALUES, SEED_FACTS } from './seed.ts';
-export type { ProxyState, ProxyStateOptions, ProxyTask, TaskStatus } from './proxy.ts';
+export type { ProxyShape, ProxyState, ProxyStateOptions, ProxyTask, TaskStatus } from './proxy.ts';
 export { DEFAULT_API_KEYS, EMULATOR_API_KEY, EXCEPTION_TYPES } from './cloud.ts';
 export type { ApiKeyConfig, CloudEvent, CloudOptions, CloudState, FailSpec, Job, KeyMode, OutputRef, RawFailure, SocketDropOptions } from './cloud.ts';
 export { LOCAL_LANE, PERSONALITIES } from './personality.ts';
@@ -69,8 +69,13 @@ export interface EmulatorOptions {
    * `storeBytes` (256 MiB), `seed`, and `personality`.
    */
   cloud?: Omit<CloudOptions, 'apiKeys'>;
-  /** Proxy knobs (`stepMs`, `webhookTimeoutMs`); its tokens default to the registry's. */
-  proxy?: Omit<ProxyStateOptions, 'tokens'>;
+  /**
+   * Proxy knobs (all later changeable on `emulator.proxy`): `stepMs` (50),
+   * `webhookTimeoutMs` (2000), `shape` of the status GETs (`'wrapped'` or
+   * `'bare'`), `notFoundPolls` (0). Its tokens are the registry's; its result
+   * URLs point at the emulator's own result server (`resultsUrl`).
+   */
+  proxy?: Omit<ProxyStateOptions, 'tokens' | 'resultsOrigin'>;
 }
 
 /** A running emulator. */
@@ -83,6 +88,15 @@ export interface Emulator {
   readonly registry: RegistryState;
   /** The proxy's tasks and knobs. */
   readonly proxy: ProxyState;
+  /**
+   * Origin of the proxy's result server (e.g. `http://127.0.0.1:41235`), a
+   * second loopback port where `generated` URLs point; it refuses any request
+   * carrying credentials and logs every request in `proxy.resultRequests`.
+   * Same as `proxy.resultsOrigin`.
+   */
+  readonly resultsUrl: string;
+  /** The result server. */
+  readonly resultsServer: Server;
   /** The cloud's keys, jobs, files and socket fault switches. */
   readonly cloud: CloudState;
   /** The cloud WebSocket server (`/ws`). */
@@ -93,7 +107,7 @@ export interface Emulator {
   readonly requests: RecordedRequest[];
   /** The underlying server (e.g. to attach more listeners). */
   readonly server: Server;
-  /** Stops listening, stops every job and task timer, and closes every connection: keep-alive ones and WebSockets (1001) included. */
+  /** Stops listening (main and result servers), stops every job and task timer, and closes every connection: keep-alive ones and WebSockets (1001) included. */
   close(): Promise<void>;
 }
 
@@ -115,24 +129,25 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const router = new Router(faults).add(registryRoutes(registry)).add(proxyRoutes(proxy)).add(cloudRoutes(cloud));
   const server = createServer(router.listener);
   const sockets = attachCloudSocket(server, cloud);
+  const resultsServer = createServer(resultsListener(proxy));
 
   try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(options.port ?? 0, host, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
+    await listen(server, options.port ?? 0, host);
+    // Its own port on the same interface: another origin, as the live result host is.
+    await listen(resultsServer, 0, host);
   } catch (err) {
     // e.g. EADDRINUSE: nothing may keep running.
     proxy.close();
     cloud.close();
     void sockets.close();
+    if (server.listening) server.close();
+    server.closeAllConnections();
     throw err;
   }
 
   const port = (server.address() as AddressInfo).port;
+  const resultsUrl = `http://${urlHost(host)}:${(resultsServer.address() as AddressInfo).port}`;
+  proxy.resultsOrigin = resultsUrl;
   let closing: Promise<void> | undefined;
   return {
     url: `http://${urlHost(host)}:${port}`,
@@ -140,6 +155,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     host,
     registry,
     proxy,
+    resultsUrl,
+    resultsServer,
     cloud,
     sockets,
     faults,
@@ -151,16 +168,28 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
         cloud.close();
         // Upgraded sockets are not HTTP connections any more: closeAllConnections() misses them.
         const socketsClosed = sockets.close();
-        await new Promise<void>((resolve, reject) => {
-          server.close((err) => (err ? reject(err) : resolve()));
-          // Without this, idle keep-alive sockets of clients hold close() open.
-          server.closeAllConnections();
-        });
+        const closeServer = (s: Server) =>
+          new Promise<void>((resolve, reject) => {
+            s.close((err) => (err ? reject(err) : resolve()));
+            // Without this, idle keep-alive sockets of clients hold close() open.
+            s.closeAllConnections();
+          });
+        await Promise.all([closeServer(server), closeServer(resultsServer)]);
         await socketsClosed;
       })();
       return closing;
     },
   };
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
 }
 
 function urlHost(host: string): string {

@@ -1,14 +1,16 @@
 /**
  * The partner-proxy service of the emulator (`registry-and-proxy.md`,
  * endpoints 6–7): AI image jobs that start as `CREATED`, move on a timer and
- * notify `webhook_url` on every status. Nothing is computed; results are a
- * small fixed PNG served by the emulator itself.
+ * notify `webhook_url` on every status, and can be read back by id. Nothing
+ * is computed; results are a small fixed PNG served by a second, credential-free
+ * origin ({@link resultsListener}), as the live proxy's result host is.
  *
  * @module
  */
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { requireBearer } from './auth.ts';
-import { HttpError, sendJson, type Route } from './http.ts';
+import { Faults, HttpError, REQUEST_LOG_LIMIT, Router, sendError, sendJson, type RecordedRequest, type Route } from './http.ts';
 import { DEFAULT_TOKENS } from './registry.ts';
 
 /** Statuses a task goes through. The spec names only `CREATED`; the rest is the emulator's choice. */
@@ -16,6 +18,17 @@ export type TaskStatus = 'CREATED' | 'IN_PROGRESS' | 'COMPLETED' | 'FAILED';
 
 /** The two operations, as they appear in the path after `/v1/ai/`. */
 export type ProxyOperation = 'image-relight' | 'skin-enhancer/creative';
+
+/**
+ * How the status routes (`GET …/image-relight/:task_id`, `GET …/skin-enhancer/:task_id`)
+ * shape their answer: `wrapped` is `{ data: { task_id, status, generated, … } }`
+ * like the POST answers; `bare` is `{ task_id, task_status, generated, … }`
+ * (no wrapper, status under `task_status`), as the live proxy may answer.
+ */
+export type ProxyShape = 'wrapped' | 'bare';
+
+/** Request headers that carry credentials: the result origin refuses any request with one of them. */
+export const CREDENTIAL_HEADERS = ['authorization', 'cookie', 'x-api-key', 'proxy-authorization'] as const;
 
 /** Default delay between two status changes. */
 export const DEFAULT_STEP_MS = 50;
@@ -74,6 +87,19 @@ export interface ProxyStateOptions {
   webhookTimeoutMs?: number;
   /** Clock, replaceable in tests. */
   now?: () => Date;
+  /** Shape of the status GET answers. Default `'wrapped'`. See {@link ProxyShape}. */
+  shape?: ProxyShape;
+  /**
+   * Each new task answers `404` to its first `notFoundPolls` status GETs, as
+   * the live proxy may right after creation. Default 0.
+   */
+  notFoundPolls?: number;
+  /**
+   * Origin (`http://host:port`) result URLs are addressed under. The emulator
+   * sets it to its result server; unset, results are addressed under the
+   * origin the task was started through.
+   */
+  resultsOrigin?: string;
 }
 
 // A 1×1 PNG: enough for a client to download and decode a "result".
@@ -81,8 +107,8 @@ const RESULT_PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAA
 
 /**
  * The proxy's in-memory state and timers. Mutable knobs (`stepMs`,
- * `webhookTimeoutMs`, `failNext`) are read when used, so tests may change them
- * at any time.
+ * `webhookTimeoutMs`, `failNext`, `shape`, `notFoundPolls`, `resultsOrigin`)
+ * are read when used, so tests may change them at any time.
  */
 export class ProxyState {
   readonly tokens: Set<string>;
@@ -93,6 +119,24 @@ export class ProxyState {
   /** Fault switch: the next task started ends `FAILED`; consumed by that task. */
   failNext = false;
   now: () => Date;
+  /** Shape of the status GET answers (`'wrapped'` by default); read on every GET. */
+  shape: ProxyShape;
+  /** How many status GETs each task answers `404` to after creation; read when a task starts (default 0). */
+  notFoundPolls: number;
+  /**
+   * Origin of the result server (e.g. `http://127.0.0.1:41235`), where the
+   * `generated` URLs of completed tasks point; read when a task completes.
+   * `startEmulator()` sets it. Unset: the origin the task was started through.
+   */
+  resultsOrigin: string | undefined;
+  /**
+   * Every request the result server received (bounded, oldest first), refused
+   * ones included, with its headers as sent: proof of which credentials, if
+   * any, reached the result host. Cleared by {@link reset}.
+   */
+  readonly resultRequests: RecordedRequest[] = [];
+  /** Fault switches of the result server only (the emulator's `faults` do not apply there). */
+  readonly resultFaults = new Faults();
 
   readonly #timers = new Set<ReturnType<typeof setTimeout>>();
   /** Tasks that will end FAILED. */
@@ -101,6 +145,8 @@ export class ProxyState {
   readonly #origins = new Map<string, string>();
   // Per-task queue of notifications, so a receiver sees statuses in order even when stepMs is tiny.
   readonly #outbox = new Map<string, Promise<void>>();
+  /** Status GETs still to answer 404, per task. */
+  readonly #hidden = new Map<string, number>();
   #abort = new AbortController();
   #closed = false;
 
@@ -109,6 +155,9 @@ export class ProxyState {
     this.stepMs = options.stepMs ?? DEFAULT_STEP_MS;
     this.webhookTimeoutMs = options.webhookTimeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS;
     this.now = options.now ?? (() => new Date());
+    this.shape = options.shape ?? 'wrapped';
+    this.notFoundPolls = options.notFoundPolls ?? 0;
+    this.resultsOrigin = options.resultsOrigin;
   }
 
   /** Starts a task (already validated) and schedules its progress. */
@@ -134,6 +183,7 @@ export class ProxyState {
     this.failNext = false;
     this.tasks.set(task.task_id, task);
     this.#origins.set(task.task_id, origin);
+    if (this.notFoundPolls > 0) this.#hidden.set(task.task_id, Math.floor(this.notFoundPolls));
     this.#schedule(task);
     return task;
   }
@@ -142,6 +192,33 @@ export class ProxyState {
   view(task: ProxyTask): { data: Record<string, unknown> } {
     const { request: _request, webhooks: _webhooks, ...data } = task;
     return { data: structuredClone(data) };
+  }
+
+  /** The answer of a status GET in the current {@link shape}. */
+  statusView(task: ProxyTask): Record<string, unknown> {
+    const { data } = this.view(task);
+    if (this.shape !== 'bare') return { data };
+    const { status, ...rest } = data;
+    return { ...rest, task_status: status };
+  }
+
+  /**
+   * The task a status GET for `operation` (`'image-relight'`, or
+   * `'skin-enhancer'` for every skin-enhancer mode) finds, `undefined` for an
+   * unknown id, one of another operation, or one still within its `notFoundPolls`
+   * (that GET is counted).
+   */
+  lookup(operation: 'image-relight' | 'skin-enhancer', taskId: string): ProxyTask | undefined {
+    const task = this.tasks.get(taskId);
+    if (!task) return undefined;
+    if (task.operation !== operation && !task.operation.startsWith(`${operation}/`)) return undefined;
+    const hidden = this.#hidden.get(taskId) ?? 0;
+    if (hidden > 0) {
+      if (hidden === 1) this.#hidden.delete(taskId);
+      else this.#hidden.set(taskId, hidden - 1);
+      return undefined;
+    }
+    return task;
   }
 
   /** Queues the notification of the task's current status (no-op without a callable webhook). */
@@ -166,6 +243,8 @@ export class ProxyState {
     this.#stop();
     this.tasks.clear();
     this.failNext = false;
+    this.resultRequests.length = 0;
+    this.resultFaults.reset();
     this.#abort = new AbortController();
   }
 
@@ -187,6 +266,7 @@ export class ProxyState {
     this.#doomed.clear();
     this.#origins.clear();
     this.#outbox.clear();
+    this.#hidden.clear();
     this.#abort.abort();
   }
 
@@ -209,7 +289,8 @@ export class ProxyState {
       if (this.#doomed.delete(task.task_id)) {
         this.#set(task, 'FAILED');
       } else {
-        task.generated = [`${this.#origins.get(task.task_id)}/proxy/results/${task.task_id}/0.png`];
+        const origin = this.resultsOrigin ?? this.#origins.get(task.task_id);
+        task.generated = [`${origin}/proxy/results/${task.task_id}/0.png`];
         this.#set(task, 'COMPLETED');
       }
       this.#origins.delete(task.task_id);
@@ -400,8 +481,15 @@ export function validateJob(operation: ProxyOperation, body: unknown): Record<st
  *   every `stepMs`. The webhook receives `{ data: task }` for each of them,
  *   `CREATED` included, in order, but only on loopback; other hosts are
  *   accepted and never called (`webhook_skipped: 'non-loopback'`).
+ * - `GET /proxy/:vendor/v1/ai/image-relight/:task_id` and
+ *   `GET /proxy/:vendor/v1/ai/skin-enhancer/:task_id` (Bearer) answer the
+ *   task's current record in `state.shape`; `404 not_found` for an unknown id,
+ *   a task of the other operation, or during the task's `notFoundPolls`. Any
+ *   `:vendor` finds the task.
  * - `GET /proxy/results/:taskId/:file` serves the results without auth, like
- *   a CDN link; 404 until the task is `COMPLETED`.
+ *   a CDN link; 404 until the task is `COMPLETED`. The emulator's result URLs
+ *   point at the separate result server ({@link resultsListener}); this route
+ *   stays on the main origin for routers without one.
  */
 export function proxyRoutes(state: ProxyState): Route[] {
   const job = (operation: ProxyOperation): Route => ({
@@ -416,18 +504,77 @@ export function proxyRoutes(state: ProxyState): Route[] {
       state.notify(task);
     },
   });
-  return [
-    job('image-relight'),
-    job('skin-enhancer/creative'),
+  const status = (operation: 'image-relight' | 'skin-enhancer'): Route => ({
+    method: 'GET',
+    path: `/proxy/:vendor/v1/ai/${operation}/:task_id`,
+    handler: (ctx) => {
+      requireBearer(ctx, (token) => state.tokens.has(token));
+      const id = ctx.params.task_id ?? '';
+      const task = state.lookup(operation, id);
+      if (!task) throw new HttpError(404, `No ${operation} task ${id}`, 'not_found');
+      sendJson(ctx.res, 200, state.statusView(task));
+    },
+  });
+  return [job('image-relight'), job('skin-enhancer/creative'), status('image-relight'), status('skin-enhancer'), resultRoute(state)];
+}
+
+function resultRoute(state: ProxyState): Route {
+  return {
+    method: 'GET',
+    path: '/proxy/results/:taskId/:file',
+    handler: (ctx) => {
+      const { taskId = '', file = '' } = ctx.params;
+      if (!state.hasResult(taskId, file)) throw new HttpError(404, `No result ${file} for task ${taskId}`);
+      ctx.res.writeHead(200, { 'Content-Type': 'image/png', 'Content-Length': String(RESULT_PNG.length) });
+      ctx.res.end(ctx.method === 'HEAD' ? undefined : RESULT_PNG);
+    },
+  };
+}
+
+/**
+ * The request listener of the result server: the host `generated` URLs point
+ * at, on its own origin, like the live proxy's result host.
+ *
+ * - Every request is recorded in `state.resultRequests` first.
+ * - Any request carrying a credential header ({@link CREDENTIAL_HEADERS}:
+ *   `Authorization`, `Cookie`, `X-API-Key`, `Proxy-Authorization`) is refused
+ *   with `401 { error: 'unauthorized' }`, whatever its path.
+ * - `GET /proxy/results/:taskId/:file` serves a completed task's result PNG
+ *   (404 otherwise); `GET /redirect/:taskId/:file` answers `302` with an
+ *   absolute `Location` to that path, to test redirects.
+ * - `state.resultFaults` applies (after the credential check).
+ */
+export function resultsListener(state: ProxyState): (req: IncomingMessage, res: ServerResponse) => void {
+  const router = new Router(state.resultFaults, 0).add([
+    resultRoute(state),
     {
       method: 'GET',
-      path: '/proxy/results/:taskId/:file',
+      path: '/redirect/:taskId/:file',
       handler: (ctx) => {
         const { taskId = '', file = '' } = ctx.params;
         if (!state.hasResult(taskId, file)) throw new HttpError(404, `No result ${file} for task ${taskId}`);
-        ctx.res.writeHead(200, { 'Content-Type': 'image/png', 'Content-Length': String(RESULT_PNG.length) });
-        ctx.res.end(ctx.method === 'HEAD' ? undefined : RESULT_PNG);
+        const location = `${state.resultsOrigin ?? ctx.origin}/proxy/results/${encodeURIComponent(taskId)}/${encodeURIComponent(file)}`;
+        ctx.res.writeHead(302, { Location: location, 'Content-Length': '0' });
+        ctx.res.end();
       },
     },
-  ];
+  ]);
+  return (req, res) => {
+    const target = req.url ?? '/';
+    const q = target.indexOf('?');
+    state.resultRequests.push({
+      method: (req.method ?? 'GET').toUpperCase(),
+      path: q >= 0 ? target.slice(0, q) : target,
+      url: target,
+      headers: { ...req.headers },
+      time: Date.now(),
+    });
+    if (state.resultRequests.length > REQUEST_LOG_LIMIT) state.resultRequests.splice(0, state.resultRequests.length - REQUEST_LOG_LIMIT);
+    const sent = CREDENTIAL_HEADERS.filter((h) => req.headers[h] !== undefined);
+    if (sent.length > 0) {
+      sendError(res, 401, 'unauthorized', `The result host takes no credentials; got ${sent.join(', ')}`);
+      return;
+    }
+    router.listener(req, res);
+  };
 }

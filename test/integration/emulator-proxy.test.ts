@@ -5,7 +5,8 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Faults, Router } from '../../src/emulator/http.ts';
 import { EMULATOR_TOKEN } from '../../src/emulator/registry.ts';
-import { isLoopback, ProxyState, proxyRoutes, type TaskStatus } from '../../src/emulator/proxy.ts';
+import { isLoopback, ProxyState, proxyRoutes, resultsListener, type TaskStatus } from '../../src/emulator/proxy.ts';
+import { startEmulator } from '../../src/emulator/index.ts';
 
 const TOKEN = 'proxy-test-token';
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -24,6 +25,9 @@ interface TaskBody {
 const state = new ProxyState({ tokens: [TOKEN], stepMs: 20 });
 let server: Server;
 let base: string;
+// The result host: a second origin where `generated` URLs point.
+let results: Server;
+let resultsBase: string;
 
 // The webhook receiver: records every call; `hookStatus` sets its answer, `hookHang` makes it never answer.
 let receiver: Server;
@@ -47,6 +51,9 @@ async function shut(s: Server): Promise<void> {
 beforeAll(async () => {
   server = createServer(new Router(new Faults()).add(proxyRoutes(state)).listener);
   base = await listen(server);
+  results = createServer(resultsListener(state));
+  resultsBase = await listen(results);
+  state.resultsOrigin = resultsBase;
   receiver = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -64,6 +71,8 @@ afterEach(() => {
   state.reset();
   state.stepMs = 20;
   state.webhookTimeoutMs = 2000;
+  state.shape = 'wrapped';
+  state.notFoundPolls = 0;
   hooks = [];
   hookStatus = 204;
   hookHang = false;
@@ -71,7 +80,7 @@ afterEach(() => {
 
 afterAll(async () => {
   state.close();
-  await Promise.all([shut(server), shut(receiver)]);
+  await Promise.all([shut(server), shut(receiver), shut(results)]);
 });
 
 function post(operation: string, body: unknown, headers: Record<string, string> = { Authorization: `Bearer ${TOKEN}` }, vendor = 'vendor'): Promise<Response> {
@@ -265,7 +274,7 @@ describe('tasks', () => {
       { interval: 5, timeout: 2000 },
     );
     expect(seen).toEqual(['CREATED', 'IN_PROGRESS', 'COMPLETED']);
-    expect(task.generated).toEqual([`${base}/proxy/results/${task_id}/0.png`]);
+    expect(task.generated).toEqual([`${resultsBase}/proxy/results/${task_id}/0.png`]);
     expect(Date.parse(task.updated_at)).toBeGreaterThanOrEqual(Date.parse(task.created_at));
   });
 
@@ -330,7 +339,7 @@ describe('webhooks', () => {
       expect(h.body.data).not.toHaveProperty('request');
     }
     expect(hooks[0]!.body.data.generated).toEqual([]);
-    expect(hooks[2]!.body.data.generated).toEqual([`${base}/proxy/results/${task_id}/0.png`]);
+    expect(hooks[2]!.body.data.generated).toEqual([`${resultsBase}/proxy/results/${task_id}/0.png`]);
 
     await vi.waitFor(() => expect(state.tasks.get(task_id)?.webhooks).toHaveLength(3));
     expect(state.tasks.get(task_id)?.webhooks).toEqual([
@@ -401,5 +410,238 @@ describe('webhooks', () => {
     for (const u of ['http://10.0.0.1/', 'http://128.0.0.1/', 'http://localhost.example.com/', 'http://127.0.0.1.nip.io/', 'http://[::2]/', 'nope']) {
       expect(isLoopback(u), u).toBe(false);
     }
+  });
+});
+
+
+const AUTH = { Authorization: `Bearer ${TOKEN}` };
+
+function getTask(operation: string, id: string, headers: Record<string, string> = AUTH, vendor = 'vendor'): Promise<Response> {
+  return fetch(`${base}/proxy/${vendor}/v1/ai/${operation}/${id}`, { headers });
+}
+
+async function taskBody(res: Response): Promise<Record<string, unknown>> {
+  expect(res.status).toBe(200);
+  expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+  return (await res.json()) as Record<string, unknown>;
+}
+
+describe('status routes', () => {
+  it('need a valid bearer token, checked before the lookup', async () => {
+    const { task_id } = await started(await relight({ image: IMAGE }));
+    for (const headers of [{}, { Authorization: 'Bearer nope' }, { Authorization: `Basic ${TOKEN}` }] as Array<Record<string, string>>) {
+      const res = await getTask('image-relight', task_id, headers);
+      expect(res.status).toBe(401);
+      expect(res.headers.get('www-authenticate')).toMatch(/^Bearer /);
+      expect(((await res.json()) as { error: string }).error).toBe('unauthorized');
+    }
+    expect((await getTask('skin-enhancer', crypto.randomUUID(), {})).status).toBe(401);
+  });
+
+  it('answer the record in the POST shape, for relight and the skin enhancer, under any vendor', async () => {
+    const r = await started(await relight({ image: IMAGE }));
+    const body = await taskBody(await getTask('image-relight', r.task_id, AUTH, 'other-vendor'));
+    expect(body).toEqual({ data: r });
+    const s = await started(await skin({ image: IMAGE }));
+    expect(await taskBody(await getTask('skin-enhancer', s.task_id))).toEqual({ data: s });
+  });
+
+  it('follow the timeline CREATED → IN_PROGRESS → COMPLETED, with generated on the result origin', async () => {
+    state.stepMs = 60;
+    const { task_id } = await started(await relight({ image: IMAGE }));
+    const seen: string[] = [];
+    let last: TaskBody['data'] | undefined;
+    await vi.waitFor(
+      async () => {
+        last = ((await taskBody(await getTask('image-relight', task_id))) as unknown as TaskBody).data;
+        if (seen.at(-1) !== last.status) seen.push(last.status);
+        expect(last.status).toBe('COMPLETED');
+      },
+      { interval: 10, timeout: 3000 },
+    );
+    expect(seen).toEqual(['CREATED', 'IN_PROGRESS', 'COMPLETED']);
+    expect(last?.generated).toEqual([`${resultsBase}/proxy/results/${task_id}/0.png`]);
+  });
+
+  it('answer FAILED for a doomed task', async () => {
+    const { task_id } = await started(await skin({ image: 'fail://x' }));
+    await finished(task_id);
+    const body = (await taskBody(await getTask('skin-enhancer', task_id))) as unknown as TaskBody;
+    expect(body.data).toMatchObject({ task_id, status: 'FAILED', generated: [] });
+  });
+
+  it('answer 404 not_found for an unknown id or a task of the other operation', async () => {
+    const r = await started(await relight({ image: IMAGE }));
+    const s = await started(await skin({ image: IMAGE }));
+    for (const res of [
+      await getTask('image-relight', crypto.randomUUID()),
+      await getTask('skin-enhancer', r.task_id),
+      await getTask('image-relight', s.task_id),
+      // The POST path's mode segment is no task id.
+      await getTask('skin-enhancer', 'creative'),
+    ]) {
+      expect(res.status).toBe(404);
+      const body = (await res.json()) as { error: unknown; message: unknown };
+      expect(body.error).toBe('not_found');
+      expect(typeof body.message).toBe('string');
+    }
+  });
+
+  it('bare shape: no wrapper, the status under task_status; POSTs and webhooks stay wrapped', async () => {
+    state.shape = 'bare';
+    const res = await relight({ image: IMAGE, webhook_url: `${hookBase}/h` });
+    const data = await started(res); // still { data }
+    const body = await taskBody(await getTask('image-relight', data.task_id));
+    expect(body).not.toHaveProperty('data');
+    expect(body).not.toHaveProperty('status');
+    expect(body).toMatchObject({ task_id: data.task_id, task_status: 'CREATED', generated: [] });
+    await finished(data.task_id);
+    expect(await taskBody(await getTask('image-relight', data.task_id))).toMatchObject({
+      task_id: data.task_id,
+      task_status: 'COMPLETED',
+      generated: [`${resultsBase}/proxy/results/${data.task_id}/0.png`],
+    });
+    await vi.waitFor(() => expect(hooks).toHaveLength(3));
+    expect(hooks.every((h) => h.body.data.task_id === data.task_id)).toBe(true);
+
+    state.shape = 'wrapped'; // read on every GET
+    expect(await taskBody(await getTask('image-relight', data.task_id))).toHaveProperty('data.status', 'COMPLETED');
+  });
+
+  it('notFoundPolls: each new task answers 404 to its first N status GETs, then its record', async () => {
+    const before = await started(await relight({ image: IMAGE }));
+    state.notFoundPolls = 2;
+    const a = await started(await relight({ image: IMAGE }));
+    const b = await started(await skin({ image: IMAGE }));
+    // Unauthenticated GETs do not count.
+    expect((await getTask('image-relight', a.task_id, {})).status).toBe(401);
+    expect((await getTask('image-relight', a.task_id)).status).toBe(404);
+    const second = await getTask('image-relight', a.task_id);
+    expect(second.status).toBe(404);
+    expect(((await second.json()) as { error: string }).error).toBe('not_found');
+    expect((await getTask('image-relight', a.task_id)).status).toBe(200);
+    expect((await getTask('image-relight', a.task_id)).status).toBe(200);
+    // Counted per task; a task started before the knob was set is not affected.
+    expect((await getTask('skin-enhancer', b.task_id)).status).toBe(404);
+    expect((await getTask('image-relight', before.task_id)).status).toBe(200);
+  });
+});
+
+describe('result origin', () => {
+  async function completed(): Promise<{ task_id: string; ref: string }> {
+    state.stepMs = 5;
+    const { task_id } = await started(await relight({ image: IMAGE }));
+    await finished(task_id);
+    return { task_id, ref: state.tasks.get(task_id)!.generated[0]! };
+  }
+
+  it('is another origin than the proxy and serves the PNG without credentials', async () => {
+    const { ref } = await completed();
+    expect(new URL(ref).origin).toBe(resultsBase);
+    expect(resultsBase).not.toBe(base);
+    state.resultRequests.length = 0;
+    const res = await fetch(ref);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('image/png');
+    expect([...new Uint8Array(await res.arrayBuffer()).subarray(0, 8)]).toEqual(PNG_SIGNATURE);
+    expect(state.resultRequests).toHaveLength(1);
+    expect(state.resultRequests[0]).toMatchObject({ method: 'GET', path: new URL(ref).pathname });
+    expect(state.resultRequests[0]!.headers).not.toHaveProperty('authorization');
+  });
+
+  it.each([
+    ['Authorization', `Bearer ${TOKEN}`],
+    ['Cookie', 'session=1'],
+    ['X-API-Key', 'emulator-key'],
+    ['Proxy-Authorization', 'Basic eDp5'],
+  ])('refuses with 401 a request carrying %s, and logs it', async (name, value) => {
+    const { ref } = await completed();
+    state.resultRequests.length = 0;
+    const res = await fetch(ref, { headers: { [name]: value } });
+    expect(res.status).toBe(401);
+    expect(((await res.json()) as { error: string }).error).toBe('unauthorized');
+    expect(state.resultRequests).toHaveLength(1);
+    expect(state.resultRequests[0]!.headers[name.toLowerCase()]).toBe(value);
+    // Refused on any path, even an unknown one.
+    expect((await fetch(`${resultsBase}/nope`, { headers: { [name]: value } })).status).toBe(401);
+  });
+
+  it('answers 404 for an unknown, unfinished or failed task, and has no proxy routes', async () => {
+    state.stepMs = 500;
+    const { task_id } = await started(await relight({ image: IMAGE }));
+    expect((await fetch(`${resultsBase}/proxy/results/${task_id}/0.png`)).status).toBe(404);
+    expect((await fetch(`${resultsBase}/proxy/results/${crypto.randomUUID()}/0.png`)).status).toBe(404);
+    expect((await fetch(`${resultsBase}/proxy/vendor/v1/ai/image-relight/${task_id}`)).status).toBe(404);
+    state.stepMs = 5;
+    const failed = await started(await relight({ image: 'fail://x' }));
+    await finished(failed.task_id);
+    expect((await fetch(`${resultsBase}/proxy/results/${failed.task_id}/0.png`)).status).toBe(404);
+  });
+
+  it('GET /redirect/<id>/0.png answers 302 to the result path, which fetch follows', async () => {
+    const { task_id, ref } = await completed();
+    const manual = await fetch(`${resultsBase}/redirect/${task_id}/0.png`, { redirect: 'manual' });
+    expect(manual.status).toBe(302);
+    expect(manual.headers.get('location')).toBe(ref);
+    state.resultRequests.length = 0;
+    const followed = await fetch(`${resultsBase}/redirect/${task_id}/0.png`);
+    expect(followed.status).toBe(200);
+    expect(followed.url).toBe(ref);
+    expect(state.resultRequests.map((r) => r.path)).toEqual([`/redirect/${task_id}/0.png`, `/proxy/results/${task_id}/0.png`]);
+    expect((await fetch(`${resultsBase}/redirect/${crypto.randomUUID()}/0.png`, { redirect: 'manual' })).status).toBe(404);
+  });
+
+  it('reset() clears the result log', async () => {
+    await fetch(`${resultsBase}/nope`);
+    expect(state.resultRequests.length).toBeGreaterThan(0);
+    state.reset();
+    expect(state.resultRequests).toEqual([]);
+  });
+
+  it('without a result origin, results are addressed under the origin the task came through', async () => {
+    const own = new ProxyState({ tokens: [TOKEN], stepMs: 1 });
+    const task = own.start('image-relight', 'vendor', { image: IMAGE }, 'http://127.0.0.1:9');
+    await vi.waitFor(() => expect(task.status).toBe('COMPLETED'));
+    own.close();
+    expect(task.generated).toEqual([`http://127.0.0.1:9/proxy/results/${task.task_id}/0.png`]);
+  });
+});
+
+describe('startEmulator wiring', () => {
+  it('opens the result server, takes shape and notFoundPolls, and closes both servers', async () => {
+    const emulator = await startEmulator({ proxy: { stepMs: 5, shape: 'bare', notFoundPolls: 1 } });
+    try {
+      expect(emulator.proxy.resultsOrigin).toBe(emulator.resultsUrl);
+      expect(emulator.resultsUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(emulator.resultsUrl).not.toBe(emulator.url);
+      expect(emulator.proxy.shape).toBe('bare');
+      expect(emulator.proxy.notFoundPolls).toBe(1);
+
+      const auth = { Authorization: `Bearer ${EMULATOR_TOKEN}` };
+      const post = await fetch(`${emulator.url}/proxy/acme/v1/ai/image-relight`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', ...auth },
+        body: JSON.stringify({ image: IMAGE }),
+      });
+      const { data } = (await post.json()) as TaskBody;
+      const statusUrl = `${emulator.url}/proxy/acme/v1/ai/image-relight/${data.task_id}`;
+      expect((await fetch(statusUrl, { headers: auth })).status).toBe(404);
+      let record: { task_status?: string; generated?: string[] } = {};
+      await vi.waitFor(async () => {
+        record = (await (await fetch(statusUrl, { headers: auth })).json()) as typeof record;
+        expect(record.task_status).toBe('COMPLETED');
+      });
+      const ref = record.generated![0]!;
+      expect(ref.startsWith(`${emulator.resultsUrl}/`)).toBe(true);
+      expect((await fetch(ref)).status).toBe(200);
+      expect((await fetch(ref, { headers: auth })).status).toBe(401);
+      expect(emulator.proxy.resultRequests.map((r) => r.headers.authorization)).toEqual([undefined, `Bearer ${EMULATOR_TOKEN}`]);
+      // The emulator's own request log and faults do not see the result host.
+      expect(emulator.requests.some((r) => r.path.startsWith('/proxy/results/'))).toBe(false);
+    } finally {
+      await emulator.close();
+    }
+    expect(emulator.resultsServer.listening).toBe(false);
+    await expect(fetch(`${emulator.resultsUrl}/nope`)).rejects.toThrow();
   });
 });

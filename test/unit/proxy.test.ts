@@ -3,14 +3,22 @@ import { http, HttpResponse } from 'msw';
 import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
+  APITimeoutError,
+  APIUserAbortError,
   InternalServerError,
   InvalidArgumentError,
+  NotFoundError,
   ProxyClient,
+  TaskFailedError,
+  TaskNotFoundError,
+  TaskTimeoutError,
+  type Task,
   RateLimitError,
   ResponseValidationError,
   parseTaskNotification,
   type RelightParams,
 } from '../../src/index.ts';
+import { defaultPollDelay } from '../../src/proxy/tasks.ts';
 
 const BASE = 'https://proxy.test';
 const TOKEN = 'proxy_SECRET_token_42';
@@ -190,5 +198,282 @@ describe('parseTaskNotification', () => {
       expect(err).toBeInstanceOf(InvalidArgumentError);
       expect(err.field).toBe('body.generated');
     }
+  });
+});
+
+// ---------------------------------------------------------------------------
+// Following a task: getTask, waitForTask, results, notifications, request()
+
+const ID = '3f1c3c5e-7d5a-4b8e-9a51-1f0c2d3e4f5a';
+const STATUS_URL = `${BASE}/proxy/:vendor/v1/ai/:op/:id`;
+type Answer = { status?: number; body?: unknown; error?: true; delayMs?: number };
+const polls: Array<{ url: string; auth: string | null; at: number }> = [];
+afterEach(() => void (polls.length = 0));
+
+/** Answers status GETs from a script, one entry per request (the last one repeats). */
+function script(...answers: Answer[]) {
+  let i = 0;
+  server.use(
+    http.get(STATUS_URL, async ({ request }) => {
+      polls.push({ url: request.url, auth: request.headers.get('authorization'), at: Date.now() });
+      const a = answers[Math.min(i++, answers.length - 1)]!;
+      if (a.delayMs) await new Promise((r) => setTimeout(r, a.delayMs));
+      if (a.error) return HttpResponse.error();
+      return HttpResponse.json((a.body ?? {}) as object, { status: a.status ?? 200 });
+    }),
+  );
+}
+const wrapped = (status: string, extra: Record<string, unknown> = {}) => ({ body: { data: { task_id: ID, status, ...extra } } });
+
+describe('getTask', () => {
+  it('reads the wrapped record with the bearer token, id and vendor encoded', async () => {
+    script(wrapped('IN_PROGRESS', { progress: 40 }));
+    const t = await proxy({ vendor: 'ac me' }).getTask('image-relight', 'a/b');
+    expect(t).toEqual({ task_id: ID, status: 'IN_PROGRESS', progress: 40 });
+    expect(polls[0]!.url).toBe(`${BASE}/proxy/ac%20me/v1/ai/image-relight/a%2Fb`);
+    expect(polls[0]!.auth).toBe(`Bearer ${TOKEN}`);
+  });
+
+  it('normalizes the bare shape and task_status, keeping unknown fields', async () => {
+    script({ body: { task_id: ID, task_status: 'COMPLETED', generated: ['https://cdn.test/r.png'], seed: 7 } });
+    const t = await proxy().getTask('skin-enhancer', ID);
+    expect(t).toMatchObject({ task_id: ID, status: 'COMPLETED', generated: ['https://cdn.test/r.png'], seed: 7 });
+    expect(polls[0]!.url).toBe(`${BASE}/proxy/vendor/v1/ai/skin-enhancer/${ID}`);
+  });
+
+  it('fills a missing task_id with the id asked for, and keeps unknown statuses', async () => {
+    script({ body: { data: { status: 'QUEUED' } } });
+    expect(await proxy().getTask('image-upscaler', ID)).toEqual({ task_id: ID, status: 'QUEUED' });
+  });
+
+  it('rejects a record whose status is not a string, and bad arguments before any request', async () => {
+    script({ body: { task_id: ID, status: 5 } });
+    await expect(proxy().getTask('image-relight', ID)).rejects.toBeInstanceOf(ResponseValidationError);
+    await expect(proxy().getTask('', ID)).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(proxy().getTask('../x', ID)).rejects.toThrow(/'\.\.' segments/);
+    await expect(proxy().getTask('image-relight', '')).rejects.toBeInstanceOf(InvalidArgumentError);
+    expect(polls).toHaveLength(1);
+  });
+
+  it('rejects an unknown task with NotFoundError', async () => {
+    script({ status: 404, body: { error: 'not_found' } });
+    await expect(proxy().getTask('image-relight', ID)).rejects.toBeInstanceOf(NotFoundError);
+  });
+});
+
+describe('waitForTask', () => {
+  it('resolves with the COMPLETED record, calling onStatus once per change', async () => {
+    script(wrapped('CREATED'), wrapped('IN_PROGRESS'), wrapped('IN_PROGRESS'), { body: { task_id: ID, task_status: 'COMPLETED', generated: ['https://cdn.test/r.png'] } });
+    const seen: string[] = [];
+    const p = proxy().waitForTask('image-relight', ID, { pollInterval: 1, onStatus: (t) => seen.push(t.status) });
+    const { data, response } = await p.withResponse();
+    expect(data.generated).toEqual(['https://cdn.test/r.png']);
+    expect(response.status).toBe(200);
+    expect(seen).toEqual(['CREATED', 'IN_PROGRESS', 'COMPLETED']);
+    expect(polls).toHaveLength(4);
+  });
+
+  it('rejects FAILED with a TaskFailedError carrying the record', async () => {
+    script(wrapped('IN_PROGRESS'), wrapped('FAILED', { reason: 'nsfw' }));
+    const err = await proxy().waitForTask('image-relight', ID, { pollInterval: 1 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TaskFailedError);
+    expect((err as TaskFailedError).task).toEqual({ task_id: ID, status: 'FAILED', reason: 'nsfw' });
+    expect((err as TaskFailedError).message).toBe(`Task ${ID} (image-relight) ended FAILED`);
+  });
+
+  it('survives 5xx, network failures and an early 404', async () => {
+    script({ status: 404 }, { status: 500 }, { error: true }, { status: 503 }, wrapped('COMPLETED'));
+    const t = await proxy({ retry: false }).waitForTask('image-relight', ID, { pollInterval: 1 });
+    expect(t.status).toBe('COMPLETED');
+    expect(polls).toHaveLength(5);
+  });
+
+  it('gives up after maxTransientErrors in a row with the last error', async () => {
+    script({ status: 500, body: { message: 'boom' } });
+    await expect(proxy({ retry: false }).waitForTask('image-relight', ID, { pollInterval: 1, maxTransientErrors: 2 })).rejects.toBeInstanceOf(InternalServerError);
+    expect(polls).toHaveLength(3);
+  });
+
+  it('treats a 404 after the grace period, or after the task was seen, as no such task', async () => {
+    script({ status: 404 });
+    await expect(proxy().waitForTask('image-relight', ID, { pollInterval: 1, notFoundGrace: 0 })).rejects.toBeInstanceOf(NotFoundError);
+    expect(polls).toHaveLength(1);
+    polls.length = 0;
+    script(wrapped('IN_PROGRESS'), { status: 404 });
+    await expect(proxy().waitForTask('image-relight', ID, { pollInterval: 1 })).rejects.toBeInstanceOf(NotFoundError);
+    expect(polls).toHaveLength(2);
+  });
+
+  it('has its own wording for the deadline of the whole wait', async () => {
+    script(wrapped('IN_PROGRESS'));
+    const err = await proxy().waitForTask('image-relight', ID, { pollInterval: 10, timeout: 60 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TaskTimeoutError);
+    expect(err).toBeInstanceOf(APITimeoutError);
+    expect((err as TaskTimeoutError).message).toBe(`Task ${ID} (image-relight) did not finish within 60 ms (last status IN_PROGRESS); it may still be running`);
+    expect((err as TaskTimeoutError).task?.status).toBe('IN_PROGRESS');
+  });
+
+  it('times out during a slow read too (the deadline is not per request)', async () => {
+    script({ ...wrapped('IN_PROGRESS'), delayMs: 500 });
+    const started = Date.now();
+    await expect(proxy().waitForTask('image-relight', ID, { timeout: 50 })).rejects.toThrow(/no status read yet/);
+    expect(Date.now() - started).toBeLessThan(400);
+  });
+
+  it('stops at once on abort between reads, keeping the reason, with no request after it', async () => {
+    script(wrapped('IN_PROGRESS'));
+    const ctl = new AbortController();
+    const reason = new Error('user left');
+    const p = proxy().waitForTask('image-relight', ID, { signal: ctl.signal, pollInterval: 30, onStatus: () => setTimeout(() => ctl.abort(reason), 5) });
+    const err = await p.catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(APIUserAbortError);
+    expect((err as APIUserAbortError).cause).toBe(reason);
+    const count = polls.length;
+    await new Promise((r) => setTimeout(r, 100));
+    expect(polls).toHaveLength(count);
+    expect(count).toBe(1);
+  });
+
+  it('stops at once on abort during a read, and sends nothing when already aborted', async () => {
+    script({ ...wrapped('IN_PROGRESS'), delayMs: 300 });
+    const ctl = new AbortController();
+    setTimeout(() => ctl.abort(), 20);
+    const started = Date.now();
+    const err = await proxy().waitForTask('image-relight', ID, { signal: ctl.signal }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(APIUserAbortError);
+    expect((err as Error).cause).toBe(ctl.signal.reason);
+    expect(Date.now() - started).toBeLessThan(250);
+    polls.length = 0;
+    await expect(proxy().waitForTask('image-relight', ID, { signal: AbortSignal.abort() })).rejects.toBeInstanceOf(APIUserAbortError);
+    expect(polls).toHaveLength(0);
+  });
+
+  it('checks its options before any request', async () => {
+    await expect(proxy().waitForTask('image-relight', ID, { timeout: -1 })).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(proxy().waitForTask('image-relight', ID, { pollInterval: 0 })).rejects.toBeInstanceOf(InvalidArgumentError);
+    expect(polls).toHaveLength(0);
+  });
+
+  it('backs off by default from about 1 s to 10 s, with jitter', () => {
+    expect(defaultPollDelay(0, () => 0.5)).toBe(1000);
+    expect(defaultPollDelay(1, () => 0.5)).toBe(1500);
+    expect(defaultPollDelay(0, () => 0)).toBe(800);
+    expect(defaultPollDelay(0, () => 1)).toBe(1200);
+    expect(defaultPollDelay(30, () => 1)).toBe(10_000);
+    expect(defaultPollDelay(30, () => 0)).toBe(8000);
+    const delays = Array.from({ length: 12 }, (_, n) => defaultPollDelay(n, () => 0.5));
+    expect(delays).toEqual([...delays].sort((a, b) => a - b));
+  });
+});
+
+describe('start and wait', () => {
+  it('relightImageAndWait posts once, reports the start, and resolves with the finished task', async () => {
+    accept();
+    script(wrapped('IN_PROGRESS'), wrapped('COMPLETED', { generated: ['https://cdn.test/r.png'] }));
+    let started: Task | undefined;
+    const done = await proxy().relightImageAndWait({ image: 'https://example.com/in.jpg' }, { pollInterval: 1, onStarted: (t) => (started = t) });
+    expect(started?.status).toBe('CREATED');
+    expect(done.generated).toEqual(['https://cdn.test/r.png']);
+    expect(bodies).toHaveLength(1);
+    expect(polls[0]!.url).toContain('/v1/ai/image-relight/');
+  });
+
+  it('enhanceSkinCreativeAndWait reads back under skin-enhancer, and never re-sends the POST', async () => {
+    accept();
+    script(wrapped('COMPLETED'));
+    expect((await proxy().enhanceSkinCreativeAndWait({ image: 'https://example.com/in.jpg' }, { pollInterval: 1 })).status).toBe('COMPLETED');
+    expect(polls[0]!.url).toBe(`${BASE}/proxy/vendor/v1/ai/skin-enhancer/${ID}`);
+    bodies.length = 0;
+    accept(500);
+    await expect(proxy().enhanceSkinCreativeAndWait({ image: 'https://example.com/in.jpg' })).rejects.toBeInstanceOf(InternalServerError);
+    expect(bodies).toHaveLength(1);
+  });
+});
+
+describe('downloadResult', () => {
+  const RESULT = 'https://results.test/r/0.png?X-Amz-Signature=SIGNED_secret';
+  it('fetches without the token, client headers or hooks', async () => {
+    const got: Headers[] = [];
+    server.use(http.get('https://results.test/r/0.png', ({ request }) => (got.push(request.headers), new HttpResponse(new Uint8Array([1, 2, 3])))));
+    let hooked = 0;
+    const p = proxy({ headers: { 'x-team': 'a', Cookie: 'c=1' }, hooks: { beforeRequest: [() => void hooked++] } });
+    const res = await p.downloadResult(RESULT);
+    expect(new Uint8Array(await res.arrayBuffer())).toEqual(new Uint8Array([1, 2, 3]));
+    expect(got[0]!.get('authorization')).toBeNull();
+    expect(got[0]!.get('x-team')).toBeNull();
+    expect(got[0]!.get('cookie')).toBeNull();
+    expect(hooked).toBe(0);
+  });
+
+  it('follows a redirect without credentials', async () => {
+    const got: Headers[] = [];
+    server.use(
+      http.get('https://results.test/go', () => HttpResponse.redirect('https://cdn2.test/final.png', 302)),
+      http.get('https://cdn2.test/final.png', ({ request }) => (got.push(request.headers), new HttpResponse('png'))),
+    );
+    expect(await (await proxy().downloadResult('https://results.test/go')).text()).toBe('png');
+    expect(got[0]!.get('authorization')).toBeNull();
+  });
+
+  it('refuses non-http(s) URLs and redacts signatures in errors', async () => {
+    for (const bad of ['file:///etc/passwd', 'data:,x', '/relative.png', '']) await expect(proxy().downloadResult(bad)).rejects.toBeInstanceOf(InvalidArgumentError);
+    server.use(http.get('https://results.test/r/0.png', () => HttpResponse.json({ message: 'expired' }, { status: 403 })));
+    const err = await proxy().downloadResult(RESULT).catch((e: unknown) => e);
+    expect(String(err)).toContain('X-Amz-Signature=[REDACTED]');
+    expect(String(err)).not.toContain('SIGNED_secret');
+  });
+});
+
+describe('confirmNotification', () => {
+  it("answers with the server's record, not the body's", async () => {
+    script(wrapped('IN_PROGRESS'));
+    const t = await proxy().confirmNotification(JSON.stringify({ task_id: ID, status: 'COMPLETED', generated: ['https://evil.test/x.png'] }), { operation: 'image-relight' });
+    expect(t).toEqual({ task_id: ID, status: 'IN_PROGRESS' });
+    expect(polls[0]!.auth).toBe(`Bearer ${TOKEN}`);
+  });
+
+  it('tries each known operation in turn without one', async () => {
+    let i = 0;
+    server.use(http.get(STATUS_URL, ({ params }) => (polls.push({ url: String(params.op), auth: null, at: 0 }), i++ === 0 ? HttpResponse.json({}, { status: 404 }) : HttpResponse.json(wrapped('COMPLETED').body))));
+    expect((await proxy().confirmNotification({ data: { task_id: ID, status: 'COMPLETED' } })).status).toBe('COMPLETED');
+    expect(polls.map((p) => p.url)).toEqual(['image-relight', 'skin-enhancer']);
+  });
+
+  it('refuses an unknown task with TaskNotFoundError, and a body without task_id', async () => {
+    script({ status: 404 });
+    const err = await proxy().confirmNotification({ task_id: 'forged', status: 'COMPLETED' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TaskNotFoundError);
+    expect((err as TaskNotFoundError).operations).toEqual(['image-relight', 'skin-enhancer']);
+    expect((err as Error).message).toBe('No task forged under image-relight, skin-enhancer: notification not confirmed');
+    await expect(proxy().confirmNotification({ status: 'COMPLETED' })).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(proxy().confirmNotification('not json')).rejects.toBeInstanceOf(InvalidArgumentError);
+  });
+});
+
+describe('request()', () => {
+  it('sends below the base URL with the bearer token, query and JSON body', async () => {
+    const got: Array<{ url: string; auth: string | null; body: unknown; method: string }> = [];
+    server.use(http.all(`${BASE}/proxy/acme/v1/ai/image-upscaler`, async ({ request }) => (got.push({ url: request.url, method: request.method, auth: request.headers.get('authorization'), body: request.method === 'GET' ? undefined : await request.json() }), HttpResponse.json({ data: { task_id: 'u1' } }))));
+    const out = await proxy().request({ method: 'POST', path: '/proxy/acme/v1/ai/image-upscaler', query: { dry: true, x: undefined }, body: { scale_factor: 2 } });
+    expect(out).toEqual({ data: { task_id: 'u1' } });
+    expect(got[0]).toEqual({ url: `${BASE}/proxy/acme/v1/ai/image-upscaler?dry=true`, method: 'POST', auth: `Bearer ${TOKEN}`, body: { scale_factor: 2 } });
+  });
+
+  it('never re-sends a POST or PATCH; retries a GET', async () => {
+    let n = 0;
+    server.use(http.all(`${BASE}/proxy/acme/v1/ai/x`, () => (n++, HttpResponse.json({ message: 'down' }, { status: 503 }))));
+    await expect(proxy().request({ method: 'POST', path: '/proxy/acme/v1/ai/x', body: {} })).rejects.toBeInstanceOf(InternalServerError);
+    expect(n).toBe(1);
+    await expect(proxy().request({ method: 'PATCH', path: '/proxy/acme/v1/ai/x', body: {}, options: { retry: 5 } })).rejects.toBeInstanceOf(InternalServerError);
+    expect(n).toBe(2);
+    await expect(proxy().request({ method: 'GET', path: '/proxy/acme/v1/ai/x' })).rejects.toBeInstanceOf(InternalServerError);
+    expect(n).toBe(5);
+  });
+
+  it('refuses paths that would leave the base URL', async () => {
+    for (const bad of ['proxy/x', '//evil.test/x', 'https://evil.test/x', '/a/../b', '/a?b=1', '/a/%2e%2e/b']) {
+      await expect(proxy().request({ method: 'GET', path: bad })).rejects.toBeInstanceOf(InvalidArgumentError);
+    }
+    await expect(proxy().request({ method: 'TRACE' as 'GET', path: '/x' })).rejects.toBeInstanceOf(InvalidArgumentError);
   });
 });
