@@ -84,7 +84,7 @@ export class ProxyClient {
   readonly vendor: string;
 
   constructor(options: ProxyClientOptions = {}) {
-    this.vendor = checkId(options.vendor ?? 'vendor', 'vendor');
+    this.vendor = checkTaskId(options.vendor ?? 'vendor', 'vendor');
     this.#transport = new Transport({ service: 'proxy', options, credential: options.token, ...BEARER_SERVICE });
   }
 
@@ -178,10 +178,14 @@ export class ProxyClient {
 
   async #read(operation: ProxyOperation, taskId: string, options?: RequestOptions): Promise<WithResponse<Task>> {
     const op = operationPath(operation);
-    const id = checkId(taskId, 'taskId');
+    const id = checkTaskId(taskId);
     const p = `${path`proxy/${this.vendor}`}/v1/ai/${op}/${path`${id}`}`;
     const { data, response } = await this.#transport.request<unknown>({ method: 'GET', path: p, auth: true, options });
     const task = normalizeTask(data, id);
+    // A record of another task is no answer about this one (a confirmed notification must be about its own task).
+    if (typeof task === 'object' && task !== null && typeof (task as { task_id?: unknown }).task_id === 'string' && (task as { task_id: string }).task_id !== id) {
+      throw new ResponseValidationError('GET', this.#transport.displayUrl(p), [{ code: 'custom', path: ['task_id'], message: `is not the task asked for` }], scrub(data, this.#transport.secrets));
+    }
     if (this.#transport.validate) {
       const r = validate(rules.Task, task);
       if (!r.ok) {
@@ -221,7 +225,7 @@ export class ProxyClient {
       operationPath(operation);
       const id = checkId(taskId, 'taskId');
       const headers = options.headers;
-      return pollTask(operation, id, (signal) => this.#read(operation, id, { signal, headers }), options);
+      return pollTask(operation, id, (signal) => this.#read(operation, id, { signal, headers }), options, (task) => scrub(task, this.#transport.secrets) as Task);
     });
   }
 
@@ -363,9 +367,17 @@ export class ProxyClient {
 
 const METHODS: readonly ProxyRequestMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
+/** A task id: one path segment that URL parsing cannot turn into another path (`.`, `..`, their `%2e` forms). */
+function checkTaskId(value: unknown, name = 'taskId'): string {
+  const id = checkId(value, name);
+  if (/^(\.|%2e){1,2}$/i.test(id) || /[\x00-\x1f\x7f]/.test(id)) throw new InvalidArgumentError('must be one path segment, not "." or ".."', name);
+  return id;
+}
+
 /** A `path` of `request()`: `/` then a path without query, fragment, scheme or dot segments; returned without its leading `/`. */
 function checkRequestPath(p: unknown): string {
-  if (typeof p !== 'string' || !/^\/(?!\/)[^?#]*$/.test(p) || /(^|\/)(\.|%2e){1,2}(\/|$)/i.test(p)) {
+  // fetch's URL parser reads `\\` as `/` and drops tabs and newlines: neither may smuggle a `..` segment in.
+  if (typeof p !== 'string' || !/^\/(?!\/)[^?#\\\x00-\x1f\x7f]*$/.test(p) || /(^|\/)(\.|%2e){1,2}(\/|$)/i.test(p)) {
     throw new InvalidArgumentError("must be '/' then a path below the base URL, without '?', '#', '.' or '..' segments", 'path');
   }
   return p.slice(1);

@@ -98,6 +98,8 @@ export async function pollTask(
   taskId: string,
   read: (signal: AbortSignal) => Promise<WithResponse<Task>>,
   options: WaitForTaskOptions = {},
+  /** What an error may carry of a record (the client scrubs its secrets: a server may echo the token). */
+  shown: (task: Task) => Task = (task) => task,
 ): Promise<WithResponse<Task>> {
   checkTimeout(options.timeout, 'timeout');
   checkInterval(options.pollInterval, 'pollInterval');
@@ -135,7 +137,7 @@ export async function pollTask(
         last = r.data;
         if (changed) options.onStatus?.(r.data);
         if (r.data.status === 'COMPLETED') return r;
-        if (r.data.status === 'FAILED') throw new TaskFailedError(operation, r.data);
+        if (r.data.status === 'FAILED') throw new TaskFailedError(operation, shown(r.data));
       }
       await sleep(options.pollInterval ?? defaultPollDelay(n), signal).catch(() => {
         throw stopped();

@@ -227,9 +227,9 @@ const wrapped = (status: string, extra: Record<string, unknown> = {}) => ({ body
 
 describe('getTask', () => {
   it('reads the wrapped record with the bearer token, id and vendor encoded', async () => {
-    script(wrapped('IN_PROGRESS', { progress: 40 }));
+    script(wrapped('IN_PROGRESS', { task_id: 'a/b', progress: 40 }));
     const t = await proxy({ vendor: 'ac me' }).getTask('image-relight', 'a/b');
-    expect(t).toEqual({ task_id: ID, status: 'IN_PROGRESS', progress: 40 });
+    expect(t).toEqual({ task_id: 'a/b', status: 'IN_PROGRESS', progress: 40 });
     expect(polls[0]!.url).toBe(`${BASE}/proxy/ac%20me/v1/ai/image-relight/a%2Fb`);
     expect(polls[0]!.auth).toBe(`Bearer ${TOKEN}`);
   });
@@ -421,6 +421,50 @@ describe('downloadResult', () => {
     const err = await proxy().downloadResult(RESULT).catch((e: unknown) => e);
     expect(String(err)).toContain('X-Amz-Signature=[REDACTED]');
     expect(String(err)).not.toContain('SIGNED_secret');
+  });
+});
+
+describe('review fixes: paths, records and timeouts that must not be taken', () => {
+  it('a task id or vendor that URL parsing would turn into another path is refused before any request', async () => {
+    for (const id of ['..', '.', '%2e%2E', 'a\tb']) await expect(proxy().getTask('image-relight', id)).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(proxy().confirmNotification(JSON.stringify({ task_id: '..', status: 'COMPLETED' }))).rejects.toBeInstanceOf(InvalidArgumentError);
+    expect(() => proxy({ vendor: '..' })).toThrow(InvalidArgumentError);
+    expect(bodies).toHaveLength(0);
+  });
+
+  it('a record of another task is not an answer about this one', async () => {
+    server.use(http.get(`${BASE}/proxy/vendor/v1/ai/image-relight/:id`, () => HttpResponse.json({ data: { task_id: 'someone-else', status: 'COMPLETED' } })));
+    await expect(proxy().getTask('image-relight', 'mine')).rejects.toBeInstanceOf(ResponseValidationError);
+  });
+
+  it('request() refuses backslashes and control characters, which fetch would read as path separators', async () => {
+    for (const path of ['/a\\..\\..\\admin', '/.\t./admin', '/a\nb']) await expect(proxy({ baseUrl: `${BASE}/prefix` }).request({ method: 'GET', path })).rejects.toBeInstanceOf(InvalidArgumentError);
+  });
+
+  it('downloadResult: the timeout covers the wait for the headers, not a long body', async () => {
+    server.use(
+      http.get('https://results.test/slow.png', () => {
+        const stream = new ReadableStream<Uint8Array>({
+          async start(c) {
+            for (let i = 0; i < 4; i++) {
+              c.enqueue(new Uint8Array([i]));
+              await new Promise((r) => setTimeout(r, 80));
+            }
+            c.close();
+          },
+        });
+        return new HttpResponse(stream);
+      }),
+    );
+    const res = await proxy().downloadResult('https://results.test/slow.png', { timeout: 100 });
+    expect(new Uint8Array(await res.arrayBuffer())).toEqual(new Uint8Array([0, 1, 2, 3]));
+  });
+
+  it('TaskFailedError.task never shows the token a server echoed', async () => {
+    server.use(http.get(`${BASE}/proxy/vendor/v1/ai/image-relight/:id`, () => HttpResponse.json({ data: { task_id: 't1', status: 'FAILED', detail: `token ${TOKEN}` } })));
+    const err = await proxy().waitForTask('image-relight', 't1', { pollInterval: 1 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TaskFailedError);
+    expect(JSON.stringify((err as TaskFailedError).task)).not.toContain(TOKEN);
   });
 });
 
