@@ -231,7 +231,8 @@ function comboType(values: readonly unknown[], o: Record<string, unknown>, ctx: 
   const one = upload ? 'string | UploadResponse' : o.remote !== undefined || literals.length === 0 || literals.length > ctx.maxCombo ? 'string' : literals.map(literal).join(' | ');
   if (upload) ctx.used.add('UploadResponse');
   const link = linkType('COMBO', ctx);
-  return o.multiselect === true ? `readonly (${one})[] | ${link}` : `${one} | ${link}`;
+  // A list value travels wrapped, `{ __value__: [...] }`: a bare list is a link to the server.
+  return o.multiselect === true ? `{ readonly __value__: readonly (${one})[] } | ${link}` : `${one} | ${link}`;
 }
 
 /** Outputs by index and by name: `{ 0: 'IMAGE'; 1: 'MASK'; IMAGE: 'IMAGE'; MASK: 'MASK' }`. */

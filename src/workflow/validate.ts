@@ -70,6 +70,8 @@ interface InputSpec {
   valueSet?: ReadonlySet<unknown>;
   /** A file the user uploads (`image_upload` …): a name not listed may have been uploaded since. */
   upload: boolean;
+  /** Takes several values: a list, sent wrapped as `{ __value__: [...] }`. */
+  multiselect?: boolean;
 }
 
 interface ClassSpec {
@@ -118,7 +120,7 @@ function parseClass(def: Record<string, unknown>): ClassSpec {
 function parseInput(raw: unknown, required: boolean): InputSpec {
   const [type, options] = Array.isArray(raw) ? raw : [raw];
   const o = isObject(options) ? options : {};
-  const spec: InputSpec = { type: 'COMBO', required, upload: Object.keys(o).some((k) => k.endsWith('_upload') && o[k] === true) };
+  const spec: InputSpec = { type: 'COMBO', required, upload: Object.keys(o).some((k) => k.endsWith('_upload') && o[k] === true), ...(o.multiselect === true ? { multiselect: true } : {}) };
   if (Array.isArray(type)) spec.values = type;
   else if (type === 'COMBO') spec.values = o.remote || !Array.isArray(o.options) ? undefined : o.options;
   else spec.type = typeof type === 'string' ? type : '*';
@@ -334,6 +336,11 @@ function checkValue(name: string, input: InputSpec, value: unknown, push: Push):
       return push('warning', 'invalid_input_type', name, `must be true or false, got ${describeValue(value)}: the server reads it as ${Boolean(value)}`, { given: value, expected: 'BOOLEAN' });
     case 'COMBO': {
       if (!input.valueSet || !input.values) return; // the server fills the list in
+      // A multiselect combo takes a list (unwrapped from `{ __value__ }`): each member is one of the values.
+      if (input.multiselect && Array.isArray(value)) {
+        for (const v of value) checkValue(name, { ...input, multiselect: false }, v, push);
+        return;
+      }
       if (input.valueSet.has(value)) return;
       const hint = typeof value === 'string' ? closest(value, input.values.filter((x): x is string => typeof x === 'string')) : undefined;
       const allowed = input.values.length === 0 ? 'one of the files or models this server has, and it lists none' : `one of ${listText(input.values)}`;

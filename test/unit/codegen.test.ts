@@ -134,7 +134,7 @@ describe('generateTypes: how object_info becomes types', () => {
       "models: string | Link<'COMBO'>;",
       "image: string | UploadResponse | Link<'COMBO'>;",
       "remote: string | Link<'COMBO'>;",
-      "tags: readonly ('p' | 'q')[] | Link<'COMBO'>;",
+      "tags: { readonly __value__: readonly ('p' | 'q')[] } | Link<'COMBO'>;",
       "picture: Link<'IMAGE'>;",
       "either: Link<'IMAGE' | 'MASK'>;",
       'anything: unknown;',
@@ -231,11 +231,11 @@ describe('generateTypes: how object_info becomes types', () => {
 import type { Nodes } from './nodes.ts';
 const wf = new Workflow<Nodes>();
 const k = wf.add('Kinds', { text: 't', seed: 1, scale: 1.5, flag: true, sampler: "it's", mode: 'b', many: '4', models: 'any.safetensors', image: { name: 'a.png', subfolder: '' },
-  remote: 'r', tags: ['p'], picture: ['1', 0], either: ['1', 0], anything: null, matched: ['1', 0], 'with-dash': ['1', 0] });
+  remote: 'r', tags: { __value__: ['p'] }, picture: ['1', 0], either: ['1', 0], anything: null, matched: ['1', 0], 'with-dash': ['1', 0] });
 wf.add('Dynamic', { 'images.image0': k.out('IMAGE'), 'images.image1': k.out(0), 'named.first': 1, resize: 'to', 'resize.width': 3, future: 1, 'future.x': 2 });
 wf.add('Odd "Name" \\\\ here', { x: k.out('n' as never) });
 // @ts-expect-error: not one of the combo's values (the one mistake here: every link is of its input's type)
-wf.add('Kinds', { text: 't', seed: 1, scale: 1, flag: true, sampler: 'eulr', mode: 'b', many: '4', models: '', image: '', remote: '', tags: [], picture: k.out(0), either: k.out(0), anything: 1, matched: ['1', 0], 'with-dash': ['1', 0] });
+wf.add('Kinds', { text: 't', seed: 1, scale: 1, flag: true, sampler: 'eulr', mode: 'b', many: '4', models: '', image: '', remote: '', tags: { __value__: [] }, picture: k.out(0), either: k.out(0), anything: 1, matched: ['1', 0], 'with-dash': ['1', 0] });
 `;
     const { errors } = compile(ts, { 'nodes.ts': code, 'usage.ts': usage });
     expect(errors).toEqual([]);

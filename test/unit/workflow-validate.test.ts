@@ -151,6 +151,14 @@ describe('validateWorkflow on the emulator catalogue', () => {
     expect(brief(validateWorkflow(fragment, emulated, { everyNode: true }))).toEqual([['error', 'value_bigger_than_max', '1.inputs.blur_radius']]);
   });
 
+  it('a multiselect combo takes a list wrapped in { __value__ } (a bare list is a link to the server)', () => {
+    const info = { Tagger: { input: { required: { tags: ['COMBO', { options: ['p', 'q'], multiselect: true }] } }, output: [], output_node: true } } as unknown as ObjectInfo;
+    const tagger = (tags: unknown) => brief(validateWorkflow({ '1': { class_type: 'Tagger', inputs: { tags } } }, info));
+    expect(tagger({ __value__: ['p', 'q'] })).toEqual([]);
+    expect(tagger({ __value__: ['p', 'x'] })).toEqual([['error', 'value_not_in_list', '1.inputs.tags']]);
+    expect(tagger(['p'])).toEqual([['error', 'bad_linked_input', '1.inputs.tags']]);
+  });
+
   it('a file input may name a file uploaded after object_info was read: a warning', () => {
     expect(brief(validateWorkflow({ '1': { class_type: 'LoadImage', inputs: { image: 'new.png' } }, '2': save('1') }, emulated))).toEqual([['warning', 'value_not_in_list', '1.inputs.image']]);
   });
