@@ -206,7 +206,7 @@ export class CloudClient implements JobBackend {
   async validateWorkflow(workflow: WorkflowInput, options: ValidateWorkflowOptions = {}): Promise<WorkflowIssue[]> {
     const { refresh, ...request } = options;
     if (refresh || !this.#objectInfo) {
-      const fetching = this.#get(() => 'api/object_info', rules.ObjectInfo, request).then((info) => info);
+      const fetching = Promise.resolve(this.getObjectInfo(request));
       this.#objectInfo = fetching;
       // A failed fetch is not kept: the next call tries again.
       fetching.catch(() => {

@@ -15,6 +15,7 @@ import {
   TaskTimeoutError,
 } from '../errors.ts';
 import type { Task } from '../schemas/proxy.ts';
+import { isObject } from '../schemas/rule.ts';
 import { checkInterval, checkTimeout } from '../transport/options.ts';
 import type { WithResponse } from '../transport/promise.ts';
 
@@ -60,7 +61,6 @@ export function defaultPollDelay(n: number, random: () => number = Math.random):
   return Math.min(MAX_DELAY, Math.round(base * (0.8 + 0.4 * random())));
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /**
  * The task inside a status answer, whatever its shape: `{ data: { … } }` or

@@ -224,7 +224,7 @@ function what1(r: Composite): string {
 }
 
 /** ` from 0 to 100`, ` of at least 1`, … for a bounded number; `''` otherwise. */
-function rangeText(min: number | undefined, max: number | undefined): string {
+export function rangeText(min: number | undefined, max: number | undefined): string {
   if (min !== undefined && max !== undefined) return ` from ${min} to ${max}`;
   if (min !== undefined) return ` of at least ${min}`;
   if (max !== undefined) return ` of at most ${max}`;

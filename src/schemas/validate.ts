@@ -6,12 +6,12 @@
  */
 import type { SchemaIssue } from '../errors.ts';
 import { explain, type Closest } from './explain.ts';
-import type { LeafRule, Typed } from './rule.ts';
+import { isInteger, isNumber, isString, type LeafRule, type Typed } from './rule.ts';
 
 const LEAVES: Record<string, (v: unknown) => boolean> = {
-  string: (v) => typeof v === 'string',
-  number: (v) => Number.isFinite(v),
-  integer: (v) => Number.isSafeInteger(v),
+  string: isString,
+  number: isNumber,
+  integer: isInteger,
   boolean: (v) => typeof v === 'boolean',
   null: (v) => v === null,
   unknown: () => true,

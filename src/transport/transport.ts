@@ -91,8 +91,7 @@ export interface RequestSpec {
 
 // 429 means "subscription inactive" on the cloud and 402 "insufficient credits":
 // waiting does not fix either, so neither is ever retried there.
-const FIVE_XX = Array.from({ length: 100 }, (_, i) => 500 + i);
-const retryStatuses = (service: ServiceKind) => new Set(service === 'cloud' ? [408, ...FIVE_XX] : [408, 429, ...FIVE_XX]);
+const retryable = (status: number, service: ServiceKind): boolean => status === 408 || (status === 429 && service !== 'cloud') || (status >= 500 && status < 600);
 
 const CREDENTIAL_HEADERS = ['authorization', 'x-api-key', 'cookie', 'proxy-authorization'];
 
@@ -118,7 +117,6 @@ export class Transport {
   readonly validate: boolean;
   readonly #hooks: Hooks | undefined;
   readonly #retry: ResolvedRetry;
-  readonly #retryStatuses: Set<number>;
   readonly #timeout: number | false;
   readonly #headers: Record<string, string>;
   readonly #credential: Credential | undefined;
@@ -141,7 +139,6 @@ export class Transport {
     this.baseUrl = baseUrl.replace(/\/+$/, '');
     this.validate = o.validate !== false;
     this.#retry = resolveRetry(o.retry);
-    this.#retryStatuses = retryStatuses(config.service);
     this.#timeout = o.timeout ?? 60_000;
     this.#headers = lowerKeys(o.headers);
     this.#credential = config.credential ?? (config.credentialEnv ? fromEnv(config.credentialEnv) : undefined);
@@ -365,7 +362,7 @@ export class Transport {
   #retryDelay(failure: unknown, retry: ResolvedRetry, attempt: number): number | undefined {
     const backoff = () => Math.min(retry.backoffLimit, Math.random() * 500 * 2 ** attempt);
     if (failure instanceof HttpFailure) {
-      if (!this.#retryStatuses.has(failure.response.status)) return undefined;
+      if (!retryable(failure.response.status, this.service)) return undefined;
       const after = retryAfter(failure.response.headers.get('retry-after'));
       return after === undefined ? backoff() : Math.min(retry.maxRetryAfter, after);
     }
@@ -377,13 +374,7 @@ export class Transport {
    * download URL): body parsed as JSON when it is JSON, secrets scrubbed.
    */
   async errorFromResponse(res: Response, method: string, url: string): Promise<APIError> {
-    const text = await res.text().catch(() => '');
-    let body: unknown = text;
-    try {
-      if (text) body = JSON.parse(text);
-    } catch {
-      // not JSON: keep the text
-    }
+    const body = parseBody(await res.text().catch(() => '')) ?? '';
     const Cls = errorClassFor(res.status, this.service);
     return new Cls({ status: res.status, body: scrub(body, this.#secrets), method, url, headers: res.headers });
   }

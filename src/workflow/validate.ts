@@ -12,7 +12,8 @@
  */
 import { closest } from '../args.ts';
 import type { ObjectInfo } from '../schemas/cloud.ts';
-import { describeValue } from '../schemas/explain.ts';
+import { describeValue, rangeText as boundsText } from '../schemas/explain.ts';
+import { isObject } from '../schemas/rule.ts';
 
 /** What kind of problem an issue is. Where the server has a name for it, this is that name. */
 export type WorkflowIssueCode =
@@ -417,8 +418,6 @@ export function byId(a: string, b: string): number {
   return a.localeCompare(b, 'en', { numeric: true });
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /** A type the server's newer node API works out per workflow (`COMFY_AUTOGROW_V3`, `COMFY_MATCHTYPE_V3` …): not judged. */
 const isDynamic = (type: string): boolean => /^COMFY_\w+_V3$/.test(type);
 
@@ -450,11 +449,10 @@ function kindText(input: InputSpec): string {
   }
 }
 
+/** The input's bounds as `explain.ts` words them: ` from 0 to 100`, or ` (from 0 to 100)`. */
 function rangeText(input: InputSpec, parenthesised = false): string {
-  const { min, max } = input;
-  const text = min !== undefined && max !== undefined ? `from ${min} to ${max}` : min !== undefined ? `of at least ${min}` : max !== undefined ? `of at most ${max}` : '';
-  if (!text) return '';
-  return parenthesised ? ` (${text})` : ` ${text}`;
+  const text = boundsText(input.min, input.max);
+  return parenthesised && text ? ` (${text.slice(1)})` : text;
 }
 
 const MAX_LISTED = 8;
