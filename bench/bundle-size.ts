@@ -56,10 +56,12 @@ export const BUNDLES: BundleSpec[] = [
   { label: 'import { ProxyClient }', code: named('ProxyClient'), budgetKB: 15, bundler: 'esbuild' },
   // Issue 9 set 20 KB and 25 KB; issue 10 raised them by what it added on purpose: workflow validation inside
   // submit/run (`validate: true`, +3.4 KB) and the Workflow builder (+1.9 KB, in "everything" only).
-  { label: 'import { CloudClient }', code: named('CloudClient'), budgetKB: 22.5, bundler: 'esbuild', split: true },
+  // Issue 14 (logging: a line per HTTP attempt, socket event and run() move, redaction of every line) added
+  // +3.0 KB to CloudClient and "everything" (+1.6 KB to RegistryClient, within its budget): budgets 22.5 → 25.5, 31 → 34.
+  { label: 'import { CloudClient }', code: named('CloudClient'), budgetKB: 25.5, bundler: 'esbuild', split: true },
   { label: 'import { Workflow }', code: named('Workflow'), budgetKB: 7.5, bundler: 'esbuild' },
   // Issue 13 (the proxy's tasks, results, notifications): +1.7 KB in "everything".
-  { label: 'import * as sdk (everything)', code: `import * as sdk from '@platformui/sdk'; console.log(sdk);`, budgetKB: 31, bundler: 'esbuild' },
+  { label: 'import * as sdk (everything)', code: `import * as sdk from '@platformui/sdk'; console.log(sdk);`, budgetKB: 34, bundler: 'esbuild' },
   { label: 'import { RegistryClient }', code: named('RegistryClient'), budgetKB: 15, bundler: 'rollup' },
 ];
 

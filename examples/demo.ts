@@ -10,8 +10,9 @@ import { EMULATOR_API_KEY, EMULATOR_TOKEN, startEmulator } from '@platformui/sdk
 const EXAMPLES = ['registry-search.ts', 'publish-node.ts', 'relight.ts', 'relight-webhook.ts', 'upload-and-submit.ts', 'run-workflow.ts', 'edit-exported-workflow.ts', 'typed-builder.ts', 'local-server.ts'];
 
 // The examples run against this emulator only, with its own credentials: no PLATFORMUI_* setting
-// of the caller's shell (a real token or key, a real server's URL) reaches them.
-const callerEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('PLATFORMUI_')));
+// of the caller's shell (a real token or key, a real server's URL) reaches them, except the
+// log level (`PLATFORMUI_LOG=debug npm run demo` shows what the SDK does).
+const callerEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('PLATFORMUI_') || name === 'PLATFORMUI_LOG'));
 const emulator = await startEmulator();
 const outDir = mkdtempSync(join(tmpdir(), 'platformui-demo-'));
 console.log(`Emulator at ${emulator.url}\n`);

@@ -7,7 +7,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { styleText } from 'node:util';
-import { CloudClient, RegistryClient } from '../index.ts';
+import { CloudClient, RegistryClient, type LogOptions } from '../index.ts';
+import { commandLog } from '../transport/log.ts';
 import { UsageError } from './args.ts';
 import type { DisplayMode } from './display.ts';
 
@@ -68,6 +69,11 @@ export class Context {
     this.io = io;
   }
 
+  /** The clients' log: to standard error, level `PLATFORMUI_LOG`, else `error` (see {@link commandLog}). */
+  get log(): Required<LogOptions> {
+    return commandLog(this.io.env.PLATFORMUI_LOG, (text) => void this.io.stderr.write(text));
+  }
+
   /** `json` with `--json`, `tty` on a terminal, else `plain` (a pipe, a file, CI). */
   get mode(): DisplayMode {
     if (this.global.json) return 'json';
@@ -109,6 +115,7 @@ export class Context {
     if (this.#cloud) return this.#cloud;
     const apiKey = this.global.apiKeyFile === undefined ? undefined : await readSecret(this.global.apiKeyFile, '--api-key-file');
     this.#cloud = new CloudClient({
+      ...this.log,
       ...(this.global.server !== undefined ? { baseUrl: this.global.server } : {}),
       ...(apiKey !== undefined ? { apiKey } : {}),
     });
@@ -119,6 +126,7 @@ export class Context {
   async registry(): Promise<RegistryClient> {
     const token = this.global.tokenFile === undefined ? undefined : await readSecret(this.global.tokenFile, '--token-file');
     return new RegistryClient({
+      ...this.log,
       ...(this.global.server !== undefined ? { baseUrl: this.global.server } : {}),
       ...(token !== undefined ? { token } : {}),
     });

@@ -6,7 +6,7 @@
  * @module
  */
 import { checkArgs, checkId } from '../args.ts';
-import { APIConnectionError, APIError, APITimeoutError, APIUserAbortError, DownloadError, InvalidArgumentError, NotFoundError, SubmissionError, WorkflowValidationError } from '../errors.ts';
+import { APIError, DownloadError, InvalidArgumentError, NotFoundError, SubmissionError, WorkflowValidationError } from '../errors.ts';
 import { platform } from '../platform/node.ts';
 import type {
   FileRef,
@@ -26,7 +26,8 @@ import type { Typed } from '../schemas/rule.ts';
 import { checkInterval, checkTimeout, fromEnv, type ClientOptions, type Credential, type RequestOptions } from '../transport/options.ts';
 import { PagePromise } from '../transport/pages.ts';
 import { APIPromise, type WithResponse } from '../transport/promise.ts';
-import { redactUrl, scrub } from '../transport/redact.ts';
+import { scrub } from '../transport/redact.ts';
+import type { Log } from '../transport/log.ts';
 import { Transport, path, type RequestBody } from '../transport/transport.ts';
 import { JobPage, jobPhase, recordFromHistory, toJobRecord, toQueueState, type JobBackend, type JobRecord, type JobStatusResult, type QueueState } from './jobs.ts';
 import { followJob, runJob, waitForJob, type FollowOptions, type JobResult, type RunOptions, type WaitForJobOptions } from './run.ts';
@@ -177,6 +178,14 @@ export class CloudClient implements JobBackend {
       credentialOptional: this.server === 'local',
       credentialHint: server === 'cloud' ? '' : " (a self-hosted server needs none: use a loopback baseUrl or pass server: 'local')",
     });
+  }
+
+  /**
+   * Where this client's lines go, as `logLevel` and `logger` (or `PLATFORMUI_LOG`)
+   * made it: a function per enabled level. `run()` and the socket write to it.
+   */
+  get log(): Log {
+    return this.#transport.log;
   }
 
   /**
@@ -452,20 +461,8 @@ export class CloudClient implements JobBackend {
     if (target.protocol !== 'https:' && !(target.protocol === 'http:' && SAFE_HTTP_HOSTS.has(target.hostname))) {
       throw new DownloadError('insecure_location', `Refusing to fetch a signed URL over ${target.protocol} on ${target.host}`);
     }
-    // Bare fetch: no hooks, no default headers, no cookies; nothing of the client goes along.
-    const shown = redactUrl(target);
-    const timeout = options.timeout ?? 60_000;
-    const signals = [options.signal, timeout === false ? undefined : AbortSignal.timeout(timeout)].filter((x) => x !== undefined);
-    let signed: Response;
-    try {
-      signed = await this.#transport.fetch(target, { method: 'GET', credentials: 'omit', redirect: 'follow', ...(signals.length ? { signal: AbortSignal.any(signals) } : {}) });
-    } catch (err) {
-      if (options.signal?.aborted) throw new APIUserAbortError(undefined, { cause: options.signal.reason });
-      if ((err as Error).name === 'TimeoutError') throw new APITimeoutError('GET', shown, timeout === false ? undefined : timeout);
-      throw new APIConnectionError('GET', shown, `Connection failed (${(err as Error).message})`);
-    }
-    if (!signed.ok) throw await this.#transport.errorFromResponse(signed, 'GET', shown);
-    return signed;
+    // Nothing of the client goes along: no hooks, no default headers, no cookies.
+    return this.#transport.fetchElsewhere(target, options);
   }
 
   /**
@@ -498,7 +495,7 @@ export class CloudClient implements JobBackend {
   #openSocket(options?: CloudSocketOptions): CloudSocket {
     if (this.#socket && this.#socket.state !== 'closed') return this.#socket;
     const transport = this.#transport;
-    return (this.#socket = new CloudSocket({ baseUrl: transport.baseUrl, credential: () => transport.optionalCredential(), hasCredential: transport.hasCredential }, options));
+    return (this.#socket = new CloudSocket({ baseUrl: transport.baseUrl, credential: () => transport.optionalCredential(), hasCredential: transport.hasCredential, log: transport.log }, options));
   }
 
   /** Closes the client's socket, if any. Running `run()` calls fall back to polling. */

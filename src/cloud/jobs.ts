@@ -8,6 +8,7 @@
 import { ExecutionError, InvalidArgumentError, JobCancelledError } from '../errors.ts';
 import type { FileRef, History, JobExecutionError, JobList, JobRecordBody, JobStatus, JobSummary, NodeOutputs, Queue, Workflow } from '../schemas/cloud.ts';
 import type { RequestOptions } from '../transport/options.ts';
+import type { Log } from '../transport/log.ts';
 import { walkPages } from '../transport/pages.ts';
 import type { WithResponse } from '../transport/promise.ts';
 
@@ -207,6 +208,8 @@ export interface JobBackend {
   getJob(promptId: string, options?: RequestOptions): PromiseLike<JobRecord>;
   /** Stops this job whether pending or running, and no other. */
   stopJob(promptId: string, options?: RequestOptions): PromiseLike<void>;
+  /** Where `run()` tells what it does; nothing is logged without it. */
+  readonly log?: Log;
 }
 
 /** Fetches the page of `GET /api/jobs` starting at `offset`. */

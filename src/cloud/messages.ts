@@ -95,7 +95,8 @@ export function parseMessage(text: string): CloudMessage {
   try {
     parsed = JSON.parse(text);
   } catch (err) {
-    return { type: 'malformed', raw: text, error: err instanceof Error ? err.message : String(err) };
+    // Not the parser's message: it quotes the text, which may carry a user's prompt into a log line.
+    return { type: 'malformed', raw: text, error: 'Message is not valid JSON' };
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     return { type: 'malformed', raw: text, error: 'Message is not a JSON object' };

@@ -11,6 +11,7 @@
  */
 import { APIConnectionError, APIError, APIUserAbortError, ExecutionError, JobCancelledError, JobTimeoutError, NotFoundError } from '../errors.ts';
 import type { FileRef, NodeOutputs, Workflow } from '../schemas/cloud.ts';
+import { count, describeError, errorDetails } from '../transport/log.ts';
 import { checkInterval, type RequestOptions } from '../transport/options.ts';
 import type { SubmitOptions } from './client.ts';
 import { isImageFrame, type ImageFrame } from './frames.ts';
@@ -114,6 +115,7 @@ export async function readCompletedRecord(jobs: JobBackend, promptId: string, op
       // A connection failure or a 5xx the transport's retries did not cure: read again below.
     }
     if (read >= OUTPUT_READS) return last;
+    jobs.log?.debug?.(`job ${promptId}: completed, its record lists no outputs yet; reading it again in ${delay} ms`, { promptId, read, delayMs: delay });
     await sleep(delay, options.signal);
     delay = Math.min(delay * 2, OUTPUT_MAX_DELAY_MS);
   }
@@ -139,8 +141,12 @@ async function settleEnded(jobs: JobBackend, promptId: string, s: JobStatusResul
  * `interrupt { prompt_id }` are idempotent, so these POSTs may be repeated:
  * the job must not run on unpaid-for.
  */
-function stopInBackground(jobs: JobBackend, promptId: string, headers: Record<string, string> | undefined): void {
-  void Promise.resolve(jobs.stopJob(promptId, { ...(headers ? { headers } : {}), retry: { limit: 3, allowPost: true } })).catch(() => undefined);
+function stopInBackground(jobs: JobBackend, promptId: string, headers: Record<string, string> | undefined, why: string): void {
+  jobs.log?.debug?.(`job ${promptId}: stopping it on the server (${why})`, { promptId, reason: why });
+  void Promise.resolve(jobs.stopJob(promptId, { ...(headers ? { headers } : {}), retry: { limit: 3, allowPost: true } })).catch((err: unknown) => {
+    // The caller has had their answer: only the log can say the job may run on.
+    jobs.log?.error?.(`job ${promptId} could not be stopped (${why}); it may still run: ${describeError(err)}`, { promptId, ...errorDetails(err) });
+  });
 }
 
 /** Polls a job until it ends. See `CloudClient.waitForJob`. */
@@ -186,6 +192,7 @@ export async function runJob(jobs: JobBackend, socket: CloudSocket, workflow: Wo
   // Whether the socket hears the whole job: its `execution_start` arrived and the socket never
   // dropped since the submission began (held events are replayed without their arrival times).
   const heard = { all: false, dropped: false };
+  const startedAt = Date.now();
   const offDrop = socket.on('reconnecting', () => void ((heard.all = false), (heard.dropped = true)));
   await firstAttempt(socket, FIRST_ATTEMPT_MS, opts.signal);
   if (opts.signal?.aborted) {
@@ -206,6 +213,7 @@ export async function runJob(jobs: JobBackend, socket: CloudSocket, workflow: Wo
     offDrop();
     throw err;
   }
+  jobs.log?.info?.(`job ${promptId} submitted (${count(Object.keys(workflow).length, 'node')})`, { promptId, nodes: Object.keys(workflow).length, clientId: socket.clientId, socket: socket.state });
   const follow = { ...opts, stopOnAbort: opts.stopOnAbort ?? true };
   if (opts.onSubmitted) {
     try {
@@ -213,11 +221,11 @@ export async function runJob(jobs: JobBackend, socket: CloudSocket, workflow: Wo
     } catch (err) {
       offDrop();
       // Nobody will follow the job this callback was meant to record.
-      if (follow.stopOnAbort) stopInBackground(jobs, promptId, opts.headers);
+      if (follow.stopOnAbort) stopInBackground(jobs, promptId, opts.headers, 'onSubmitted threw');
       throw err;
     }
   }
-  return followJob(jobs, socket, promptId, follow, { heard, offDrop, justSubmitted: true });
+  return followJob(jobs, socket, promptId, follow, { heard, offDrop, justSubmitted: true, startedAt });
 }
 
 /**
@@ -230,8 +238,35 @@ export function followJob(
   socket: CloudSocket,
   promptId: string,
   opts: RunOptions = {},
-  from: { heard: { all: boolean; dropped: boolean }; offDrop: () => void; justSubmitted: boolean } = { heard: { all: false, dropped: false }, offDrop: () => undefined, justSubmitted: false },
+  from: { heard: { all: boolean; dropped: boolean }; offDrop: () => void; justSubmitted: boolean; startedAt?: number } = { heard: { all: false, dropped: false }, offDrop: () => undefined, justSubmitted: false },
 ): Promise<JobResult> {
+  const log = jobs.log;
+  const startedAt = from.startedAt ?? Date.now();
+  const settled = followToEnd(jobs, socket, promptId, opts, from);
+  if (!log?.info) return settled;
+  const ms = () => Date.now() - startedAt;
+  // Chained, not a side branch: an unawaited run that fails must still be an unhandled rejection.
+  return settled.then(
+    (r) => {
+      log.info?.(`job ${promptId} completed in ${ms()} ms: ${count(r.files.length, 'file')} from ${count(Object.keys(r.outputs).length, 'node')}`, { promptId, status: 'completed', durationMs: ms(), outputs: Object.keys(r.outputs).length, files: r.files.length });
+      return r;
+    },
+    (err: unknown) => {
+      log.info?.(`job ${promptId} ended without a result after ${ms()} ms: ${howEnded(err)} (${describeError(err)})`, { promptId, status: howEnded(err), durationMs: ms(), ...errorDetails(err) });
+      throw err;
+    },
+  );
+}
+
+/** How a run that rejected ended, in one word. */
+function howEnded(err: unknown): string {
+  if (err instanceof JobCancelledError) return 'cancelled';
+  if (err instanceof JobTimeoutError) return 'timed_out';
+  if (err instanceof APIUserAbortError) return 'aborted';
+  return err instanceof ExecutionError ? 'failed' : 'error';
+}
+
+function followToEnd(jobs: JobBackend, socket: CloudSocket, promptId: string, opts: RunOptions, from: { heard: { all: boolean; dropped: boolean }; offDrop: () => void; justSubmitted: boolean }): Promise<JobResult> {
   const { signal } = opts;
   const headers = opts.headers ? { headers: opts.headers } : {};
   const requestOptions: RequestOptions = { ...headers, ...(signal ? { signal } : {}) };
@@ -270,12 +305,21 @@ export function followJob(
         let record = hasOutputs(fromStatus) ? asRecord(fromStatus, promptId) : undefined;
         if (!record && !socketHeardAll) record = await readCompletedRecord(jobs, promptId, requestOptions);
         // The record is the server's own account: it wins for every node it lists.
-        if (record?.outputs) Object.assign(outputs, record.outputs);
+        if (record?.outputs) {
+          const heardNodes = Object.keys(outputs).length;
+          Object.assign(outputs, record.outputs);
+          jobs.log?.debug?.(`job ${promptId}: outputs reconciled with the job record (${heardNodes} nodes heard on the socket, ${Object.keys(record.outputs).length} in the record)`, {
+            promptId,
+            socketNodes: heardNodes,
+            recordNodes: Object.keys(record.outputs).length,
+            endedBy: fromStatus === undefined ? 'socket' : 'status',
+          });
+        }
         resolve({ promptId, status: 'completed', outputs, files: filesOf(outputs), ...(record ? { record } : {}) });
       });
     const fail = (err: Error) => finish(() => reject(err));
-    const stopOnServer = () => {
-      if (opts.stopOnAbort) stopInBackground(jobs, promptId, opts.headers);
+    const stopOnServer = (why: string) => {
+      if (opts.stopOnAbort) stopInBackground(jobs, promptId, opts.headers, why);
     };
     // A callback that throws ends the run with its error (and stops the job
     // nobody follows any more) instead of escaping into the socket.
@@ -284,7 +328,7 @@ export function followJob(
         f();
         return true;
       } catch (err) {
-        stopOnServer();
+        stopOnServer('a callback threw');
         fail(err instanceof Error ? err : new Error(String(err)));
         return false;
       }
@@ -294,13 +338,16 @@ export function followJob(
       if (!opts.timeout || settled) return;
       clearTimeout(silence);
       silence = setTimeout(() => {
-        stopOnServer();
+        stopOnServer(`silent for ${opts.timeout} ms`);
         fail(new JobTimeoutError(promptId, opts.timeout!));
       }, opts.timeout);
     };
 
     const onStatus = (s: JobStatusResult) => {
-      if (s.status !== lastStatus) resetSilence();
+      if (s.status !== lastStatus) {
+        resetSilence();
+        jobs.log?.debug?.(`job ${promptId}: status ${s.status} (${s.phase})`, { promptId, status: s.status, phase: s.phase });
+      }
       lastStatus = s.status;
       if (s.phase === 'completed') complete(s);
       else if (s.phase === 'failed' || s.phase === 'cancelled') finish(() => settleEnded(jobs, promptId, s, requestOptions).then(() => undefined));
@@ -322,6 +369,7 @@ export function followJob(
     const pollWhileDown = async () => {
       if (polling) return;
       polling = true;
+      jobs.log?.debug?.(`job ${promptId}: the socket is ${socket.state}; polling the status every ${interval} ms`, { promptId, socket: socket.state, intervalMs: interval });
       while (!settled && socket.state !== 'open') {
         await pollOnce();
         if (settled) break;
@@ -394,7 +442,12 @@ export function followJob(
     };
 
     own(socket.on('reconnecting', () => void pollWhileDown()));
-    own(socket.on('reconnected', () => void pollOnce()));
+    own(
+      socket.on('reconnected', () => {
+        jobs.log?.debug?.(`job ${promptId}: the socket is back; confirming the status once`, { promptId });
+        void pollOnce();
+      }),
+    );
     own(
       socket.on('close', () => {
         heard.all = false;
@@ -404,7 +457,7 @@ export function followJob(
     );
     if (signal) {
       const onAbort = () => {
-        stopOnServer();
+        stopOnServer('aborted');
         fail(new APIUserAbortError(opts.stopOnAbort ? `Aborted; job ${promptId} was stopped` : `Aborted; stopped following job ${promptId} (it keeps running)`, { cause: signal.reason }));
       };
       signal.addEventListener('abort', onAbort, { once: true });

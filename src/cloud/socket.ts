@@ -9,7 +9,8 @@
 import { APIUserAbortError, PlatformUIError } from '../errors.ts';
 import { platform } from '../platform/node.ts';
 import type { WebSocketConstructor } from '../platform/types.ts';
-import { redactUrl } from '../transport/redact.ts';
+import { describeError, errorDetails, SILENT, type Log } from '../transport/log.ts';
+import { redactText, redactUrl } from '../transport/redact.ts';
 import { decodeFrame, type PreviewFrame } from './frames.ts';
 import { parseMessage, promptIdOf, type CloudMessage } from './messages.ts';
 
@@ -65,6 +66,8 @@ export interface SocketTarget {
   credential(): Promise<string | undefined>;
   /** Whether a token will be sent (so `url` shows it redacted). */
   hasCredential: boolean;
+  /** The client's log; none by default. */
+  log?: Log;
 }
 
 /** A listener of one event type. */
@@ -105,12 +108,18 @@ export class CloudSocket {
   #held = new Map<string, { until: number; events: SocketEvent[]; lost: boolean }>();
   #lastPromptId: string | undefined;
   #displayUrl: string;
+  #log: Log;
+  /** Message types already warned about as malformed or off-schema (`'malformed'` for text that is not a message). */
+  #warnedTypes = new Set<string>();
+  /** Whether the current run of failed connection attempts was already warned about. */
+  #connectWarned = false;
 
   constructor(target: SocketTarget, options: CloudSocketOptions = {}) {
     this.#target = target;
     this.#opts = { idleTimeout: 30_000, holdFor: 30_000, ...options };
     this.clientId = options.clientId ?? randomId();
     this.#displayUrl = redactUrl(this.#url(target.hasCredential ? '[REDACTED]' : undefined));
+    this.#log = target.log ?? SILENT;
     void this.#connect();
   }
 
@@ -262,6 +271,7 @@ export class CloudSocket {
         // already closing
       }
     }
+    this.#log.debug?.(`socket closed: ${reason}`, { code: 1000, reason });
     this.#emit('close', { code: 1000, reason });
     this.#listeners.clear();
     this.#jobs.clear();
@@ -285,12 +295,15 @@ export class CloudSocket {
 
   async #connect(): Promise<void> {
     let ws: WebSocket;
+    this.#log.debug?.(`socket connecting to ${this.#displayUrl}${this.#attempt ? ` (attempt ${this.#attempt + 1})` : ''}`, { url: this.#displayUrl, attempt: this.#attempt + 1 });
     try {
       const [Ctor, token] = await Promise.all([this.#opts.WebSocket ?? platform.webSocket(), this.#target.credential()]);
       if (this.#state === 'closed') return;
       ws = new Ctor(this.#url(token));
     } catch (error) {
-      this.#emit('error', { error: toSafeError(error) });
+      const safe = toSafeError(error);
+      this.#couldNotConnect(safe.message);
+      this.#emit('error', { error: safe });
       this.#scheduleReconnect(undefined);
       return;
     }
@@ -301,10 +314,12 @@ export class CloudSocket {
       const attempt = this.#attempt;
       this.#everOpened = true;
       this.#attempt = 0;
+      this.#connectWarned = false;
       this.#state = 'open';
       this.#lastMessageAt = Date.now();
       ws.send(JSON.stringify({ type: 'feature_flags', data: this.#opts.featureFlags ?? { supports_preview_metadata: true } }));
       this.#armIdle();
+      this.#log.debug?.(`socket open${reconnect ? ' again' : ''}: ${this.#displayUrl}`, { url: this.#displayUrl, reconnect, clientId: this.clientId });
       this.#emit('open', { reconnect });
       if (reconnect) this.#emit('reconnected', { attempt });
     };
@@ -316,9 +331,29 @@ export class CloudSocket {
       // Node's global WebSocket fires only `error` (no `close`, readyState stuck at
       // CONNECTING) when the upgrade is refused, so an error before open ends the attempt.
       // Nothing of the event is kept: it may quote the URL, token included.
-      if (ws.readyState !== 1 /* OPEN */) this.#drop(ws, 1006);
+      if (ws.readyState !== 1 /* OPEN */) {
+        this.#couldNotConnect(undefined);
+        this.#drop(ws, 1006);
+      }
     };
-    ws.onclose = (ev: CloseEvent) => this.#ended(ws, ev.code);
+    ws.onclose = (ev: CloseEvent) => {
+      this.#couldNotConnect(ev.code);
+      // The reason is the server's text: cut short, URLs and tokens in it redacted.
+      this.#log.debug?.(`socket closed: code ${ev.code}${ev.reason ? ` (${redactText(ev.reason, 100)})` : ''}`, { code: ev.code, reason: redactText(ev.reason ?? '', 100) });
+      this.#ended(ws, ev.code);
+    };
+  }
+
+  /**
+   * A connection attempt failed before opening. The first of a run of them is
+   * a warning (jobs are followed by polling meanwhile); the rest are debug, in
+   * the reconnect lines.
+   */
+  #couldNotConnect(why: number | string | undefined): void {
+    if (this.#state === 'open' || this.#connectWarned) return;
+    this.#connectWarned = true;
+    const reason = typeof why === 'number' ? `closed with code ${why}` : (why ?? 'the connection or the upgrade failed');
+    this.#log.warn?.(`socket could not connect to ${this.#displayUrl}: ${reason}; retrying, and run() polls job status meanwhile`, { url: this.#displayUrl, reason });
   }
 
   /** This connection is over (whichever event said so first): reconnect unless closed. */
@@ -343,13 +378,20 @@ export class CloudSocket {
     const { baseDelay = 250, maxDelay = 10_000, maxAttempts = Infinity } = this.#opts.reconnect ?? {};
     this.#attempt++;
     if (this.#attempt > maxAttempts) {
-      this.#emit('error', { error: new PlatformUIError(`Gave up reconnecting after ${maxAttempts} attempts`) });
+      const error = new PlatformUIError(`Gave up reconnecting after ${maxAttempts} attempts`);
+      // With no job to fall back to polling and nobody listening for `error`, only the log can tell.
+      // (`maxAttempts: 0` asked for no reconnect at all: no news.)
+      const unseen = this.#jobs.size === 0 && !this.#listeners.has('error') && maxAttempts > 0;
+      const line = unseen ? this.#log.error : maxAttempts > 0 ? this.#log.warn : this.#log.debug;
+      line?.(`socket ${this.#displayUrl}: ${error.message}; it is closed${this.#jobs.size ? '; runs go on by polling' : ''}`, { url: this.#displayUrl, attempts: maxAttempts, jobs: this.#jobs.size });
+      this.#emit('error', { error });
       this.close(`gave up after ${maxAttempts} reconnect attempts`);
       return;
     }
     this.#state = 'reconnecting';
     // Full jitter: a random delay up to the capped exponential bound.
     const delay = Math.round(Math.random() * Math.min(maxDelay, baseDelay * 2 ** (this.#attempt - 1)));
+    this.#log.debug?.(`socket reconnecting in ${delay} ms (attempt ${this.#attempt})`, { delayMs: delay, attempt: this.#attempt, ...(code !== undefined ? { code } : {}) });
     this.#emit('reconnecting', { attempt: this.#attempt, delay, code });
     const t = setTimeout(() => {
       this.#timers.delete(t);
@@ -367,6 +409,7 @@ export class CloudSocket {
       if (this.#jobs.size === 0 || this.#state !== 'open') return;
       const quiet = Date.now() - this.#lastMessageAt;
       if (quiet >= this.#opts.idleTimeout) {
+        this.#log.debug?.(`socket silent for ${quiet} ms while following jobs: reconnecting`, { silentMs: quiet, jobs: this.#jobs.size });
         if (this.#ws) this.#drop(this.#ws, 4000);
       }
       else this.#idleTimer = setTimeout(check, this.#opts.idleTimeout - quiet);
@@ -375,10 +418,12 @@ export class CloudSocket {
   }
 
   #receive(data: unknown): void {
+    const log = this.#log;
     if (typeof data === 'string') {
       const message = parseMessage(data);
       const id = promptIdOf(message);
       if (id && (message.type === 'executing' || message.type === 'progress' || message.type === 'execution_start')) this.#lastPromptId = id;
+      if (log.debug || log.warn) this.#logMessage(message, id, data.length);
       this.#emit('message', message);
       this.#emit(message.type as Named, message as never);
       if (id) this.#route(id, message);
@@ -388,13 +433,39 @@ export class CloudSocket {
     try {
       frame = decodeFrame(data as ArrayBuffer);
     } catch (error) {
+      // The decoder's reason is about lengths and fields; still cut short, as any text from the wire.
+      log.warn?.(`socket: a malformed binary frame (${(data as ArrayBuffer).byteLength} bytes) was skipped: ${redactText(error instanceof Error ? error.message : String(error))}`, { bytes: (data as ArrayBuffer).byteLength, ...errorDetails(error) });
       this.#emit('error', { error });
       return;
     }
     const id = ('promptId' in frame && typeof frame.promptId === 'string' ? frame.promptId : undefined) ?? this.#lastPromptId;
     const event: BinaryEvent = { type: 'binary', frame, promptId: id };
+    log.debug?.(`socket: binary frame ${frame.type} (type ${frame.eventType}, ${(data as ArrayBuffer).byteLength} bytes)${id ? ` for ${id}` : ''}`, { type: frame.type, eventType: frame.eventType, bytes: (data as ArrayBuffer).byteLength, ...(id ? { promptId: id } : {}) });
     this.#emit('binary', event);
     if (id) this.#route(id, event);
+  }
+
+  /**
+   * The line of one text message: its type at debug; a malformed or off-schema
+   * one at warn (the first of each type; later ones at debug, so a server that
+   * sends it on every step does not flood the console). The reason, never the
+   * text: a message may carry a user's prompt.
+   */
+  #logMessage(message: CloudMessage, id: string | undefined, bytes: number): void {
+    const log = this.#log;
+    const about = id ? { promptId: id } : {};
+    if (message.type !== 'malformed' && message.type !== 'invalid') {
+      const type = message.type === 'unknown' ? message.rawType.slice(0, 40) : message.type;
+      log.debug?.(`socket: ${message.type === 'unknown' ? `unknown message type ${JSON.stringify(type)}` : type}${id ? ` for ${id}` : ''}`, { type, known: message.type !== 'unknown', ...about, bytes });
+      return;
+    }
+    const kind = message.type === 'malformed' ? 'malformed' : message.rawType;
+    const line = this.#warnedTypes.has(kind) ? log.debug : log.warn;
+    if (!line) return;
+    this.#warnedTypes.add(kind);
+    const reason = message.type === 'malformed' ? message.error : message.issues.map((i) => `${i.path.join('.') || '(data)'}: ${i.message.replace(/, got [\s\S]*$/, '')}`).join('; ');
+    const what = message.type === 'malformed' ? 'a malformed message' : `a ${message.rawType} message that does not match its schema`;
+    line(`socket: ${what} (${bytes} bytes): ${reason}; passed on as '${message.type}'`, { type: message.type, ...(message.type === 'invalid' ? { rawType: message.rawType } : {}), ...about, bytes, reason });
   }
 
   #route(promptId: string, event: SocketEvent): void {
@@ -428,7 +499,10 @@ export class CloudSocket {
     try {
       handler(event);
     } catch (error) {
-      if (report) queueMicrotask(() => this.#emit('error', { error }));
+      if (!report) return;
+      // Nobody listens for it: only the log can tell.
+      if (!this.#listeners.has('error')) this.#log.error?.(`socket: a listener threw: ${describeError(error)}`, errorDetails(error));
+      queueMicrotask(() => this.#emit('error', { error }));
     }
   }
 }
@@ -445,6 +519,5 @@ function randomId(): string {
 
 // Connection errors from some WebSocket implementations quote the URL, token included.
 function toSafeError(error: unknown): PlatformUIError {
-  const text = error instanceof Error ? error.message : String(error);
-  return new PlatformUIError(`WebSocket connection failed: ${text.replace(/token=[^&\s'"]+/g, 'token=[REDACTED]')}`);
+  return new PlatformUIError(`WebSocket connection failed: ${redactText(error instanceof Error ? error.message : String(error))}`);
 }

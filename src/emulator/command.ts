@@ -4,10 +4,11 @@
  * emulator, prints its URL and credentials, and runs until SIGINT or SIGTERM.
  *
  *     platformui-emulator [--port N] [--host H] [--personality spec|cloud|local] [--step-ms N]
- *                         [--max-upload-bytes N|Infinity] [--synthetic-output NAME:SIZE]...
+ *                         [--max-upload-bytes N|Infinity] [--synthetic-output NAME:SIZE]... [--log-level LEVEL]
  *
  * @module
  */
+import { commandLog, LOG_LEVELS, type LogLevel } from '../transport/log.ts';
 import { startEmulator } from './index.ts';
 import { isPersonalityName, type PersonalityName } from './personality.ts';
 
@@ -21,6 +22,8 @@ const usage = (prog: string) => `Usage: ${prog} [options]
   --max-upload-bytes N          largest cloud upload in bytes, or Infinity for no limit (default 100 MiB)
   --synthetic-output NAME:SIZE  register a cloud output of SIZE bytes generated when served
                                 (repeatable; SIZE in bytes, or with a KiB/MiB/GiB suffix)
+  --log-level LEVEL             off, error, warn (default), info (the start) or debug (a line per
+                                request and socket, secrets redacted), to standard error
 
 Example: ${prog} --port 8188 --personality local
 `;
@@ -32,6 +35,7 @@ interface CliArgs {
   stepMs: number | undefined;
   maxUploadBytes: number | undefined;
   synthetic: Array<{ name: string; size: number }>;
+  logLevel: LogLevel;
   help: boolean;
 }
 
@@ -48,14 +52,14 @@ function parseSize(value: string, what: string): number {
 
 /** Parses `--name value` and `--name=value` options, and `--help`. */
 function parseArgs(argv: readonly string[]): CliArgs {
-  const out: CliArgs = { port: 0, host: '127.0.0.1', personality: 'spec', stepMs: undefined, maxUploadBytes: undefined, synthetic: [], help: false };
+  const out: CliArgs = { port: 0, host: '127.0.0.1', personality: 'spec', stepMs: undefined, maxUploadBytes: undefined, synthetic: [], logLevel: 'warn', help: false };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? '';
     if (arg === '--help' || arg === '-h') {
       out.help = true;
       continue;
     }
-    const m = /^--(port|host|personality|step-ms|max-upload-bytes|synthetic-output)(?:=(.*))?$/.exec(arg);
+    const m = /^--(port|host|personality|step-ms|max-upload-bytes|synthetic-output|log-level)(?:=(.*))?$/.exec(arg);
     if (!m) throw new Error(`Unknown argument: ${arg}`);
     const value = m[2] ?? argv[++i];
     if (value === undefined || value === '') throw new Error(`--${m[1]} needs a value`);
@@ -79,6 +83,10 @@ function parseArgs(argv: readonly string[]): CliArgs {
         out.stepMs = ms;
         break;
       }
+      case 'log-level':
+        if (!LOG_LEVELS.includes(value.toLowerCase() as LogLevel)) throw new Error(`Invalid log level: ${value} (off, error, warn, info or debug)`);
+        out.logLevel = value.toLowerCase() as LogLevel;
+        break;
       case 'max-upload-bytes':
         out.maxUploadBytes = /^(inf|infinity|none)$/i.test(value) ? Infinity : parseSize(value, 'upload limit');
         break;
@@ -124,6 +132,7 @@ export async function runEmulatorCommand(argv: readonly string[], io: EmulatorCo
   let emulator: Awaited<ReturnType<typeof startEmulator>>;
   try {
     emulator = await startEmulator({
+      ...commandLog(args.logLevel, stderr),
       port: args.port,
       host: args.host,
       personality: args.personality,

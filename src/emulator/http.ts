@@ -8,6 +8,8 @@
  * @module
  */
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { SILENT, type Log } from '../transport/log.ts';
+import { redactText, redactUrl } from '../transport/redact.ts';
 import { createRandom } from './seed.ts';
 
 /** Default cap of a request body read by {@link RequestContext.readJson}: 1 MiB. */
@@ -325,10 +327,13 @@ export class Router {
 
   readonly faults: Faults;
   readonly requestLogLimit: number;
+  readonly #log: Log;
 
-  constructor(faults: Faults, requestLogLimit: number = REQUEST_LOG_LIMIT) {
+  /** @param log Where each request's line goes (debug) and a handler's crash (error); nowhere by default. */
+  constructor(faults: Faults, requestLogLimit: number = REQUEST_LOG_LIMIT, log: Log = SILENT) {
     this.faults = faults;
     this.requestLogLimit = requestLogLimit;
+    this.#log = log;
   }
 
   /** Registers routes; later registrations of the same method and pattern lose to earlier ones. */
@@ -344,6 +349,16 @@ export class Router {
 
   /** The `node:http` request listener. */
   readonly listener = (req: IncomingMessage, res: ServerResponse): void => {
+    const log = this.#log;
+    if (log.debug) {
+      const started = Date.now();
+      res.once('close', () => {
+        const target = redactTarget(req.url ?? '/');
+        const method = (req.method ?? 'GET').toUpperCase();
+        const status = res.headersSent ? res.statusCode : 0;
+        log.debug?.(`${method} ${target} → ${status || 'no answer'} in ${Date.now() - started} ms`, { method, url: target, status, durationMs: Date.now() - started });
+      });
+    }
     this.#handle(req, res).catch((err: unknown) => {
       if (res.headersSent) {
         res.destroy(err instanceof Error ? err : undefined);
@@ -352,6 +367,16 @@ export class Router {
       if (err instanceof HttpError) {
         sendError(res, err.status, err.code, err.message, { ...err.headers });
       } else {
+        // An emulator bug: the client sees a 500, the operator only this line. A client that went
+        // away mid-body is no bug (its request just ends), so that is debug.
+        const gone = req.destroyed || res.destroyed || (err as { code?: unknown } | null)?.code === 'ECONNRESET';
+        const message = redactText(err instanceof Error ? err.message : String(err));
+        (gone ? this.#log.debug : this.#log.error)?.(`${(req.method ?? 'GET').toUpperCase()} ${redactTarget(req.url ?? '/')}: ${gone ? 'the client went away' : 'the handler threw'}: ${message}`, {
+          method: req.method,
+          url: redactTarget(req.url ?? '/'),
+          error: err instanceof Error ? err.name : typeof err,
+          message,
+        });
         sendError(res, 500, 'internal_error', err instanceof Error ? err.message : 'Internal error');
       }
     });
@@ -493,4 +518,10 @@ async function readJson(req: IncomingMessage, res: ServerResponse, limit: number
   } catch {
     throw new HttpError(400, 'Request body is not valid JSON', 'invalid_json');
   }
+}
+
+/** A request target (`/path?query`) with secret query values redacted, for log lines. */
+export function redactTarget(target: string): string {
+  const shown = URL.canParse(target, 'http://emulator') ? redactUrl(new URL(target, 'http://emulator')) : '[unparsable target]';
+  return shown.startsWith('http://emulator') ? shown.slice('http://emulator'.length) : shown;
 }

@@ -10,7 +10,8 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Faults, Router, type RecordedRequest, type Status5xxFault } from './http.ts';
+import { createLog, type LogLevel, type Logger } from '../transport/log.ts';
+import { Faults, REQUEST_LOG_LIMIT, Router, type RecordedRequest, type Status5xxFault } from './http.ts';
 import { DEFAULT_TOKENS, RegistryState, registryRoutes } from './registry.ts';
 import { ProxyState, proxyRoutes, resultsListener, type ProxyStateOptions } from './proxy.ts';
 import { CloudState, type ApiKeyConfig, type CloudOptions } from './cloud.ts';
@@ -76,6 +77,15 @@ export interface EmulatorOptions {
    * URLs point at the emulator's own result server (`resultsUrl`).
    */
   proxy?: Omit<ProxyStateOptions, 'tokens' | 'resultsOrigin'>;
+  /**
+   * How much the emulator logs: `debug` is a line per request and socket,
+   * `info` the start, `error` a handler that crashed. Default `'warn'`.
+   * Unlike the clients, it does not read `PLATFORMUI_LOG` (a client's trace
+   * stays the client's); the command takes `--log-level`.
+   */
+  logLevel?: LogLevel;
+  /** Where lines go. Default `console`. */
+  logger?: Logger;
 }
 
 /** A running emulator. */
@@ -126,10 +136,12 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     ...(options.apiKeys ? { apiKeys: options.apiKeys } : {}),
     ...(options.personality ? { personality: options.personality } : {}),
   });
-  const router = new Router(faults).add(registryRoutes(registry)).add(proxyRoutes(proxy)).add(cloudRoutes(cloud));
+  // Its own keys and tokens are scrubbed from every line, wherever they would appear.
+  const log = createLog(options, () => [...Object.keys(tokens), ...cloud.keys.keys()], { prefix: '[platformui emulator]', env: false });
+  const router = new Router(faults, REQUEST_LOG_LIMIT, log).add(registryRoutes(registry)).add(proxyRoutes(proxy)).add(cloudRoutes(cloud));
   const server = createServer(router.listener);
-  const sockets = attachCloudSocket(server, cloud);
-  const resultsServer = createServer(resultsListener(proxy));
+  const sockets = attachCloudSocket(server, cloud, log);
+  const resultsServer = createServer(resultsListener(proxy, log));
 
   try {
     await listen(server, options.port ?? 0, host);
@@ -148,6 +160,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const port = (server.address() as AddressInfo).port;
   const resultsUrl = `http://${urlHost(host)}:${(resultsServer.address() as AddressInfo).port}`;
   proxy.resultsOrigin = resultsUrl;
+  log.info?.(`listening on http://${urlHost(host)}:${port} (results on ${resultsUrl}; cloud personality ${cloud.personality.name})`, { url: `http://${urlHost(host)}:${port}`, resultsUrl, personality: cloud.personality.name });
   let closing: Promise<void> | undefined;
   return {
     url: `http://${urlHost(host)}:${port}`,

@@ -9,6 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { SILENT, type Log } from '../transport/log.ts';
 import { requireBearer } from './auth.ts';
 import { Faults, HttpError, REQUEST_LOG_LIMIT, Router, sendError, sendJson, type RecordedRequest, type Route } from './http.ts';
 import { DEFAULT_TOKENS } from './registry.ts';
@@ -544,8 +545,8 @@ function resultRoute(state: ProxyState): Route {
  *   absolute `Location` to that path, to test redirects.
  * - `state.resultFaults` applies (after the credential check).
  */
-export function resultsListener(state: ProxyState): (req: IncomingMessage, res: ServerResponse) => void {
-  const router = new Router(state.resultFaults, 0).add([
+export function resultsListener(state: ProxyState, log: Log = SILENT): (req: IncomingMessage, res: ServerResponse) => void {
+  const router = new Router(state.resultFaults, 0, log).add([
     resultRoute(state),
     {
       method: 'GET',

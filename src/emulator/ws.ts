@@ -20,7 +20,9 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import { encodeFrame } from '../cloud/frames.ts';
+import { SILENT, type Log } from '../transport/log.ts';
 import type { CloudEvent, CloudState, SocketControl } from './cloud.ts';
+import { redactTarget } from './http.ts';
 
 /** One connected socket. */
 interface Client {
@@ -48,7 +50,7 @@ const CLOSE_GRACE_MS = 250;
 const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 404: 'Not Found', 429: 'Too Many Requests', 500: 'Internal Server Error', 503: 'Service Unavailable' };
 
 /** Answers an upgrade request with a plain HTTP error and closes the connection. */
-function refuse(socket: Duplex, status: number, message: string): void {
+function refuseUpgrade(socket: Duplex, status: number, message: string): void {
   const body = JSON.stringify({ error: STATUS_TEXT[status]?.toLowerCase().replace(/ /g, '_') ?? 'error', message });
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}\r\n` +
@@ -64,7 +66,7 @@ function refuse(socket: Duplex, status: number, message: string): void {
  * greets with `status` (`sid` = the `clientId`), answers the client's
  * `feature_flags` with the server's, and relays job events.
  */
-export function attachCloudSocket(server: Server, state: CloudState): CloudSocketServer {
+export function attachCloudSocket(server: Server, state: CloudState, log: Log = SILENT): CloudSocketServer {
   const wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024 });
   const clients = new Set<Client>();
   // Sends postponed by `silenceSockets(ms, { hold: true })`, replayed in order afterwards.
@@ -72,22 +74,27 @@ export function attachCloudSocket(server: Server, state: CloudState): CloudSocke
   let flushTimer: ReturnType<typeof setTimeout> | undefined;
   let closed = false;
 
+  const refuse = (socket: Duplex, status: number, message: string, target: string) => {
+    log.debug?.(`WebSocket ${redactTarget(target)} refused: ${status} ${message}`, { url: redactTarget(target), status, message });
+    refuseUpgrade(socket, status, message);
+  };
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     // A client that resets the connection (a refused upgrade, a killed process) must not crash the emulator.
     socket.on('error', () => socket.destroy());
-    const url = new URL(req.url ?? '/', 'http://emulator');
+    const target = req.url ?? '/';
+    const url = new URL(target, 'http://emulator');
     if (url.pathname !== '/ws') {
-      refuse(socket, 404, `No WebSocket at ${url.pathname}`);
+      refuse(socket, 404, `No WebSocket at ${url.pathname}`, target);
       return;
     }
     if (closed) {
-      refuse(socket, 503, 'Emulator is closing');
+      refuse(socket, 503, 'Emulator is closing', target);
       return;
     }
     const reject = state.socketFaults.rejectUpgrades;
     if (reject) {
       if (--reject.count <= 0) state.socketFaults.rejectUpgrades = null;
-      refuse(socket, reject.status, 'Injected fault: upgrade refused');
+      refuse(socket, reject.status, 'Injected fault: upgrade refused', target);
       return;
     }
     const token = url.searchParams.get('token') ?? '';
@@ -95,7 +102,7 @@ export function attachCloudSocket(server: Server, state: CloudState): CloudSocke
     const mode = token ? state.keyMode(token) : undefined;
     // Billing states (402/429 on REST) still may watch their jobs; only a bad key is refused.
     if (state.personality.requireKey && (!token || mode === undefined || mode === 'unauthorized')) {
-      refuse(socket, 401, token ? 'Invalid token' : 'Missing token');
+      refuse(socket, 401, token ? 'Invalid token' : 'Missing token', target);
       return;
     }
     const clientId = url.searchParams.get('clientId') || randomUUID();
@@ -105,7 +112,11 @@ export function attachCloudSocket(server: Server, state: CloudState): CloudSocke
   const onConnection = (ws: WebSocket, key: string, clientId: string) => {
     const client: Client = { ws, key, clientId, previewMetadata: false, sentSinceArm: 0, armGeneration: state.socketFaults.drop?.generation ?? 0 };
     clients.add(client);
-    ws.on('close', () => clients.delete(client));
+    log.debug?.(`WebSocket open: clientId ${clientId} (${clients.size} open)`, { clientId, open: clients.size });
+    ws.on('close', (code: number) => {
+      clients.delete(client);
+      log.debug?.(`WebSocket closed: clientId ${clientId}, code ${code}`, { clientId, code });
+    });
     ws.on('error', () => clients.delete(client));
     ws.on('message', (data: RawData, isBinary: boolean) => {
       if (isBinary) return;

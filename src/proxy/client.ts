@@ -10,7 +10,7 @@ import { InvalidArgumentError, NotFoundError, ResponseValidationError, TaskNotFo
 import { platform } from '../platform/node.ts';
 import type { RelightParams, SkinEnhancerCreativeParams, Task, TaskRecord } from '../schemas/proxy.ts';
 import * as rules from '../schemas/rules.generated.ts';
-import { validate } from '../schemas/validate.ts';
+import { isObject } from '../schemas/rule.ts';
 import { type ClientOptions, type Credential, type RequestOptions } from '../transport/options.ts';
 import { APIPromise, type WithResponse } from '../transport/promise.ts';
 import { scrub } from '../transport/redact.ts';
@@ -154,6 +154,7 @@ export class ProxyClient {
 
   async #startAndWait(operation: ProxyOperation, start: Promise<Task>, options: StartAndWaitOptions): Promise<Task> {
     const started = await start;
+    this.#transport.log.info?.(`task ${operation} ${started.task_id} started`, { operation, taskId: started.task_id, status: started.status });
     options.onStarted?.(started);
     return this.waitForTask(operation, started.task_id, options);
   }
@@ -180,20 +181,15 @@ export class ProxyClient {
     const op = operationPath(operation);
     const id = checkTaskId(taskId);
     const p = `${path`proxy/${this.vendor}`}/v1/ai/${op}/${path`${id}`}`;
-    const { data, response } = await this.#transport.request<unknown>({ method: 'GET', path: p, auth: true, options });
-    const task = normalizeTask(data, id);
-    // A record of another task is no answer about this one (a confirmed notification must be about its own task).
-    if (typeof task === 'object' && task !== null && typeof (task as { task_id?: unknown }).task_id === 'string' && (task as { task_id: string }).task_id !== id) {
-      throw new ResponseValidationError('GET', this.#transport.displayUrl(p), [{ code: 'custom', path: ['task_id'], message: `is not the task asked for` }], scrub(data, this.#transport.secrets));
-    }
-    if (this.#transport.validate) {
-      const r = validate(rules.Task, task);
-      if (!r.ok) {
-        const issues = r.issues.map((i) => ({ ...i, message: scrub(i.message, this.#transport.secrets) }));
-        throw new ResponseValidationError('GET', this.#transport.displayUrl(p), issues, scrub(data, this.#transport.secrets));
+    const normalize = (data: unknown) => {
+      const task = normalizeTask(data, id);
+      // A record of another task is no answer about this one (a confirmed notification must be about its own task).
+      if (isObject(task) && typeof task.task_id === 'string' && task.task_id !== id) {
+        throw new ResponseValidationError('GET', this.#transport.displayUrl(p), [{ code: 'custom', path: ['task_id'], message: `is not the task asked for` }], scrub(data, this.#transport.secrets));
       }
-    }
-    return { data: task as Task, response };
+      return task;
+    };
+    return this.#transport.request<Task>({ method: 'GET', path: p, auth: true, normalize, schema: rules.Task, options });
   }
 
   /**
@@ -225,7 +221,7 @@ export class ProxyClient {
       operationPath(operation);
       const id = checkId(taskId, 'taskId');
       const headers = options.headers;
-      return pollTask(operation, id, (signal) => this.#read(operation, id, { signal, headers }), options, (task) => scrub(task, this.#transport.secrets) as Task);
+      return pollTask(operation, id, (signal) => this.#read(operation, id, { signal, headers }), options, (task) => scrub(task, this.#transport.secrets) as Task, this.#transport.log);
     });
   }
 

@@ -17,6 +17,7 @@ import {
 import type { Task } from '../schemas/proxy.ts';
 import { isObject } from '../schemas/rule.ts';
 import { checkInterval, checkTimeout } from '../transport/options.ts';
+import { count, SILENT, type Log } from '../transport/log.ts';
 import type { WithResponse } from '../transport/promise.ts';
 
 /**
@@ -100,6 +101,7 @@ export async function pollTask(
   options: WaitForTaskOptions = {},
   /** What an error may carry of a record (the client scrubs its secrets: a server may echo the token). */
   shown: (task: Task) => Task = (task) => task,
+  log: Log = SILENT,
 ): Promise<WithResponse<Task>> {
   checkTimeout(options.timeout, 'timeout');
   checkInterval(options.pollInterval, 'pollInterval');
@@ -135,7 +137,14 @@ export async function pollTask(
         failures = 0;
         const changed = r.data.status !== last?.status;
         last = r.data;
-        if (changed) options.onStatus?.(r.data);
+        if (changed) {
+          log.debug?.(`task ${operation} ${taskId}: ${r.data.status}`, { operation, taskId, status: r.data.status });
+          options.onStatus?.(r.data);
+        }
+        if (r.data.status === 'COMPLETED' || r.data.status === 'FAILED') {
+          const results = Array.isArray(r.data.generated) ? r.data.generated.length : 0;
+          log.info?.(`task ${operation} ${taskId} ${r.data.status.toLowerCase()} after ${Date.now() - started} ms${r.data.status === 'COMPLETED' ? `: ${count(results, 'result')}` : ''}`, { operation, taskId, status: r.data.status, durationMs: Date.now() - started, results });
+        }
         if (r.data.status === 'COMPLETED') return r;
         if (r.data.status === 'FAILED') throw new TaskFailedError(operation, shown(r.data));
       }

@@ -6,6 +6,7 @@
  */
 import { describeValue } from '../schemas/explain.ts';
 import { InvalidArgumentError } from '../errors.ts';
+import type { LogOptions } from './log.ts';
 
 /**
  * Hooks run around every attempt of every request (retries included), in
@@ -49,7 +50,7 @@ export interface RetryOptions {
 }
 
 /** Options accepted by every client constructor. */
-export interface ClientOptions {
+export interface ClientOptions extends LogOptions {
   /** Service base URL. In Node, falls back to an environment variable named by each client. */
   baseUrl?: string;
   /** A `fetch` to use instead of the global one (tests, proxies, instrumentation). */

@@ -6,14 +6,20 @@
  */
 
 // Credentials and signed-URL capabilities: token, api_key, key, sig, signature,
-// X-Amz-Signature, X-Amz-Security-Token, X-Amz-Credential, X-Goog-Signature, X-Goog-Credential, …
-const SECRET_PARAMS = /(token|key|sig|signature|credential|secret|password|auth)$/i;
+// X-Amz-Signature, X-Amz-Security-Token, X-Amz-Credential, X-Goog-Signature, X-Goog-Credential,
+// password, passwd, client_secret, auth, session_id, access_token_v2, … A word of the
+// name (split at `-`, `_`, `.` and camelCase) is one of these, or the name ends in one.
+const SECRET_WORDS = new Set(['token', 'key', 'apikey', 'code', 'otp', 'passphrase', 'sig', 'signature', 'credential', 'credentials', 'secret', 'password', 'passwd', 'pwd', 'pass', 'auth', 'authorization', 'session', 'sessionid', 'jwt', 'bearer']);
+const SECRET_SUFFIX = /(token|key|sig|signature|credential|secret|password|auth)$/i;
+const isSecretParam = (name: string) =>
+  SECRET_SUFFIX.test(name) || name.replace(/([a-z\d])([A-Z])/g, '$1 $2').toLowerCase().split(/[^a-z\d]+/).some((w) => SECRET_WORDS.has(w));
 
 /** Placeholder that replaces a secret. */
 export const REDACTED = '[REDACTED]';
 
 /**
- * The URL with its password and any secret-bearing query value replaced.
+ * The URL with its user name, password, fragment and any secret-bearing
+ * query value replaced.
  *
  * @example
  * ```ts
@@ -27,12 +33,25 @@ export function redactUrl(url: string | URL): string {
   } catch {
     return REDACTED;
   }
+  if (u.username) u.username = REDACTED;
   if (u.password) u.password = REDACTED;
+  // A fragment can carry a token (OAuth's implicit flow) and is never sent to a server anyway.
+  if (u.hash) u.hash = REDACTED;
   for (const name of [...u.searchParams.keys()]) {
-    if (SECRET_PARAMS.test(name)) u.searchParams.set(name, REDACTED);
+    if (isSecretParam(name)) u.searchParams.set(name, REDACTED);
   }
   // URLSearchParams percent-encodes the brackets; put them back for readability.
   return u.toString().replaceAll('%5BREDACTED%5D', REDACTED);
+}
+
+/**
+ * Free text (an error message a runtime or a custom `fetch` wrote, a close
+ * reason a server sent) with every URL in it redacted by {@link redactUrl}
+ * and a stray `token=…` masked, cut to `max` characters.
+ */
+export function redactText(text: string, max = 200): string {
+  const shown = text.replace(/\b[a-z][a-z\d+.-]*:\/\/[^\s'"<>`]+/gi, (u) => redactUrl(u)).replace(/(token|key|sig|signature)=[^&\s'"]+/gi, `$1=${REDACTED}`);
+  return shown.length > max ? `${shown.slice(0, max - 1)}…` : shown;
 }
 
 /**

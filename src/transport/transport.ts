@@ -27,8 +27,9 @@ import { article } from '../schemas/explain.ts';
 import type { Rule } from '../schemas/rule.ts';
 import { validate } from '../schemas/validate.ts';
 import { checkTimeout, fromEnv, resolveRetry, type ClientOptions, type Credential, type Hooks, type RequestOptions, type ResolvedRetry } from './options.ts';
+import { createLog, describeError, errorDetails, nextRequestId, type Log } from './log.ts';
 import type { WithResponse } from './promise.ts';
-import { redactUrl, scrub } from './redact.ts';
+import { redactText, redactUrl, scrub } from './redact.ts';
 
 /** How a client authenticates when an endpoint asks for it. */
 export type AuthScheme = 'bearer' | 'apiKey';
@@ -82,6 +83,11 @@ export interface RequestSpec {
   auth: boolean;
   /** Schema of the JSON response; when absent the body is returned unparsed-but-JSON (or undefined when empty). */
   schema?: Rule | undefined;
+  /**
+   * Turns the parsed body into what `schema` checks (another server's shape
+   * into the spec's); may throw a {@link ResponseValidationError}.
+   */
+  normalize?: ((data: unknown) => unknown) | undefined;
   options?: RequestOptions | undefined;
   /** Use this fetch instead of the client's (Node uploads; see `Platform.uploadFetch`). Ignored when the caller gave the client its own `fetch`. */
   fetch?: typeof globalThis.fetch | undefined;
@@ -115,6 +121,8 @@ export class Transport {
   readonly service: ServiceKind;
   readonly baseUrl: string;
   readonly validate: boolean;
+  /** This client's log: the socket, `run()` and the downloads write to it too. */
+  readonly log: Log;
   readonly #hooks: Hooks | undefined;
   readonly #retry: ResolvedRetry;
   readonly #timeout: number | false;
@@ -138,6 +146,7 @@ export class Transport {
     this.service = config.service;
     this.baseUrl = baseUrl.replace(/\/+$/, '');
     this.validate = o.validate !== false;
+    this.log = createLog(o, () => this.#secrets);
     this.#retry = resolveRetry(o.retry);
     this.#timeout = o.timeout ?? 60_000;
     this.#headers = lowerKeys(o.headers);
@@ -153,6 +162,9 @@ export class Transport {
     const h = o.hooks;
     this.#hooks = h && (h.beforeRequest?.length || h.afterResponse?.length || h.beforeRetry?.length) ? h : undefined;
   }
+
+  /** Schemas whose mismatch (with `validate: false`) was already warned about. */
+  readonly #warned = new Set<Rule>();
 
   /** Values to scrub from anything shown to users. */
   get secrets(): readonly string[] {
@@ -209,7 +221,26 @@ export class Transport {
 
   /** Sends a request and returns the validated JSON body together with the response. */
   async request<T>(spec: RequestSpec): Promise<WithResponse<T>> {
-    const { response, text } = await this.#exchange(spec, true);
+    const requestId = nextRequestId();
+    try {
+      return await this.#request<T>(spec, requestId);
+    } catch (err) {
+      throw this.#handedOver(requestId, spec, err);
+    }
+  }
+
+  /** Sends a request and returns the unread `Response` (2xx only; other statuses throw): for bodies read as a stream. */
+  async send(spec: RequestSpec): Promise<Response> {
+    const requestId = nextRequestId();
+    try {
+      return (await this.#exchange(spec, false, requestId)).response;
+    } catch (err) {
+      throw this.#handedOver(requestId, spec, err);
+    }
+  }
+
+  async #request<T>(spec: RequestSpec, requestId: string): Promise<WithResponse<T>> {
+    const { response, text } = await this.#exchange(spec, true, requestId);
     let data: unknown;
     if (text !== '') {
       try {
@@ -218,24 +249,49 @@ export class Transport {
         throw new ResponseValidationError(spec.method, this.displayUrl(spec.path, spec.query), [{ code: 'invalid_json', path: [], message: 'Response is not JSON' }], scrub(text.slice(0, 2000), this.#secrets));
       }
     }
-    if (spec.schema && this.validate) {
-      const result = validate(spec.schema, data);
-      if (!result.ok) {
-        // A message quotes the value it complains about, which may be a credential the server echoed.
-        const issues = result.issues.map((i) => ({ ...i, message: scrub(i.message, this.#secrets) as string }));
-        throw new ResponseValidationError(spec.method, this.displayUrl(spec.path, spec.query), issues, scrub(data, this.#secrets));
-      }
-    }
+    if (spec.normalize) data = spec.normalize(data);
+    if (spec.schema) this.#checkResponse(spec.schema, data, spec, requestId);
     return { data: data as T, response };
   }
 
-  /** Sends a request and returns the unread `Response` (2xx only; other statuses throw): for bodies read as a stream. */
-  async send(spec: RequestSpec): Promise<Response> {
-    return (await this.#exchange(spec, false)).response;
+  /**
+   * Checks a response body against its schema: with `validate` on, a
+   * mismatch throws {@link ResponseValidationError}. With it off, the body
+   * passes through and the mismatch is a warning, once per schema (later
+   * ones at debug: a server off the spec is so on every call): where, and
+   * what was expected, never the value found, which is a piece of the body.
+   */
+  #checkResponse(schema: Rule, data: unknown, spec: RequestSpec, requestId: string): void {
+    if (this.validate) {
+      const result = validate(schema, data);
+      if (result.ok) return;
+      // A message quotes the value it complains about, which may be a credential the server echoed.
+      const issues = result.issues.map((i) => ({ ...i, message: scrub(i.message, this.#secrets) as string }));
+      throw new ResponseValidationError(spec.method, this.displayUrl(spec.path, spec.query), issues, scrub(data, this.#secrets));
+    }
+    const line = this.#warned.has(schema) ? this.log.debug : this.log.warn;
+    if (!line) return;
+    let result: ReturnType<typeof validate>;
+    try {
+      result = validate(schema, data);
+    } catch {
+      return; // validation is off: nothing about it may fail the call
+    }
+    if (result.ok) return;
+    this.#warned.add(schema);
+    const url = this.displayUrl(spec.path, spec.query);
+    const issues = result.issues.slice(0, 10).map((i) => ({ path: i.path.join('.'), expected: i.message.replace(/, got [\s\S]*$/, '') }));
+    line(`${spec.method} ${url}: the response does not match the schema; passed through (validate: false)`, { requestId, method: spec.method, url, issues, issueCount: result.issues.length });
+  }
+
+  /** An error on its way to the caller, logged once at debug: the caller decides whether it matters. */
+  #handedOver(requestId: string, spec: RequestSpec | { method: string; shown: string }, error: unknown): unknown {
+    this.log.debug?.(`${spec.method} ${'shown' in spec ? spec.shown : this.displayUrl(spec.path, spec.query)} failed: ${describeError(error)}`, { requestId, method: spec.method, ...errorDetails(error) });
+    return error;
   }
 
   /** The request with its retries; with `read`, the body is read as text inside each attempt, under its timeout. */
-  async #exchange(spec: RequestSpec, read: boolean): Promise<{ response: Response; text: string }> {
+  async #exchange(spec: RequestSpec, read: boolean, requestId: string): Promise<{ response: Response; text: string }> {
     const opts = spec.options ?? {};
     checkTimeout(opts.timeout);
     const retry = resolveRetry(opts.retry, this.#retry);
@@ -277,18 +333,38 @@ export class Transport {
     const fetchFn = spec.fetch && !this.#customFetch ? spec.fetch : this.fetch;
     // A manual redirect is an answer here (a browser's is opaque: status 0), not a failure.
     const ok = spec.redirect ? (s: number) => s === 0 || (s >= 200 && s < 400) : (s: number) => s >= 200 && s < 300;
+    const log = this.log;
     for (let attempt = 0; ; attempt++) {
       let failure: unknown;
+      const started = log.debug ? Date.now() : 0;
       try {
         const r = await this.#attempt(url, init, fetchFn, { signal, timeout, retryCount: attempt, ok, read });
+        log.debug?.(...this.#attemptLine(requestId, spec.method, this.displayUrl(spec.path, spec.query), attempt, started, r.response.status));
         if (ok(r.response.status)) return r;
         failure = new HttpFailure(r.response, parseBody(r.text));
       } catch (err) {
         failure = err;
+        log.debug?.(...this.#attemptLine(requestId, spec.method, this.displayUrl(spec.path, spec.query), attempt, started, err instanceof AttemptTimeout ? `timed out after ${timeout} ms` : err instanceof NetworkFailure ? describeCause(err.cause) : signal?.aborted ? 'aborted' : 'failed'));
       }
       const wait = attempt < limit ? this.#retryDelay(failure, retry, attempt) : undefined;
       const error = this.#mapError(failure, spec, signal, timeout);
       if (wait === undefined) throw error;
+      if (log.warn) {
+        const status = failure instanceof HttpFailure ? failure.response.status : undefined;
+        const reason = status === undefined ? describeCause((failure as NetworkFailure).cause) : `HTTP ${status}`;
+        const after = failure instanceof HttpFailure ? failure.response.headers.get('retry-after') : null;
+        const shown = this.displayUrl(spec.path, spec.query);
+        log.warn(`${spec.method} ${shown}: ${reason}; retrying in ${Math.round(wait)} ms (attempt ${attempt + 2} of ${limit + 1})`, {
+          requestId,
+          method: spec.method,
+          url: shown,
+          attempt: attempt + 1,
+          reason,
+          ...(status !== undefined ? { status } : {}),
+          ...(after !== null ? { retryAfter: after } : {}),
+          delayMs: Math.round(wait),
+        });
+      }
       await sleep(wait, signal).catch(() => {
         throw new APIUserAbortError(undefined, { cause: signal?.reason });
       });
@@ -297,6 +373,17 @@ export class Transport {
       for (const hook of this.#hooks?.beforeRetry ?? []) await hook({ request: new Request(url, { method: spec.method, headers }), error: cause, retryCount: attempt + 1 });
     }
   }
+
+  /** The debug line of one attempt: `GET https://…/api/nodes → 200 in 12 ms (req_1)`. */
+  #attemptLine(requestId: string, method: string, url: string, attempt: number, started: number, outcome: number | string, note = ''): [string, Record<string, unknown>] {
+    const durationMs = Date.now() - started;
+    const again = attempt > 0 ? `, attempt ${attempt + 1}` : '';
+    return [
+      `${method} ${url} → ${outcome} in ${durationMs} ms (${requestId}${again}${note})`,
+      { requestId, method, url, ...(typeof outcome === 'number' ? { status: outcome } : { error: outcome }), durationMs, attempt: attempt + 1 },
+    ];
+  }
+
 
   /**
    * One fetch with the hooks around it, under the per-attempt timeout. The
@@ -370,13 +457,45 @@ export class Transport {
   }
 
   /**
-   * The {@link APIError} for a non-2xx response read outside {@link send} (a signed
-   * download URL): body parsed as JSON when it is JSON, secrets scrubbed.
+   * A bare GET of a URL outside the service (a signed download URL): no
+   * header, no credential, no hook, no cookie, redirects followed. The
+   * timeout covers the wait for the headers, not the body. Errors and log
+   * lines show the URL with its signature redacted.
    */
-  async errorFromResponse(res: Response, method: string, url: string): Promise<APIError> {
+  async fetchElsewhere(target: URL, options: RequestOptions = {}): Promise<Response> {
+    checkTimeout(options.timeout);
+    const user = options.signal;
+    const spec = { method: 'GET', shown: redactUrl(target) } as const;
+    const requestId = nextRequestId();
+    if (user?.aborted) throw this.#handedOver(requestId, spec, new APIUserAbortError(undefined, { cause: user.reason }));
+    const timeout = options.timeout ?? this.#timeout;
+    // A timer cleared once the headers are in, so a long body is not cut off (AbortSignal.timeout would stay armed).
+    const timer = new AbortController();
+    let handle = timeout === false ? undefined : setTimeout(() => timer.abort(), timeout);
+    const signal = user ? AbortSignal.any([user, timer.signal]) : timer.signal;
+    const started = Date.now();
+    let res: Response;
+    try {
+      // `credentials: 'omit'` keeps a browser's cookies home; redirects are followed with nothing added.
+      res = await this.fetch(target, { method: 'GET', credentials: 'omit', redirect: 'follow', signal });
+    } catch (err) {
+      clearTimeout(handle);
+      const error = user?.aborted
+        ? new APIUserAbortError(undefined, { cause: user.reason })
+        : timer.signal.aborted
+          ? new APITimeoutError('GET', spec.shown, timeout === false ? undefined : timeout)
+          : new APIConnectionError('GET', spec.shown, scrub(describeCause(err), this.#secrets));
+      throw this.#handedOver(requestId, spec, error);
+    }
+    clearTimeout(handle);
+    this.log.debug?.(...this.#attemptLine(requestId, 'GET', spec.shown, 0, started, res.status, ', no credentials'));
+    if (res.ok) return res;
+    // An error body is read for its message, bounded like the transport's own.
+    handle = setTimeout(() => timer.abort(), 10_000);
     const body = parseBody(await res.text().catch(() => '')) ?? '';
+    clearTimeout(handle);
     const Cls = errorClassFor(res.status, this.service);
-    return new Cls({ status: res.status, body: scrub(body, this.#secrets), method, url, headers: res.headers });
+    throw this.#handedOver(requestId, spec, new Cls({ status: res.status, body: scrub(body, this.#secrets), method: 'GET', url: spec.shown, headers: res.headers }));
   }
 
   #mapError(err: unknown, spec: RequestSpec, signal: AbortSignal | undefined, timeout: number | false): unknown {
@@ -430,7 +549,8 @@ function describeCause(e: unknown): string {
   if (!(e instanceof Error)) return 'Connection failed';
   const cause = e.cause as { code?: unknown; message?: unknown } | undefined;
   const code = typeof cause?.code === 'string' ? cause.code : undefined;
-  return code ? `Connection failed (${code})` : `Connection failed (${e.message})`;
+  // A runtime's or a custom fetch's message may quote the URL, a signed one included.
+  return code ? `Connection failed (${code})` : `Connection failed (${redactText(e.message, 120)})`;
 }
 
 function lowerKeys(h: Record<string, string> | undefined): Record<string, string> {

@@ -16,6 +16,7 @@ import { fromEnv } from '../transport/options.ts';
 import { describeValue } from '../schemas/explain.ts';
 import { isObject } from '../schemas/rule.ts';
 import { redactUrl } from '../transport/redact.ts';
+import { commandLog } from '../transport/log.ts';
 import { generateTypes, type GenerateTypesOptions } from './codegen.ts';
 
 /** What `--help` prints. */
@@ -81,7 +82,7 @@ export async function runCodegen(argv: readonly string[], io: CommandIO = proces
   }
   const started = performance.now();
   try {
-    const { objectInfo, source } = command.file !== undefined ? await fromFile(command.file) : await fromServer(command.url, command.apiKeyFile);
+    const { objectInfo, source } = command.file !== undefined ? await fromFile(command.file) : await fromServer(command.url, command.apiKeyFile, io.stderr);
     checkNodeDefinitions(objectInfo, source);
     const code = generateTypes(objectInfo, command.options);
     // The classes written: entries that are not objects are skipped (and the file's header does not count them either).
@@ -199,9 +200,9 @@ async function readKeyFile(path: string): Promise<string> {
 }
 
 /** `GET /api/object_info` with the client's defaults: `PLATFORMUI_CLOUD_URL`, `PLATFORMUI_API_KEY` (or the key in `keyFile`), keyless on a loopback server. */
-async function fromServer(url: string | undefined, keyFile: string | undefined): Promise<{ objectInfo: ObjectInfo; source: string }> {
+async function fromServer(url: string | undefined, keyFile: string | undefined, stderr: (text: string) => void): Promise<{ objectInfo: ObjectInfo; source: string }> {
   const apiKey = keyFile === undefined ? undefined : await readKeyFile(keyFile);
-  const cloud = new CloudClient({ ...(url !== undefined ? { baseUrl: url } : {}), ...(apiKey !== undefined ? { apiKey } : {}) });
+  const cloud = new CloudClient({ ...commandLog(fromEnv('PLATFORMUI_LOG'), stderr), ...(url !== undefined ? { baseUrl: url } : {}), ...(apiKey !== undefined ? { apiKey } : {}) });
   try {
     return { objectInfo: await cloud.getObjectInfo(), source: redactUrl(url ?? fromEnv('PLATFORMUI_CLOUD_URL') ?? '') };
   } finally {

@@ -114,6 +114,31 @@ const checks: Check[] = [
       }
     },
   },
+  {
+    name: 'PLATFORMUI_LOG is not read in a browser',
+    async run({ baseUrl, out }) {
+      // A bundler's `process` shim, as some apps carry one, with a debug switch in it:
+      // the browser build must not take configuration from it (DESIGN §3).
+      const g = globalThis as { process?: unknown };
+      const before = g.process;
+      g.process = { versions: { node: '22.0.0' }, env: { PLATFORMUI_LOG: 'debug' } };
+      try {
+        const lines: Record<string, number> = { error: 0, warn: 0, info: 0, debug: 0 };
+        const logger = { error: () => void lines.error!++, warn: () => void lines.warn!++, info: () => void lines.info!++, debug: () => void lines.debug!++ };
+        await new RegistryClient({ baseUrl, logger }).searchNodes({ limit: 1 });
+        const shimmed = lines.debug!;
+        // The control: the option itself works in the browser build.
+        await new RegistryClient({ baseUrl, logger, logLevel: 'debug' }).searchNodes({ limit: 1 });
+        out.dataset.envDebugLines = String(shimmed);
+        out.dataset.optionDebugLines = String(lines.debug! - shimmed);
+        if (shimmed !== 0) throw new Error(`PLATFORMUI_LOG was read: ${shimmed} debug line(s)`);
+        if (lines.debug === 0) throw new Error("logLevel: 'debug' logged nothing");
+        return `0 lines from PLATFORMUI_LOG=debug; ${lines.debug} from logLevel: 'debug'`;
+      } finally {
+        g.process = before;
+      }
+    },
+  },
 ];
 
 /** Fails a check that neither resolves nor rejects, so the page always finishes. */
