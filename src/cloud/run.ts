@@ -308,7 +308,7 @@ function followToEnd(jobs: JobBackend, socket: CloudSocket, promptId: string, op
         if (record?.outputs) {
           const heardNodes = Object.keys(outputs).length;
           Object.assign(outputs, record.outputs);
-          jobs.log?.debug?.(`job ${promptId}: outputs reconciled with the job record (${heardNodes} nodes heard on the socket, ${Object.keys(record.outputs).length} in the record)`, {
+          jobs.log?.debug?.(`job ${promptId}: outputs reconciled with the job record (${count(heardNodes, 'node')} heard on the socket, ${Object.keys(record.outputs).length} in the record)`, {
             promptId,
             socketNodes: heardNodes,
             recordNodes: Object.keys(record.outputs).length,
