@@ -132,7 +132,7 @@ export {
 export { APIPromise, type WithResponse } from './transport/promise.ts';
 export type { PagePromise, ItemOf } from './transport/pages.ts';
 export type { ClientOptions, Credential, Hooks, RequestOptions, RetryOptions } from './transport/options.ts';
-export type { LogDetails, LogLevel, LogOptions, Logger } from './transport/log.ts';
+export type { Log, LogDetails, LogFn, LogLevel, LogOptions, Logger } from './transport/log.ts';
 // The models as types only: their runtime schemas (and the enum value lists) are in
 // `@platformui/sdk/schemas`, so importing `Node` here never shadows the DOM's `Node`.
 export type * from './schemas/index.ts';

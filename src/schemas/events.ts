@@ -68,11 +68,15 @@ export interface ExecutionStartData {
   timestamp?: number;
 }
 
-/** `data` of `executing`: node `node` is running; `node: null` marks the end of the run (a legacy marker after `execution_success`). */
+/**
+ * `data` of `executing`: node `node` is running; `node: null` marks the end of the run (a legacy marker after `execution_success`).
+ * `prompt_id` is missing when a local server tells a socket that just (re)connected which node is running (it sends
+ * `{ node }` alone): such a message belongs to no job.
+ */
 export interface ExecutingData {
   node: string | null;
   display_node?: string | null;
-  prompt_id: string;
+  prompt_id?: string;
 }
 
 /** `data` of `progress`: `value` of `max` steps (sampling steps) of node `node`. */
@@ -181,7 +185,7 @@ const executionStartShape = { prompt_id: promptId, timestamp };
 /** `execution_start`: the job started. */
 export const ExecutionStartData: Model<ExecutionStartData> = z.looseObject(executionStartShape);
 
-const executingShape = { node: z.nullable(z.string()), display_node: opt(z.nullable(z.string())), prompt_id: promptId };
+const executingShape = { node: z.nullable(z.string()), display_node: opt(z.nullable(z.string())), prompt_id: opt(promptId) };
 /** `executing`: node `node` is running; `node: null` marks the end of the run (a legacy marker after `execution_success`). */
 export const ExecutingData: Model<ExecutingData> = z.looseObject(executingShape);
 

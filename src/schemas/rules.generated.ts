@@ -237,7 +237,7 @@ export const ExecutingData: Typed<z.output<typeof S.ExecutingData>> = {
   fields: {
     node: { type: 'nullable', of: 'string' },
     display_node: { type: 'optional', of: { type: 'nullable', of: 'string' } },
-    prompt_id: 'string',
+    prompt_id: 'string?',
   },
   is: isExecutingData,
 };
@@ -246,7 +246,7 @@ function isExecutingData(v: any): boolean {
     isObject(v) &&
     (v.node === null || isString(v.node)) &&
     (v.display_node === undefined || (v.display_node === null || isString(v.display_node))) &&
-    isString(v.prompt_id)
+    optString(v.prompt_id)
   );
 }
 export const ExecutionCachedData: Typed<z.output<typeof S.ExecutionCachedData>> = {

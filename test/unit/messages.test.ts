@@ -121,6 +121,14 @@ describe('parseMessage: the eleven types of the spec', () => {
 });
 
 describe('parseMessage: forward compatibility and bad input', () => {
+  it("a local server's `executing` to a socket that just connected, with no prompt_id, is a known message of no job", () => {
+    // Seen from the real local server after a reconnect mid-job: `{ node }` alone, 46 bytes.
+    const m = parseMessage('{"type": "executing", "data": {"node": "3"}}');
+    expect(m.type).toBe('executing');
+    expect(promptIdOf(m)).toBeUndefined();
+    expect(parseMessage('{"type": "executing", "data": {"node": 3}}').type).toBe('invalid');
+  });
+
   it('passes unknown types through, typed as unknown', () => {
     const ff = parseMessage('{"type":"feature_flags","data":{"supports_preview_metadata":true,"max_upload_size":104857600}}');
     expect(ff).toEqual({ type: 'unknown', rawType: 'feature_flags', data: { supports_preview_metadata: true, max_upload_size: 104857600 } });
