@@ -10,6 +10,7 @@
 import type { NodeErrors } from './schemas/cloud.ts';
 import type { WorkflowIssue } from './workflow/validate.ts';
 import type { ExceptionTypeValue } from './schemas/events.ts';
+import type { NodeVersion } from './schemas/registry.ts';
 
 /** Base class of every error thrown by `@platformui/sdk`. */
 export class PlatformUIError extends Error {
@@ -529,5 +530,26 @@ export class TaskNotFoundError extends PlatformUIError {
     super(`No task ${taskId} under ${operations.join(', ')}: notification not confirmed`, options);
     this.taskId = taskId;
     this.operations = operations;
+  }
+}
+
+/**
+ * The version was created but its archive did not reach the signed URL.
+ * Posting again would be refused as a duplicate: retry the upload alone with
+ * `registry.uploadNodeVersionArchive(err.signedUrl, archive)`.
+ * (`signedUrl` is not enumerable, so logging the error does not show it.)
+ */
+export class NodeVersionUploadError extends PlatformUIError {
+  override name = 'NodeVersionUploadError';
+  /** The version the registry created. */
+  readonly nodeVersion: NodeVersion;
+  declare readonly signedUrl: string;
+  constructor(nodeVersion: NodeVersion, signedUrl: string, cause: unknown) {
+    super(
+      `Version ${nodeVersion.version ?? '?'} was created, but uploading its archive failed (${cause instanceof Error ? cause.message : String(cause)}); retry the upload alone with registry.uploadNodeVersionArchive(err.signedUrl, archive): publishing again would be refused as a duplicate`,
+      { cause },
+    );
+    this.nodeVersion = nodeVersion;
+    Object.defineProperty(this, 'signedUrl', { value: signedUrl, enumerable: false });
   }
 }

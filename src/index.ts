@@ -32,13 +32,15 @@ export {
   DownloadError,
   WorkflowValidationError,
   TaskFailedError,
+  NodeVersionUploadError,
   TaskTimeoutError,
   TaskNotFoundError,
   type ExceptionType,
   type SchemaIssue,
 } from './errors.ts';
-export { RegistryClient, type RegistryClientOptions } from './registry/client.ts';
+export { RegistryClient, type BulkNodeVersionResult, type ListNodeVersionsOptions, type PublishNodeVersionParams, type RegistryClientOptions } from './registry/client.ts';
 export type { Page, PageBody } from './registry/pagination.ts';
+export type { CoreClassUpdate, FindMissingPacksOptions, MissingPack, MissingPacks, OutsideRegistryClass } from './registry/missing-packs.ts';
 export {
   ProxyClient,
   type ProxyClientOptions,

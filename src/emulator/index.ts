@@ -13,6 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { createLog, type LogLevel, type Logger } from '../transport/log.ts';
 import { Faults, REQUEST_LOG_LIMIT, Router, type RecordedRequest, type Status5xxFault } from './http.ts';
 import { DEFAULT_TOKENS, RegistryState, registryRoutes } from './registry.ts';
+import { uploadRoutes } from './registry-versions.ts';
 import { ProxyState, proxyRoutes, resultsListener, type ProxyStateOptions } from './proxy.ts';
 import { CloudState, type ApiKeyConfig, type CloudOptions } from './cloud.ts';
 import { cloudRoutes } from './cloud-routes.ts';
@@ -24,6 +25,7 @@ import { attachCloudSocket, type CloudSocketServer } from './ws.ts';
 // the state objects on the handle. The server plumbing (router, routes, wire helpers)
 // stays inside.
 export { DEFAULT_TOKENS, EMULATOR_TOKEN, MAX_PAGE_SIZE } from './registry.ts';
+export { EMULATOR_PAT } from './registry-versions.ts';
 export type { RegistryState } from './registry.ts';
 export type { Faults, FaultMatch, NextFaultOptions, RecordedRequest, Status5xxFault } from './http.ts';
 export { ACCELERATOR_VALUES, OS_VALUES, SEED_FACTS } from './seed.ts';
@@ -141,7 +143,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const router = new Router(faults, REQUEST_LOG_LIMIT, log).add(registryRoutes(registry)).add(proxyRoutes(proxy)).add(cloudRoutes(cloud));
   const server = createServer(router.listener);
   const sockets = attachCloudSocket(server, cloud, log);
-  const resultsServer = createServer(resultsListener(proxy, log));
+  const resultsServer = createServer(resultsListener(proxy, log, uploadRoutes(registry)));
 
   try {
     await listen(server, options.port ?? 0, host);
@@ -160,6 +162,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const port = (server.address() as AddressInfo).port;
   const resultsUrl = `http://${urlHost(host)}:${(resultsServer.address() as AddressInfo).port}`;
   proxy.resultsOrigin = resultsUrl;
+  registry.uploadOrigin = resultsUrl;
   log.info?.(`listening on http://${urlHost(host)}:${port} (results on ${resultsUrl}; cloud personality ${cloud.personality.name})`, { url: `http://${urlHost(host)}:${port}`, resultsUrl, personality: cloud.personality.name });
   let closing: Promise<void> | undefined;
   return {

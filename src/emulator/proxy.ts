@@ -544,9 +544,11 @@ function resultRoute(state: ProxyState): Route {
  *   (404 otherwise); `GET /redirect/:taskId/:file` answers `302` with an
  *   absolute `Location` to that path, to test redirects.
  * - `state.resultFaults` applies (after the credential check).
+ * - `extraRoutes` are served too, behind the same credential check (the
+ *   emulator adds the registry's signed upload route, `PUT /registry-uploads/:token`).
  */
-export function resultsListener(state: ProxyState, log: Log = SILENT): (req: IncomingMessage, res: ServerResponse) => void {
-  const router = new Router(state.resultFaults, 0, log).add([
+export function resultsListener(state: ProxyState, log: Log = SILENT, extraRoutes: Route[] = []): (req: IncomingMessage, res: ServerResponse) => void {
+  const router = new Router(state.resultFaults, 0, log).add(extraRoutes).add([
     resultRoute(state),
     {
       method: 'GET',

@@ -7,6 +7,7 @@
  */
 import { HttpError, sendEmpty, sendJson, type RequestContext, type Route } from './http.ts';
 import { buildSeed, createRandom, DOWNLOAD_BASE } from './seed.ts';
+import { EMULATOR_PAT, versionRoutes, type InstallRecord, type StoredVersion, type UploadSlot } from './registry-versions.ts';
 import type { Node as SchemaNode, NodePage as SchemaNodePage, NodeVersion, Publisher as SchemaPublisher } from '../schemas/registry.ts';
 import { NODE_STATUSES, PUBLISHER_STATUSES } from '../schemas/values.ts';
 
@@ -77,6 +78,18 @@ export class RegistryState {
   readonly nodes = new Map<string, StoredNode>();
   /** Token → publisher ids; mutable. */
   readonly tokens = new Map<string, Set<string>>();
+  /** Node id → versions in stored (creation) order; the one equal to `latest_version` shares its id. */
+  readonly versions = new Map<string, StoredVersion[]>();
+  /** Node class name → ids of the packs providing it (from the seed's `platformNodes`). */
+  readonly classes = new Map<string, string[]>();
+  /** Every `GET /nodes/{id}/install` call, oldest first. */
+  readonly installs: InstallRecord[] = [];
+  /** Personal access token (publish route, in the body) → publisher ids (`'*'` = all). */
+  readonly personalAccessTokens = new Map<string, Set<string>>();
+  /** Signed upload slots by token, with size and sha256 once uploaded. */
+  readonly uploads = new Map<string, UploadSlot>();
+  /** Origin of the signed upload URLs (the emulator sets its result server); unset: the request's origin. */
+  uploadOrigin: string | undefined;
   now: () => Date;
   readonly #seed: boolean;
   readonly #initialTokens: Record<string, readonly string[]>;
@@ -94,12 +107,25 @@ export class RegistryState {
     this.publishers.clear();
     this.nodes.clear();
     this.tokens.clear();
+    this.versions.clear();
+    this.classes.clear();
+    this.installs.length = 0;
+    this.personalAccessTokens.clear();
+    this.uploads.clear();
     this.#random = createRandom(1);
     for (const [token, ids] of Object.entries(this.#initialTokens)) this.tokens.set(token, new Set(ids));
+    this.personalAccessTokens.set(EMULATOR_PAT, new Set(['*']));
     if (!this.#seed) return;
     const seed = buildSeed();
-    for (const p of seed.publishers) this.publishers.set(p.id, p);
+    for (const p of seed.publishers) {
+      this.publishers.set(p.id, p);
+      this.personalAccessTokens.set(`pat-${p.id}`, new Set([p.id]));
+    }
     for (const n of seed.nodes) this.nodes.set(n.node.id, n);
+    for (const [id, list] of Object.entries(seed.versions)) this.versions.set(id, list);
+    for (const [id, names] of Object.entries(seed.platformNodes)) {
+      for (const name of names) this.classes.set(name, [...(this.classes.get(name) ?? []), id]);
+    }
   }
 
   /** Adds (or replaces) a publisher; ids may contain any character, which tests use for path-encoding cases. */
@@ -114,6 +140,7 @@ export class RegistryState {
     const copy = structuredClone(node);
     delete copy.publisher;
     this.nodes.set(copy.id, { publisherId, node: copy });
+    if (copy.latest_version && !this.versions.has(copy.id)) this.versions.set(copy.id, [structuredClone(copy.latest_version)]);
     return this.view({ publisherId, node: copy });
   }
 
@@ -182,6 +209,7 @@ export class RegistryState {
       },
     };
     this.nodes.set(node.id, { publisherId, node });
+    if (node.latest_version) this.versions.set(node.id, [structuredClone(node.latest_version)]);
     return this.view({ publisherId, node });
   }
 
@@ -205,6 +233,11 @@ export class RegistryState {
     const publisher = this.publishers.get(stored.publisherId);
     node.publisher = publisher ? structuredClone(publisher) : (node.publisher ?? { id: stored.publisherId });
     return node;
+  }
+
+  /** A UUID-shaped id from the state's seeded PRNG. */
+  uuid(): string {
+    return this.#uuid();
   }
 
   #uuid(): string {
@@ -461,5 +494,7 @@ export function registryRoutes(state: RegistryState): Route[] {
         sendJson(ctx.res, 200, structuredClone(all));
       },
     },
+    // After `/nodes/search`, which the first-registered rule lets win over `/nodes/:nodeId`.
+    ...versionRoutes(state, paginate),
   ];
 }

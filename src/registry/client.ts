@@ -1,17 +1,70 @@
 /**
- * `RegistryClient`: the node registry (`registry-and-proxy.md`, endpoints 1–5).
+ * `RegistryClient`: the node registry (`registry-and-proxy.md`, endpoints
+ * 1–5) and the live registry's reads beyond them (issue 15: one node, its
+ * versions, the pack of a node class, batches, installs, publishing).
  *
  * @module
  */
 import { checkArgs, checkId } from '../args.ts';
-import { InvalidArgumentError } from '../errors.ts';
-import type { CreateNodeRequest, ListPublisherNodesParams, Node, Publisher, SearchNodesParams } from '../schemas/registry.ts';
+import { InvalidArgumentError, NodeVersionUploadError, NotFoundError } from '../errors.ts';
+import { platform } from '../platform/node.ts';
+import type { CreateNodeRequest, ListNodesParams, ListPublisherNodesParams, Node, NodeVersion, Publisher, SearchNodesParams } from '../schemas/registry.ts';
 import * as rules from '../schemas/rules.generated.ts';
 import { type ClientOptions, type Credential, type RequestOptions } from '../transport/options.ts';
 import { PagePromise } from '../transport/pages.ts';
-import { APIPromise } from '../transport/promise.ts';
+import { APIPromise, type WithResponse } from '../transport/promise.ts';
+import type { Typed } from '../schemas/rule.ts';
 import { BEARER_SERVICE, Transport, path, type Query } from '../transport/transport.ts';
 import { Page, type PageBody } from './pagination.ts';
+import { findMissingPacks, type FindMissingPacksOptions, type MissingPacks } from './missing-packs.ts';
+import { isRelease, isSemver, newestFirst } from './semver.ts';
+
+/** Options of {@link RegistryClient.listNodeVersions}. */
+export interface ListNodeVersionsOptions extends RequestOptions {
+  /** Only versions in these states (sent as repeated `statuses` keys). */
+  statuses?: readonly string[];
+  /** Ask for each version's `status_reason`. */
+  includeStatusReason?: boolean;
+}
+
+/** One answer of {@link RegistryClient.bulkNodeVersions}, discriminated on `status`. */
+export type BulkNodeVersionResult =
+  | { status: 'success'; nodeId: string; version: string; nodeVersion: NodeVersion }
+  | { status: 'not_found'; nodeId: string; version: string }
+  | { status: 'error'; nodeId: string; version: string; errorMessage: string | undefined };
+
+/** What {@link RegistryClient.publishNodeVersion} takes. */
+export interface PublishNodeVersionParams {
+  publisherId: string;
+  nodeId: string;
+  /** The publisher's personal access token: sent in the body only, never shown in an error or a log line. */
+  personalAccessToken: string;
+  /** The node's metadata (as in `createNode`). */
+  node: CreateNodeRequest;
+  /** The version to create: `version` at least. */
+  nodeVersion: NodeVersion & { version: string };
+  /** The archive (a zip): bytes, a Blob, a web stream, or (in Node) a file path. */
+  archive: Uint8Array | ArrayBuffer | Blob | ReadableStream<Uint8Array> | string;
+}
+
+// Array fields the live registry sends as `null` when empty: they reach the user as `[]`.
+const ARRAY_FIELDS = new Set(['dependencies', 'supported_accelerators', 'supported_os', 'tags', 'tags_admin', 'preempted_platform_node_names', 'members', 'nodes', 'node_versions']);
+
+/** The wire's looseness made regular, once for every read: a `null` array becomes `[]`. */
+function nullArraysToEmpty(value: unknown): unknown {
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) value[i] = nullArraysToEmpty(value[i]);
+    return value;
+  }
+  if (value !== null && typeof value === 'object') {
+    const o = value as Record<string, unknown>;
+    for (const k of Object.keys(o)) o[k] = o[k] === null && ARRAY_FIELDS.has(k) ? [] : nullArraysToEmpty(o[k]);
+  }
+  return value;
+}
+
+/** Ids per `GET /nodes?node_id=…` request: the registry pages at most this many at once. */
+const ID_BATCH = 50;
 
 /** Options of {@link RegistryClient}. */
 export interface RegistryClientOptions extends ClientOptions {
@@ -37,6 +90,8 @@ export interface RegistryClientOptions extends ClientOptions {
  */
 export class RegistryClient {
   readonly #transport: Transport;
+  /** `getNodeForClass` answers (nulls included) for {@link findMissingPacks}: a class's pack does not change within a session. */
+  readonly #packOfClass = new Map<string, Promise<Node | null>>();
 
   constructor(options: RegistryClientOptions = {}) {
     this.#transport = new Transport({ service: 'registry', options, credential: options.token, ...BEARER_SERVICE });
@@ -105,13 +160,256 @@ export class RegistryClient {
     return APIPromise.from(() => this.#transport.request<Publisher[]>({ method: 'GET', path: 'publishers', auth: false, schema: rules.PublisherList, options }));
   }
 
+  /**
+   * `GET /nodes/{nodeId}`: one node. No credentials are sent. A node moved to
+   * a normalized id is followed (`302`); a banned node rejects with
+   * `PermissionDeniedError`, an unknown one with `NotFoundError`.
+   *
+   * @example
+   * ```ts
+   * const node = await registry.getNode('pixelforge-ultrasharp-upscale');
+   * console.log(node.latest_version?.version, node.downloads);
+   * ```
+   */
+  getNode(nodeId: string, options?: RequestOptions): APIPromise<Node> {
+    return APIPromise.from(() => this.#read<Node>(path`nodes/${checkId(nodeId, 'nodeId')}`, rules.Node, options));
+  }
+
+  /**
+   * `GET /nodes/{nodeId}/versions`: every version, newest first by semver
+   * precedence (the registry's own order is not); a version string that is
+   * not semver comes last. No credentials are sent.
+   *
+   * @example
+   * ```ts
+   * const [newest] = await registry.listNodeVersions('pixelforge-ultrasharp-upscale', { statuses: ['NodeVersionStatusActive'] });
+   * console.log(newest?.version, newest?.downloadUrl);
+   * ```
+   */
+  listNodeVersions(nodeId: string, options: ListNodeVersionsOptions = {}): APIPromise<NodeVersion[]> {
+    return APIPromise.from(async () => {
+      const id = checkId(nodeId, 'nodeId');
+      const { statuses, includeStatusReason, ...rest } = options;
+      if (statuses !== undefined && !(Array.isArray(statuses) && statuses.every((x) => typeof x === 'string' && x !== ''))) {
+        throw new InvalidArgumentError('must be an array of version statuses', 'statuses');
+      }
+      const query = { ...(statuses?.length ? { statuses } : {}), ...(includeStatusReason ? { include_status_reason: true } : {}) };
+      const r = await this.#read<NodeVersion[]>(path`nodes/${id}/versions`, rules.NodeVersionList, rest, query);
+      return { data: [...r.data].sort((a, b) => newestFirst(a.version ?? '', b.version ?? '')), response: r.response };
+    });
+  }
+
+  /**
+   * `GET /nodes/{nodeId}/versions/{version}`: one version by its semver
+   * string (not its id). A malformed version is refused before any request.
+   *
+   * @example
+   * ```ts
+   * const v = await registry.getNodeVersion('pixelforge-ultrasharp-upscale', '1.2.0');
+   * ```
+   */
+  getNodeVersion(nodeId: string, version: string, options?: RequestOptions): APIPromise<NodeVersion> {
+    return APIPromise.from(() => {
+      const id = checkId(nodeId, 'nodeId');
+      if (typeof version !== 'string' || !isSemver(version)) throw new InvalidArgumentError(`must be a semantic version like 1.2.3, got ${JSON.stringify(String(version)).slice(0, 40)}`, 'version');
+      return this.#read<NodeVersion>(path`nodes/${id}/versions/${version}`, rules.NodeVersion, options);
+    });
+  }
+
+  /**
+   * `GET /platform-nodes/{className}/node`: the pack the registry ranks first
+   * for a node class (one that preempts the name, then lower
+   * `search_ranking`, then more installs), or `null` when none provides it.
+   *
+   * @example
+   * ```ts
+   * const pack = await registry.getNodeForClass('Ultra Sharp Upscale (4x)');
+   * ```
+   */
+  getNodeForClass(className: string, options?: RequestOptions): APIPromise<Node | null> {
+    return APIPromise.from(async () => {
+      const name = checkId(className, 'className');
+      try {
+        return await this.#read<Node>(path`platform-nodes/${name}/node`, rules.Node, options);
+      } catch (err) {
+        if (err instanceof NotFoundError) return { data: null, response: new Response(null, { status: 404 }) };
+        throw err;
+      }
+    });
+  }
+
+  /**
+   * `GET /nodes`: nodes, paginated like {@link searchNodes} (awaitable for
+   * one page, `for await` over all). Filtering by `node_id` sends `limit`
+   * equal to the number of ids (the registry's default of 10 would cut the
+   * answer short).
+   */
+  listNodes(params: ListNodesParams = {}, options?: RequestOptions): PagePromise<Page<Node>> {
+    return this.#pages(() => {
+      const p = checkArgs(rules.ListNodesParams, params, 'params');
+      return { path: 'nodes', query: { ...p, page: undefined, limit: p.limit ?? (p.node_id?.length ? p.node_id.length : 10) }, first: p.page ?? 1, auth: false };
+    }, options);
+  }
+
+  /**
+   * Nodes by id, in the order asked, each once; ids the registry does not
+   * know are left out. Batches of at most 50 ids per `GET /nodes`.
+   *
+   * @example
+   * ```ts
+   * const nodes = await registry.getNodes(['pixelforge-face-restore', 'lumen-labs-relight']);
+   * ```
+   */
+  async getNodes(nodeIds: readonly string[], options?: RequestOptions): Promise<Node[]> {
+    if (!Array.isArray(nodeIds)) throw new InvalidArgumentError('must be an array of node ids', 'nodeIds');
+    const ids = [...new Set(nodeIds.map((id, i) => checkId(id, `nodeIds.${i}`)))];
+    const found = new Map<string, Node>();
+    for (let i = 0; i < ids.length; i += ID_BATCH) {
+      const batch = ids.slice(i, i + ID_BATCH);
+      const page = await this.listNodes({ node_id: batch, limit: batch.length }, options);
+      for (const node of page.nodes) if (node.id !== undefined) found.set(node.id, node);
+    }
+    return ids.flatMap((id) => found.get(id) ?? []);
+  }
+
+  /**
+   * `POST /bulk/nodes/versions`: many `{ node_id, version }` at once, each
+   * answered on its own (`success` with the version, `not_found`, `error`).
+   *
+   * @example
+   * ```ts
+   * for (const r of await registry.bulkNodeVersions([{ node_id: 'a', version: '1.0.0' }])) if (r.status === 'success') console.log(r.nodeVersion.downloadUrl);
+   * ```
+   */
+  bulkNodeVersions(pairs: ReadonlyArray<{ node_id: string; version: string }>, options?: RequestOptions): APIPromise<BulkNodeVersionResult[]> {
+    return APIPromise.from(async () => {
+      if (!Array.isArray(pairs)) throw new InvalidArgumentError('must be an array of { node_id, version }', 'pairs');
+      const asked = pairs.map((p, i) => ({ node_id: checkId(p?.node_id, `pairs.${i}.node_id`), version: checkId(p?.version, `pairs.${i}.version`) }));
+      const r = await this.#transport.request<{ node_versions: Array<{ status: string; node_version?: NodeVersion; error_message?: string; identifier?: { node_id?: string; version?: string } }> }>({
+        method: 'POST',
+        path: 'bulk/nodes/versions',
+        json: { node_versions: asked },
+        auth: false,
+        normalize: nullArraysToEmpty,
+        schema: rules.BulkNodeVersionsResponse,
+        options,
+      });
+      const data = r.data.node_versions.map((item, i): BulkNodeVersionResult => {
+        const nodeId = item.identifier?.node_id ?? asked[i]?.node_id ?? '';
+        const version = item.identifier?.version ?? asked[i]?.version ?? '';
+        if (item.status === 'success' && item.node_version) return { status: 'success', nodeId, version, nodeVersion: item.node_version };
+        if (item.status === 'not_found') return { status: 'not_found', nodeId, version };
+        return { status: 'error', nodeId, version, errorMessage: item.error_message };
+      });
+      return { data, response: r.response };
+    });
+  }
+
+  /**
+   * `GET /nodes/{nodeId}/install`: **counts an install** (the node's
+   * `downloads` goes up and the registry records it) and returns the
+   * version to install. The only method that calls this endpoint; never
+   * retried, since each attempt would count once more. `version` must be a
+   * release `x.y.z`; without it, the latest.
+   */
+  recordInstall(nodeId: string, options: RequestOptions & { version?: string } = {}): APIPromise<NodeVersion> {
+    return APIPromise.from(() => {
+      const id = checkId(nodeId, 'nodeId');
+      const { version, ...rest } = options;
+      if (version !== undefined && !(typeof version === 'string' && isRelease(version))) throw new InvalidArgumentError(`must be a release version x.y.z, got ${JSON.stringify(String(version)).slice(0, 40)}`, 'version');
+      return this.#read<NodeVersion>(path`nodes/${id}/install`, rules.NodeVersion, { ...rest, retry: false }, version ? { version } : undefined);
+    });
+  }
+
+  /**
+   * Publishes a version: `POST /publishers/{publisherId}/nodes/{nodeId}/versions`
+   * with the personal access token in the body (the client's own token is not
+   * sent; the POST is never re-sent), then the archive `PUT` to the signed URL
+   * with `Content-Type: application/zip` and no credential. Resolves with the
+   * version created. When the version was created but the upload failed,
+   * rejects with {@link NodeVersionUploadError}: retry the upload alone.
+   */
+  publishNodeVersion(params: PublishNodeVersionParams, options?: RequestOptions): APIPromise<NodeVersion> {
+    return APIPromise.from(async () => {
+      const { publisherId, nodeId, personalAccessToken, node, nodeVersion, archive } = params ?? ({} as PublishNodeVersionParams);
+      checkId(publisherId, 'publisherId');
+      checkId(nodeId, 'nodeId');
+      if (typeof personalAccessToken !== 'string' || personalAccessToken === '') throw new InvalidArgumentError('is required', 'personalAccessToken');
+      this.#transport.rememberSecret(personalAccessToken);
+      const body = checkArgs(rules.CreateNodeRequest, node, 'node');
+      if (typeof nodeVersion?.version !== 'string' || !isSemver(nodeVersion.version)) throw new InvalidArgumentError('must be a semantic version like 1.2.3', 'nodeVersion.version');
+      const blob = await archiveBody(archive);
+      const r = await this.#transport.request<{ signedUrl: string; node_version: NodeVersion }>({
+        method: 'POST',
+        path: path`publishers/${publisherId}/nodes/${nodeId}/versions`,
+        json: { personal_access_token: personalAccessToken, node: body, node_version: nodeVersion },
+        auth: false,
+        normalize: nullArraysToEmpty,
+        schema: rules.PublishNodeVersionResponse,
+        options: { ...options, retry: false },
+      });
+      try {
+        await this.uploadNodeVersionArchive(r.data.signedUrl, blob, options);
+      } catch (err) {
+        throw new NodeVersionUploadError(r.data.node_version, r.data.signedUrl, err);
+      }
+      return { data: r.data.node_version, response: r.response };
+    });
+  }
+
+  /** `PUT`s a version's archive to its signed URL, with no credential: the second half of {@link publishNodeVersion}, to retry alone. */
+  async uploadNodeVersionArchive(signedUrl: string, archive: PublishNodeVersionParams['archive'], options?: RequestOptions): Promise<void> {
+    if (typeof signedUrl !== 'string' || !URL.canParse(signedUrl) || !/^https?:$/.test(new URL(signedUrl).protocol)) throw new InvalidArgumentError('must be an absolute http(s) URL', 'signedUrl');
+    const res = await this.#transport.fetchElsewhere(new URL(signedUrl), options, { method: 'PUT', body: await archiveBody(archive), headers: { 'content-type': 'application/zip' } });
+    await res.body?.cancel();
+  }
+
+  /**
+   * The packs a workflow needs that `objectInfo` (a server's `GET
+   * /api/object_info`) lacks: each missing `class_type` looked up once
+   * (`getNodeForClass`, at most 4 at a time, answers cached per client), the
+   * packs fetched in one batch (`getNodes`). Takes the API format and the
+   * UI's saved format; in the latter a node's `properties.cnr_id`/`ver` is
+   * used instead of a lookup, core classes are reported as `coreUpdate`
+   * (update the server), `aux_id` packs as `outsideRegistry`, and
+   * editor-only and bypassed nodes are skipped. Never calls `/install`.
+   *
+   * @example
+   * ```ts
+   * const missing = await registry.findMissingPacks(workflow, { objectInfo: await cloud.getObjectInfo() });
+   * for (const p of missing.packs) console.log(p.id, p.version, p.classTypes.join(', '));
+   * console.log('no pack provides', missing.unknown);
+   * ```
+   */
+  findMissingPacks(workflow: unknown, options: FindMissingPacksOptions): Promise<MissingPacks> {
+    const signal = options?.signal;
+    const lookup = {
+      nodeForClass: (className: string) => this.getNodeForClass(className, signal ? { signal } : undefined),
+      nodes: (ids: string[]) => this.getNodes(ids, signal ? { signal } : undefined),
+    };
+    return findMissingPacks(workflow, options, lookup, this.#packOfClass);
+  }
+
+  /** A GET of the registry without credentials, the wire's nulls made regular. */
+  #read<T>(p: string, schema: Typed<T>, options?: RequestOptions, query?: Query): Promise<WithResponse<T>> {
+    return this.#transport.request<T>({ method: 'GET', path: p, query, auth: false, normalize: nullArraysToEmpty, schema, options });
+  }
+
   #pages(prepare: () => { path: string; query: Query; first: number; auth: boolean }, options?: RequestOptions): PagePromise<Page<Node>> {
     return new PagePromise(async () => {
       const { path: p, query, first, auth } = prepare();
       const fetchPage = (page: number) =>
-        this.#transport.request<PageBody<Node>>({ method: 'GET', path: p, query: { ...query, page }, auth, schema: rules.NodePage, options });
+        this.#transport.request<PageBody<Node>>({ method: 'GET', path: p, query: { ...query, page }, auth, normalize: nullArraysToEmpty, schema: rules.NodePage, options });
       const r = await fetchPage(first);
       return { data: new Page(r, fetchPage, options?.signal), response: r.response };
     });
   }
+}
+
+/** The archive as a body: a Blob (bytes, a file) or the stream as given. */
+async function archiveBody(archive: PublishNodeVersionParams['archive']): Promise<Blob | ReadableStream<Uint8Array>> {
+  if (typeof archive === 'string') return platform.fileBlob(archive);
+  if (archive instanceof Blob || archive instanceof ReadableStream) return archive;
+  if (archive instanceof Uint8Array || archive instanceof ArrayBuffer) return new Blob([archive as BlobPart], { type: 'application/zip' });
+  throw new InvalidArgumentError('must be bytes, a Blob, a ReadableStream or (in Node) a file path', 'archive');
 }

@@ -276,6 +276,18 @@ export const NodePage: Model<NodePage> = z.looseObject(nodePageShape);
 /** Response of `GET /publishers`. */
 export const PublisherList = z.array(Publisher);
 
+/** Response of `GET /nodes/{nodeId}/versions`: a bare, unpaginated array. */
+export const NodeVersionList = z.array(NodeVersion);
+
+const bulkIdentifier = z.looseObject({ node_id: opt(z.string()), version: opt(z.string()) });
+/** One item of `POST /bulk/nodes/versions`: `status` is `success` (with `node_version`), `not_found` or `error` (with `error_message`). */
+export const BulkNodeVersionItem = z.looseObject({ status: z.string(), node_version: opt(NodeVersion), error_message: opt(z.string()), identifier: opt(bulkIdentifier) });
+/** Response of `POST /bulk/nodes/versions`. */
+export const BulkNodeVersionsResponse = z.looseObject({ node_versions: z.array(BulkNodeVersionItem) });
+
+/** Response of `POST /publishers/{publisherId}/nodes/{nodeId}/versions`: where to PUT the archive, and the version created. */
+export const PublishNodeVersionResponse = z.looseObject({ signedUrl: z.string(), node_version: NodeVersion });
+
 // Each interface above is exactly what its shape validates.
 type _Exact = Checks<
   [
@@ -314,6 +326,24 @@ export const ListPublisherNodesParams = z.catchall(
   z.object({ page: opt(pageNumber), limit: opt(pageNumber), include_banned: opt(z.boolean()) }),
   z.union([z.string(), z.number(), z.boolean()]),
 );
+
+/** Query of `GET /nodes`: paginated like search; `node_id` and `sort` are repeated keys. */
+export const ListNodesParams = z.strictObject({
+  page: opt(pageNumber),
+  limit: opt(pageNumber),
+  node_id: opt(z.array(z.string().check(z.minLength(1)))),
+  supported_os: opt(z.string()),
+  supported_accelerator: opt(z.string()),
+  include_banned: opt(z.boolean()),
+  timestamp: opt(z.string()),
+  latest: opt(z.boolean()),
+  sort: opt(z.array(z.string())),
+  platformui_version: opt(z.string()),
+  form_factor: opt(z.string()),
+});
+
+/** Parameters of `listNodes`. */
+export type ListNodesParams = z.input<typeof ListNodesParams>;
 
 /** Parameters of `searchNodes`. */
 export type SearchNodesParams = z.input<typeof SearchNodesParams>;

@@ -5,6 +5,92 @@ import type * as S from './index.ts';
 import { isImageInput } from './predicates.ts';
 import { isInteger, isNumber, isObject, isPlainObject, isString, optBoolean, optInteger, optNumber, optString, type Typed } from './rule.ts';
 
+export const NodeVersionStatus: Typed<z.output<typeof S.NodeVersionStatus>> = 'string';
+export const NodeVersion: Typed<z.output<typeof S.NodeVersion>> = {
+  type: 'object',
+  fields: {
+    id: 'string?',
+    node_id: 'string?',
+    version: 'string?',
+    changelog: 'string?',
+    platform_node_extract_status: 'string?',
+    createdAt: 'string?',
+    dependencies: { type: 'optional', of: { type: 'array', of: 'string' } },
+    deprecated: 'boolean?',
+    downloadUrl: 'string?',
+    status_reason: 'string?',
+    supported_accelerators: { type: 'optional', of: { type: 'array', of: 'string' } },
+    supported_platformui_frontend_version: 'string?',
+    supported_platformui_version: 'string?',
+    supported_os: { type: 'optional', of: { type: 'array', of: 'string' } },
+    tags: { type: 'optional', of: { type: 'array', of: 'string' } },
+    tags_admin: { type: 'optional', of: { type: 'array', of: 'string' } },
+    status: { type: 'optional', of: NodeVersionStatus },
+  },
+  is: isNodeVersion,
+};
+function isNodeVersion_1(v: any): boolean {
+  if (!(Array.isArray(v))) return false;
+  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
+  return true;
+}
+function isNodeVersion(v: any): boolean {
+  return (
+    isObject(v) &&
+    optString(v.id) &&
+    optString(v.node_id) &&
+    optString(v.version) &&
+    optString(v.changelog) &&
+    optString(v.platform_node_extract_status) &&
+    optString(v.createdAt) &&
+    (v.dependencies === undefined || isNodeVersion_1(v.dependencies)) &&
+    optBoolean(v.deprecated) &&
+    optString(v.downloadUrl) &&
+    optString(v.status_reason) &&
+    (v.supported_accelerators === undefined || isNodeVersion_1(v.supported_accelerators)) &&
+    optString(v.supported_platformui_frontend_version) &&
+    optString(v.supported_platformui_version) &&
+    (v.supported_os === undefined || isNodeVersion_1(v.supported_os)) &&
+    (v.tags === undefined || isNodeVersion_1(v.tags)) &&
+    (v.tags_admin === undefined || isNodeVersion_1(v.tags_admin)) &&
+    (v.status === undefined || isString(v.status))
+  );
+}
+export const BulkNodeVersionItem: Typed<z.output<typeof S.BulkNodeVersionItem>> = {
+  type: 'object',
+  fields: {
+    status: 'string',
+    node_version: { type: 'optional', of: NodeVersion },
+    error_message: 'string?',
+    identifier: { type: 'optional', of: { type: 'object', fields: { node_id: 'string?', version: 'string?' } } },
+  },
+  is: isBulkNodeVersionItem,
+};
+function isBulkNodeVersionItem_1(v: any): boolean {
+  return isObject(v) && optString(v.node_id) && optString(v.version);
+}
+function isBulkNodeVersionItem(v: any): boolean {
+  return (
+    isObject(v) &&
+    isString(v.status) &&
+    (v.node_version === undefined || isNodeVersion(v.node_version)) &&
+    optString(v.error_message) &&
+    (v.identifier === undefined || isBulkNodeVersionItem_1(v.identifier))
+  );
+}
+export const BulkNodeVersionsResponse: Typed<z.output<typeof S.BulkNodeVersionsResponse>> = {
+  type: 'object',
+  fields: { node_versions: { type: 'array', of: BulkNodeVersionItem } },
+  is: isBulkNodeVersionsResponse,
+};
+function isBulkNodeVersionsResponse_1(v: any): boolean {
+  if (!(Array.isArray(v))) return false;
+  for (let i = 0; i < v.length; i++) if (!(isBulkNodeVersionItem(v[i]))) return false;
+  return true;
+}
+function isBulkNodeVersionsResponse(v: any): boolean {
+  return isObject(v) && isBulkNodeVersionsResponse_1(v.node_versions);
+}
 export const PublisherUser: Typed<z.output<typeof S.PublisherUser>> = {
   type: 'object',
   fields: { id: 'string?', name: 'string?', email: 'string?' },
@@ -97,11 +183,6 @@ export const CreateNodeRequest: Typed<z.output<typeof S.CreateNodeRequest>> = {
   },
   is: isCreateNodeRequest,
 };
-function isCreateNodeRequest_1(v: any): boolean {
-  if (!(Array.isArray(v))) return false;
-  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
-  return true;
-}
 function isCreateNodeRequest_6(v: any): boolean {
   return isPlainObject(v);
 }
@@ -114,16 +195,16 @@ function isCreateNodeRequest_7(v: any): boolean {
     optString(v.changelog) &&
     optString(v.platform_node_extract_status) &&
     optString(v.createdAt) &&
-    (v.dependencies === undefined || isCreateNodeRequest_1(v.dependencies)) &&
+    (v.dependencies === undefined || isNodeVersion_1(v.dependencies)) &&
     optBoolean(v.deprecated) &&
     optString(v.downloadUrl) &&
     optString(v.status_reason) &&
-    (v.supported_accelerators === undefined || isCreateNodeRequest_1(v.supported_accelerators)) &&
+    (v.supported_accelerators === undefined || isNodeVersion_1(v.supported_accelerators)) &&
     optString(v.supported_platformui_frontend_version) &&
     optString(v.supported_platformui_version) &&
-    (v.supported_os === undefined || isCreateNodeRequest_1(v.supported_os)) &&
-    (v.tags === undefined || isCreateNodeRequest_1(v.tags)) &&
-    (v.tags_admin === undefined || isCreateNodeRequest_1(v.tags_admin))
+    (v.supported_os === undefined || isNodeVersion_1(v.supported_os)) &&
+    (v.tags === undefined || isNodeVersion_1(v.tags)) &&
+    (v.tags_admin === undefined || isNodeVersion_1(v.tags_admin))
   ))) return false;
   for (const k in v) if (!(k === "id" || k === "node_id" || k === "version" || k === "changelog" || k === "platform_node_extract_status" || k === "createdAt" || k === "dependencies" || k === "deprecated" || k === "downloadUrl" || k === "status_reason" || k === "supported_accelerators" || k === "supported_platformui_frontend_version" || k === "supported_platformui_version" || k === "supported_os" || k === "tags" || k === "tags_admin")) return false;
   return true;
@@ -163,17 +244,17 @@ function isCreateNodeRequest(v: any): boolean {
     optInteger(v.downloads) &&
     optInteger(v.github_stars) &&
     optString(v.license) &&
-    (v.preempted_platform_node_names === undefined || isCreateNodeRequest_1(v.preempted_platform_node_names)) &&
+    (v.preempted_platform_node_names === undefined || isNodeVersion_1(v.preempted_platform_node_names)) &&
     optNumber(v.rating) &&
     optString(v.repository) &&
     optInteger(v.search_ranking) &&
     optString(v.status_detail) &&
-    (v.supported_accelerators === undefined || isCreateNodeRequest_1(v.supported_accelerators)) &&
+    (v.supported_accelerators === undefined || isNodeVersion_1(v.supported_accelerators)) &&
     optString(v.supported_platformui_frontend_version) &&
     optString(v.supported_platformui_version) &&
-    (v.supported_os === undefined || isCreateNodeRequest_1(v.supported_os)) &&
-    (v.tags === undefined || isCreateNodeRequest_1(v.tags)) &&
-    (v.tags_admin === undefined || isCreateNodeRequest_1(v.tags_admin)) &&
+    (v.supported_os === undefined || isNodeVersion_1(v.supported_os)) &&
+    (v.tags === undefined || isNodeVersion_1(v.tags)) &&
+    (v.tags_admin === undefined || isNodeVersion_1(v.tags_admin)) &&
     (v.translations === undefined || isCreateNodeRequest_6(v.translations)) &&
     (v.latest_version === undefined || isCreateNodeRequest_7(v.latest_version)) &&
     (v.publisher === undefined || isCreateNodeRequest_13(v.publisher)) &&
@@ -255,7 +336,7 @@ export const ExecutionCachedData: Typed<z.output<typeof S.ExecutionCachedData>> 
   is: isExecutionCachedData,
 };
 function isExecutionCachedData(v: any): boolean {
-  return isObject(v) && isCreateNodeRequest_1(v.nodes) && isString(v.prompt_id) && optNumber(v.timestamp);
+  return isObject(v) && isNodeVersion_1(v.nodes) && isString(v.prompt_id) && optNumber(v.timestamp);
 }
 export const ExecutionErrorData: Typed<z.output<typeof S.ExecutionErrorData>> = {
   type: 'object',
@@ -277,10 +358,10 @@ function isExecutionErrorData(v: any): boolean {
     isString(v.prompt_id) &&
     optString(v.exception_type) &&
     optString(v.exception_message) &&
-    (v.traceback === undefined || (isCreateNodeRequest_1(v.traceback) || isString(v.traceback))) &&
+    (v.traceback === undefined || (isNodeVersion_1(v.traceback) || isString(v.traceback))) &&
     (v.node_id === undefined || (v.node_id === null || isString(v.node_id))) &&
     (v.node_type === undefined || (v.node_type === null || isString(v.node_type))) &&
-    (v.executed === undefined || isCreateNodeRequest_1(v.executed)) &&
+    (v.executed === undefined || isNodeVersion_1(v.executed)) &&
     optNumber(v.timestamp)
   );
 }
@@ -301,7 +382,7 @@ function isExecutionInterruptedData(v: any): boolean {
     isString(v.prompt_id) &&
     (v.node_id === undefined || (v.node_id === null || isString(v.node_id))) &&
     (v.node_type === undefined || (v.node_type === null || isString(v.node_type))) &&
-    (v.executed === undefined || isCreateNodeRequest_1(v.executed)) &&
+    (v.executed === undefined || isNodeVersion_1(v.executed)) &&
     optNumber(v.timestamp)
   );
 }
@@ -552,6 +633,47 @@ function isListJobsParams(v: any): boolean {
   for (const k in v) if (!(k === "status" || k === "workflow_id" || k === "output_type" || k === "sort_by" || k === "sort_order" || k === "offset" || k === "limit")) return false;
   return true;
 }
+export const ListNodesParams: Typed<z.output<typeof S.ListNodesParams>> = {
+  type: 'object',
+  fields: {
+    page: { type: 'optional', of: { type: 'number', int: true, min: 1 } },
+    limit: { type: 'optional', of: { type: 'number', int: true, min: 1 } },
+    node_id: { type: 'optional', of: { type: 'array', of: { type: 'string', min: 1 } } },
+    supported_os: 'string?',
+    supported_accelerator: 'string?',
+    include_banned: 'boolean?',
+    timestamp: 'string?',
+    latest: 'boolean?',
+    sort: { type: 'optional', of: { type: 'array', of: 'string' } },
+    platformui_version: 'string?',
+    form_factor: 'string?',
+  },
+  rest: 'reject',
+  is: isListNodesParams,
+};
+function isListNodesParams_1(v: any): boolean {
+  if (!(Array.isArray(v))) return false;
+  for (let i = 0; i < v.length; i++) if (!((typeof v[i] === 'string' && v[i] !== ''))) return false;
+  return true;
+}
+function isListNodesParams(v: any): boolean {
+  if (!((
+    isObject(v) &&
+    (v.page === undefined || (Number.isSafeInteger(v.page) && (v.page as number) >= 1)) &&
+    (v.limit === undefined || (Number.isSafeInteger(v.limit) && (v.limit as number) >= 1)) &&
+    (v.node_id === undefined || isListNodesParams_1(v.node_id)) &&
+    optString(v.supported_os) &&
+    optString(v.supported_accelerator) &&
+    optBoolean(v.include_banned) &&
+    optString(v.timestamp) &&
+    optBoolean(v.latest) &&
+    (v.sort === undefined || isNodeVersion_1(v.sort)) &&
+    optString(v.platformui_version) &&
+    optString(v.form_factor)
+  ))) return false;
+  for (const k in v) if (!(k === "page" || k === "limit" || k === "node_id" || k === "supported_os" || k === "supported_accelerator" || k === "include_banned" || k === "timestamp" || k === "latest" || k === "sort" || k === "platformui_version" || k === "form_factor")) return false;
+  return true;
+}
 export const ListPublisherNodesParams: Typed<z.output<typeof S.ListPublisherNodesParams>> = {
   type: 'object',
   fields: {
@@ -571,52 +693,6 @@ function isListPublisherNodesParams(v: any): boolean {
   ))) return false;
   for (const k in v) if (!(k === "page" || k === "limit" || k === "include_banned" || k === '__proto__' || (isString(v[k]) || isNumber(v[k]) || typeof v[k] === 'boolean'))) return false;
   return true;
-}
-export const NodeVersionStatus: Typed<z.output<typeof S.NodeVersionStatus>> = 'string';
-export const NodeVersion: Typed<z.output<typeof S.NodeVersion>> = {
-  type: 'object',
-  fields: {
-    id: 'string?',
-    node_id: 'string?',
-    version: 'string?',
-    changelog: 'string?',
-    platform_node_extract_status: 'string?',
-    createdAt: 'string?',
-    dependencies: { type: 'optional', of: { type: 'array', of: 'string' } },
-    deprecated: 'boolean?',
-    downloadUrl: 'string?',
-    status_reason: 'string?',
-    supported_accelerators: { type: 'optional', of: { type: 'array', of: 'string' } },
-    supported_platformui_frontend_version: 'string?',
-    supported_platformui_version: 'string?',
-    supported_os: { type: 'optional', of: { type: 'array', of: 'string' } },
-    tags: { type: 'optional', of: { type: 'array', of: 'string' } },
-    tags_admin: { type: 'optional', of: { type: 'array', of: 'string' } },
-    status: { type: 'optional', of: NodeVersionStatus },
-  },
-  is: isNodeVersion,
-};
-function isNodeVersion(v: any): boolean {
-  return (
-    isObject(v) &&
-    optString(v.id) &&
-    optString(v.node_id) &&
-    optString(v.version) &&
-    optString(v.changelog) &&
-    optString(v.platform_node_extract_status) &&
-    optString(v.createdAt) &&
-    (v.dependencies === undefined || isCreateNodeRequest_1(v.dependencies)) &&
-    optBoolean(v.deprecated) &&
-    optString(v.downloadUrl) &&
-    optString(v.status_reason) &&
-    (v.supported_accelerators === undefined || isCreateNodeRequest_1(v.supported_accelerators)) &&
-    optString(v.supported_platformui_frontend_version) &&
-    optString(v.supported_platformui_version) &&
-    (v.supported_os === undefined || isCreateNodeRequest_1(v.supported_os)) &&
-    (v.tags === undefined || isCreateNodeRequest_1(v.tags)) &&
-    (v.tags_admin === undefined || isCreateNodeRequest_1(v.tags_admin)) &&
-    (v.status === undefined || isString(v.status))
-  );
 }
 export const PublisherStatus: Typed<z.output<typeof S.PublisherStatus>> = 'string';
 export const Publisher: Typed<z.output<typeof S.Publisher>> = {
@@ -697,17 +773,17 @@ function isNode(v: any): boolean {
     optInteger(v.downloads) &&
     optInteger(v.github_stars) &&
     optString(v.license) &&
-    (v.preempted_platform_node_names === undefined || isCreateNodeRequest_1(v.preempted_platform_node_names)) &&
+    (v.preempted_platform_node_names === undefined || isNodeVersion_1(v.preempted_platform_node_names)) &&
     optNumber(v.rating) &&
     optString(v.repository) &&
     optInteger(v.search_ranking) &&
     optString(v.status_detail) &&
-    (v.supported_accelerators === undefined || isCreateNodeRequest_1(v.supported_accelerators)) &&
+    (v.supported_accelerators === undefined || isNodeVersion_1(v.supported_accelerators)) &&
     optString(v.supported_platformui_frontend_version) &&
     optString(v.supported_platformui_version) &&
-    (v.supported_os === undefined || isCreateNodeRequest_1(v.supported_os)) &&
-    (v.tags === undefined || isCreateNodeRequest_1(v.tags)) &&
-    (v.tags_admin === undefined || isCreateNodeRequest_1(v.tags_admin)) &&
+    (v.supported_os === undefined || isNodeVersion_1(v.supported_os)) &&
+    (v.tags === undefined || isNodeVersion_1(v.tags)) &&
+    (v.tags_admin === undefined || isNodeVersion_1(v.tags_admin)) &&
     (v.translations === undefined || isCreateNodeRequest_6(v.translations)) &&
     (v.latest_version === undefined || isNodeVersion(v.latest_version)) &&
     (v.publisher === undefined || isPublisher(v.publisher)) &&
@@ -795,6 +871,16 @@ function isNodeProgress(v: any): boolean {
     optString(v.real_node_id)
   );
 }
+export const NodeVersionList: Typed<z.output<typeof S.NodeVersionList>> = {
+  type: 'array',
+  of: NodeVersion,
+  is: isNodeVersionList,
+};
+function isNodeVersionList(v: any): boolean {
+  if (!(Array.isArray(v))) return false;
+  for (let i = 0; i < v.length; i++) if (!(isNodeVersion(v[i]))) return false;
+  return true;
+}
 export const NotificationData: Typed<z.output<typeof S.NotificationData>> = {
   type: 'object',
   fields: { value: 'string', id: 'string?' },
@@ -851,6 +937,14 @@ function isPromptIds(v: any): boolean {
   if (!(Array.isArray(v) && v.length >= 1)) return false;
   for (let i = 0; i < v.length; i++) if (!((typeof v[i] === 'string' && v[i] !== ''))) return false;
   return true;
+}
+export const PublishNodeVersionResponse: Typed<z.output<typeof S.PublishNodeVersionResponse>> = {
+  type: 'object',
+  fields: { signedUrl: 'string', node_version: NodeVersion },
+  is: isPublishNodeVersionResponse,
+};
+function isPublishNodeVersionResponse(v: any): boolean {
+  return isObject(v) && isString(v.signedUrl) && isNodeVersion(v.node_version);
 }
 export const PublisherList: Typed<z.output<typeof S.PublisherList>> = {
   type: 'array',
@@ -1085,7 +1179,7 @@ function isSubmissionErrorBody_4(v: any): boolean {
   return (
     isObject(v) &&
     isSubmissionErrorBody_5(v.errors) &&
-    (v.dependent_outputs === undefined || isCreateNodeRequest_1(v.dependent_outputs)) &&
+    (v.dependent_outputs === undefined || isNodeVersion_1(v.dependent_outputs)) &&
     optString(v.class_type)
   );
 }
@@ -1141,7 +1235,7 @@ function isTask(v: any): boolean {
     isObject(v) &&
     isString(v.task_id) &&
     isString(v.status) &&
-    (v.generated === undefined || isCreateNodeRequest_1(v.generated))
+    (v.generated === undefined || isNodeVersion_1(v.generated))
   );
 }
 export const TaskNotification: Typed<z.output<typeof S.TaskNotification>> = {
@@ -1158,7 +1252,7 @@ function isTaskNotification(v: any): boolean {
     isObject(v) &&
     optString(v.task_id) &&
     optString(v.status) &&
-    (v.generated === undefined || isCreateNodeRequest_1(v.generated))
+    (v.generated === undefined || isNodeVersion_1(v.generated))
   );
 }
 export const TaskRecord: Typed<z.output<typeof S.TaskRecord>> = {

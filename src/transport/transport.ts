@@ -64,8 +64,17 @@ export const BEARER_SERVICE = {
 /** A request body other than JSON. (Not `BodyInit`: that name exists only with the DOM lib.) */
 export type RequestBody = FormData | Blob | ReadableStream<Uint8Array> | string;
 
-/** Query values; `undefined` entries are left out. */
-export type Query = Record<string, string | number | boolean | undefined>;
+/** Query values; `undefined` entries are left out, and an array becomes the key repeated (`statuses=A&statuses=B`). */
+export type Query = Record<string, string | number | boolean | readonly (string | number)[] | undefined>;
+
+/** Appends a query to search params: arrays as repeated keys (not ky's or `String()`'s comma join). */
+function appendQuery(params: URLSearchParams, query: Query): void {
+  for (const [k, v] of Object.entries(query)) {
+    if (v === undefined) continue;
+    if (Array.isArray(v)) for (const one of v) params.append(k, String(one));
+    else params.append(k, String(v));
+  }
+}
 
 /** One request, as a client method describes it. */
 export interface RequestSpec {
@@ -215,7 +224,7 @@ export class Transport {
   /** The full URL of a path, secrets redacted: what errors and logs show. */
   displayUrl(p: string, query?: Query): string {
     const u = new URL(`${this.baseUrl}/${p}`);
-    for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) u.searchParams.set(k, String(v));
+    if (query) appendQuery(u.searchParams, query);
     return redactUrl(u);
   }
 
@@ -311,7 +320,7 @@ export class Transport {
     let url = `${this.baseUrl}/${spec.path}`;
     if (spec.query) {
       const q = new URLSearchParams();
-      for (const [k, v] of Object.entries(spec.query)) if (v !== undefined) q.set(k, String(v));
+      appendQuery(q, spec.query);
       const text = q.toString();
       if (text) url += `?${text}`;
     }
@@ -457,15 +466,17 @@ export class Transport {
   }
 
   /**
-   * A bare GET of a URL outside the service (a signed download URL): no
-   * header, no credential, no hook, no cookie, redirects followed. The
+   * A bare request to a URL outside the service (a signed download or
+   * upload URL): a GET, or a PUT of `send.body`; no header but `send`'s, no
+   * credential, no hook, no cookie, redirects followed. Never retried. The
    * timeout covers the wait for the headers, not the body. Errors and log
    * lines show the URL with its signature redacted.
    */
-  async fetchElsewhere(target: URL, options: RequestOptions = {}): Promise<Response> {
+  async fetchElsewhere(target: URL, options: RequestOptions = {}, send?: { method: 'PUT'; body: Blob | ReadableStream<Uint8Array>; headers: Record<string, string> }): Promise<Response> {
     checkTimeout(options.timeout);
     const user = options.signal;
-    const spec = { method: 'GET', shown: redactUrl(target) } as const;
+    const method = send?.method ?? 'GET';
+    const spec = { method, shown: redactUrl(target) };
     const requestId = nextRequestId();
     if (user?.aborted) throw this.#handedOver(requestId, spec, new APIUserAbortError(undefined, { cause: user.reason }));
     const timeout = options.timeout ?? this.#timeout;
@@ -477,25 +488,26 @@ export class Transport {
     let res: Response;
     try {
       // `credentials: 'omit'` keeps a browser's cookies home; redirects are followed with nothing added.
-      res = await this.fetch(target, { method: 'GET', credentials: 'omit', redirect: 'follow', signal });
+      const body = send ? { body: send.body, headers: send.headers, ...(send.body instanceof ReadableStream ? { duplex: 'half' } : {}) } : {};
+      res = await this.fetch(target, { method, credentials: 'omit', redirect: 'follow', signal, ...body } as RequestInit);
     } catch (err) {
       clearTimeout(handle);
       const error = user?.aborted
         ? new APIUserAbortError(undefined, { cause: user.reason })
         : timer.signal.aborted
-          ? new APITimeoutError('GET', spec.shown, timeout === false ? undefined : timeout)
-          : new APIConnectionError('GET', spec.shown, scrub(describeCause(err), this.#secrets));
+          ? new APITimeoutError(method, spec.shown, timeout === false ? undefined : timeout)
+          : new APIConnectionError(method, spec.shown, scrub(describeCause(err), this.#secrets));
       throw this.#handedOver(requestId, spec, error);
     }
     clearTimeout(handle);
-    this.log.debug?.(...this.#attemptLine(requestId, 'GET', spec.shown, 0, started, res.status, ', no credentials'));
+    this.log.debug?.(...this.#attemptLine(requestId, method, spec.shown, 0, started, res.status, ', no credentials'));
     if (res.ok) return res;
     // An error body is read for its message, bounded like the transport's own.
     handle = setTimeout(() => timer.abort(), 10_000);
     const body = parseBody(await res.text().catch(() => '')) ?? '';
     clearTimeout(handle);
     const Cls = errorClassFor(res.status, this.service);
-    throw this.#handedOver(requestId, spec, new Cls({ status: res.status, body: scrub(body, this.#secrets), method: 'GET', url: spec.shown, headers: res.headers }));
+    throw this.#handedOver(requestId, spec, new Cls({ status: res.status, body: scrub(body, this.#secrets), method, url: spec.shown, headers: res.headers }));
   }
 
   #mapError(err: unknown, spec: RequestSpec, signal: AbortSignal | undefined, timeout: number | false): unknown {

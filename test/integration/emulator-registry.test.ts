@@ -449,3 +449,265 @@ describe('lifecycle', () => {
     agent.destroy();
   });
 });
+
+// ---------------------------------------------------------------------------
+// Issue 15: node, versions, install, node classes, /nodes, bulk, publish.
+
+type Version = { id?: string; version?: string; status?: string; status_reason?: string; deprecated?: boolean; dependencies?: string[] | null; downloadUrl?: string; node_id?: string };
+
+const MATH = SEED_FACTS.prereleaseNodeId;
+
+describe('GET /nodes/:nodeId', () => {
+  it('answers the node without credentials and without side effects', async () => {
+    const before = emu.registry.getNode(MATH)!.downloads;
+    const res = await get(`/nodes/${MATH}`);
+    expect(res.status).toBe(200);
+    const node = await json<Node>(res);
+    expect(node.id).toBe(MATH);
+    expect(node.latest_version?.version).toBe('1.10.0');
+    expect(node.publisher?.id).toBe('nodesmith');
+    expect(node.downloads).toBe(before);
+    expect(emu.registry.getNode(MATH)!.downloads).toBe(before);
+    expect(emu.registry.installs).toEqual([]);
+  });
+
+  it('302 to the stored id when the case differs', async () => {
+    const res = await fetch(`${emu.url}/nodes/${MATH.toUpperCase()}`, { redirect: 'manual' });
+    expect(res.status).toBe(302);
+    expect(res.headers.get('location')).toBe(`/nodes/${MATH}`);
+    const followed = await fetch(`${emu.url}/nodes/${MATH.toUpperCase()}`);
+    expect(followed.status).toBe(200);
+    expect((await followed.json()).id).toBe(MATH);
+  });
+
+  it('403 {"message":"Node Banned"} for a banned node, ErrorResponse 404 for an unknown one', async () => {
+    const res = await get(`/nodes/${SEED_FACTS.bannedNodeId}`);
+    expect(res.status).toBe(403);
+    expect(await res.json()).toEqual({ message: 'Node Banned' });
+    await expectError(await get('/nodes/no-such-node'), 404);
+  });
+
+  it('does not shadow /nodes/search', async () => {
+    expect((await json<NodePage>(await get('/nodes/search'))).page).toBe(1);
+  });
+});
+
+describe('GET /nodes/:nodeId/versions', () => {
+  it('a bare array, not in semver order, latest_version among them', async () => {
+    const res = await get(`/nodes/${MATH}/versions`);
+    expect(res.status).toBe(200);
+    const list = await json<Version[]>(res);
+    expect(Array.isArray(list)).toBe(true);
+    expect(list.map((v) => v.version)).toEqual(['1.8.2', '1.10.0-beta.1', '1.9.0', 'nightly', '1.10.0', '2.0.0-rc.1']);
+    const latest = emu.registry.getNode(MATH)!.latest_version!;
+    expect(list.find((v) => v.version === '1.10.0')?.id).toBe(latest.id);
+    expect(list.find((v) => v.version === '1.8.2')).toMatchObject({ deprecated: true, dependencies: null });
+    expect(list.find((v) => v.version === 'nightly')?.downloadUrl).toBe('');
+    expect(list.find((v) => v.version === '2.0.0-rc.1')?.status).toBe('NodeVersionStatusPending');
+    for (const v of list) expect(v).not.toHaveProperty('status_reason');
+  });
+
+  it('every seeded node has several versions, one equal to latest_version', async () => {
+    for (const stored of emu.registry.nodes.values()) {
+      const list = emu.registry.versions.get(stored.node.id)!;
+      expect(list.length, stored.node.id).toBeGreaterThanOrEqual(2);
+      expect(list.filter((v) => v.id === stored.node.latest_version?.id && v.version === stored.node.latest_version?.version)).toHaveLength(1);
+    }
+  });
+
+  it('filters by repeated statuses keys; include_status_reason adds status_reason', async () => {
+    const pending = await json<Version[]>(await get(`/nodes/${MATH}/versions?statuses=NodeVersionStatusPending`));
+    expect(pending.map((v) => v.version)).toEqual(['2.0.0-rc.1']);
+    const both = await json<Version[]>(await get(`/nodes/${MATH}/versions?statuses=NodeVersionStatusActive&statuses=NodeVersionStatusPending&include_status_reason=true`));
+    expect(both).toHaveLength(6);
+    for (const v of both) expect(typeof v.status_reason).toBe('string');
+    expect(both.find((v) => v.version === '2.0.0-rc.1')?.status_reason).toBe('Awaiting security scan');
+    expect(await json<Version[]>(await get(`/nodes/${MATH}/versions?statuses=NodeVersionStatusFlagged`))).toEqual([]);
+    await expectError(await get('/nodes/no-such-node/versions'), 404);
+  });
+
+  it('GET one version by its version string; 404 when absent', async () => {
+    const v = await json<Version>(await get(`/nodes/${MATH}/versions/1.10.0-beta.1`));
+    expect(v).toMatchObject({ version: '1.10.0-beta.1', node_id: MATH });
+    expect((await json<Version>(await get(`/nodes/${MATH}/versions/nightly`))).version).toBe('nightly');
+    await expectError(await get(`/nodes/${MATH}/versions/9.9.9`), 404);
+    const uuid = emu.registry.getNode(MATH)!.latest_version!.id!;
+    await expectError(await get(`/nodes/${MATH}/versions/${uuid}`), 404);
+  });
+});
+
+describe('GET /nodes/:nodeId/install', () => {
+  it('returns the version and counts one download per call; reads never do', async () => {
+    const before = emu.registry.getNode(MATH)!.downloads!;
+    await get(`/nodes/${MATH}`);
+    await get(`/nodes/${MATH}/versions`);
+    await get(`/nodes/${MATH}/versions/1.9.0`);
+    await get(`/nodes?node_id=${MATH}`);
+    await get('/platform-nodes/MathExpression/node');
+    expect(emu.registry.getNode(MATH)!.downloads).toBe(before);
+
+    const latest = await json<Version>(await get(`/nodes/${MATH}/install`));
+    expect(latest.version).toBe('1.10.0');
+    const pinned = await json<Version>(await get(`/nodes/${MATH}/install?version=1.9.0`));
+    expect(pinned.version).toBe('1.9.0');
+    expect(emu.registry.getNode(MATH)!.downloads).toBe(before + 2);
+    expect((await json<Node>(await get(`/nodes/${MATH}`))).downloads).toBe(before + 2);
+    expect(emu.registry.installs.map((i) => [i.nodeId, i.version])).toEqual([[MATH, '1.10.0'], [MATH, '1.9.0']]);
+
+    await expectError(await get(`/nodes/${MATH}/install?version=9.9.9`), 404);
+    expect(emu.registry.installs).toHaveLength(2);
+  });
+});
+
+describe('GET /platform-nodes/:className/node', () => {
+  const pack = (className: string) => get(`/platform-nodes/${encodeURIComponent(className)}/node`);
+
+  it('a preempting pack wins over a better search_ranking', async () => {
+    const { className, winner, loser } = SEED_FACTS.classes.preempted;
+    const w = emu.registry.getNode(winner)!;
+    const l = emu.registry.getNode(loser)!;
+    expect(w.preempted_platform_node_names).toContain(className);
+    expect(w.search_ranking!).toBeGreaterThan(l.search_ranking!);
+    expect(emu.registry.classes.get(className)?.sort()).toEqual([winner, loser].sort());
+    expect((await json<Node>(await pack(className))).id).toBe(winner);
+  });
+
+  it('without preemption, the lower search_ranking wins', async () => {
+    const { className, winner } = SEED_FACTS.classes.byRanking;
+    expect((await json<Node>(await pack(className))).id).toBe(winner);
+  });
+
+  it('decodes class names with spaces, parentheses, + and |', async () => {
+    for (const [className, id] of Object.entries({ ...SEED_FACTS.classes.special, ...SEED_FACTS.classes.workflow })) {
+      const res = await pack(className);
+      expect(res.status, className).toBe(200);
+      expect((await json<Node>(res)).id, className).toBe(id);
+    }
+    // '+' in a path is a literal plus, never a space.
+    expect(emu.requests.some((r) => r.path.includes('%2B'))).toBe(true);
+  });
+
+  it('404 for an unknown class and for a class only a banned pack provides', async () => {
+    await expectError(await pack('NoSuchClass'), 404);
+    await expectError(await pack(SEED_FACTS.classes.bannedOnly), 404);
+  });
+});
+
+describe('GET /nodes', () => {
+  it('paginates like search, limit 10 by default', async () => {
+    const body = await json<NodePage>(await get('/nodes'));
+    expect(body).toMatchObject({ page: 1, limit: 10, total: SEED_FACTS.searchableCount });
+    expect(body.nodes).toHaveLength(10);
+  });
+
+  it('node_id as repeated keys; the default limit applies to id filters too', async () => {
+    const ids = SEED_FACTS.activeNodeIds.slice(0, 12);
+    const qs = ids.map((id) => `node_id=${encodeURIComponent(id)}`).join('&');
+    const first = await json<NodePage>(await get(`/nodes?${qs}`));
+    expect(first).toMatchObject({ total: 12, limit: 10, totalPages: 2 });
+    expect(first.nodes).toHaveLength(10);
+    const all = await json<NodePage>(await get(`/nodes?${qs}&limit=12&latest=true&timestamp=2024-01-01T00:00:00Z&platformui_version=0.3.0&form_factor=desktop`));
+    expect(all.nodes.map((n) => n.id).sort()).toEqual([...ids].sort());
+    const withBanned = await json<NodePage>(await get(`/nodes?node_id=${SEED_FACTS.bannedNodeId}&node_id=no-such-node`));
+    expect(withBanned.total).toBe(0);
+    expect((await json<NodePage>(await get(`/nodes?node_id=${SEED_FACTS.bannedNodeId}&include_banned=true`))).total).toBe(1);
+  });
+
+  it('sort field;desc, repeated', async () => {
+    const body = await json<NodePage>(await get('/nodes?sort=downloads;desc&sort=id&limit=20'));
+    const downloads = body.nodes.map((n) => n.downloads ?? 0);
+    expect([...downloads].sort((a, b) => b - a)).toEqual(downloads);
+    const os = await json<NodePage>(await get(`/nodes?supported_os=${encodeURIComponent('MacOS')}&limit=100`));
+    expect(os.nodes.length).toBeGreaterThan(0);
+    for (const n of os.nodes) expect(n.supported_os?.map((s) => s.toLowerCase())).toContain('macos');
+  });
+});
+
+describe('POST /bulk/nodes/versions', () => {
+  it('answers per item, in order', async () => {
+    const res = await fetch(`${emu.url}/bulk/nodes/versions`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        node_versions: [
+          { node_id: MATH, version: '1.9.0' },
+          { node_id: MATH, version: '9.9.9' },
+          { node_id: 'no-such-node', version: '1.0.0' },
+          { node_id: MATH },
+        ],
+      }),
+    });
+    expect(res.status).toBe(200);
+    const body = await json<{ node_versions: Array<Record<string, unknown>> }>(res);
+    expect(body.node_versions.map((r) => r.status)).toEqual(['success', 'not_found', 'not_found', 'error']);
+    expect(body.node_versions[0]).toMatchObject({ node_version: { version: '1.9.0', node_id: MATH }, identifier: { node_id: MATH, version: '1.9.0' } });
+    expect(body.node_versions[1]?.identifier).toEqual({ node_id: MATH, version: '9.9.9' });
+    expect(typeof body.node_versions[3]?.error_message).toBe('string');
+    const bad = await fetch(`${emu.url}/bulk/nodes/versions`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });
+    await expectError(bad, 400);
+  });
+});
+
+describe('POST /publishers/:publisherId/nodes/:nodeId/versions and the signed upload', () => {
+  const publish = (publisherId: string, nodeId: string, body: unknown, headers: Record<string, string> = {}) =>
+    fetch(`${emu.url}/publishers/${encodeURIComponent(publisherId)}/nodes/${encodeURIComponent(nodeId)}/versions`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
+  const body = (version: string, token = 'pat-nodesmith') => ({ personal_access_token: token, node: { id: MATH }, node_version: { version, changelog: 'New', dependencies: ['numpy'] } });
+
+  it('creates a pending version, signs an upload on a second origin that refuses credentials', async () => {
+    const res = await publish('nodesmith', MATH, body('2.0.0'));
+    expect(res.status).toBe(201);
+    const created = await json<{ signedUrl: string; node_version: Version }>(res);
+    expect(created.node_version).toMatchObject({ version: '2.0.0', status: 'NodeVersionStatusPending', node_id: MATH });
+    expect(created.signedUrl.startsWith(emu.resultsUrl + '/registry-uploads/')).toBe(true);
+    expect(new URL(created.signedUrl).origin).not.toBe(new URL(emu.url).origin);
+    // The latest release does not move to a pending version.
+    expect(emu.registry.getNode(MATH)!.latest_version?.version).toBe('1.10.0');
+
+    const archive = new Uint8Array([0x50, 0x4b, 0x03, 0x04, 1, 2, 3, 4]);
+    const credentials: Record<string, string>[] = [{ Authorization: `Bearer ${EMULATOR_TOKEN}` }, { 'X-API-Key': 'k' }, { Cookie: 'a=b' }];
+    for (const headers of credentials) {
+      const refused = await fetch(created.signedUrl, { method: 'PUT', headers: { 'Content-Type': 'application/zip', ...headers }, body: archive });
+      expect([401, 403]).toContain(refused.status);
+    }
+    const slot = [...emu.registry.uploads.values()][0]!;
+    expect(slot.size).toBeUndefined();
+
+    const put = await fetch(created.signedUrl, { method: 'PUT', headers: { 'Content-Type': 'application/zip' }, body: archive });
+    expect(put.status).toBe(200);
+    const { createHash } = await import('node:crypto');
+    expect(slot.size).toBe(archive.length);
+    expect(slot.sha256).toBe(createHash('sha256').update(archive).digest('hex'));
+
+    const v = await json<Version>(await get(`/nodes/${MATH}/versions/2.0.0`));
+    expect(v.downloadUrl?.startsWith(emu.url + '/')).toBe(true);
+    const dl = await fetch(v.downloadUrl!);
+    expect(dl.status).toBe(200);
+    expect(new Uint8Array(await dl.arrayBuffer())).toEqual(archive);
+  });
+
+  it('refuses an upload that is not application/zip, and an unknown signature', async () => {
+    const created = await json<{ signedUrl: string }>(await publish('nodesmith', MATH, body('2.0.1', 'emulator-pat')));
+    expect((await fetch(created.signedUrl, { method: 'PUT', headers: { 'Content-Type': 'application/octet-stream' }, body: 'x' })).status).toBe(400);
+    expect((await fetch(`${emu.resultsUrl}/registry-uploads/nope`, { method: 'PUT', headers: { 'Content-Type': 'application/zip' }, body: 'x' })).status).toBe(403);
+  });
+
+  it('400 {"message"} for an unknown token, 400 duplicate, 403 banned / other publisher, 404 unknown', async () => {
+    const invalid = await publish('nodesmith', MATH, body('3.0.0', 'pat-wrong'));
+    expect(invalid.status).toBe(400);
+    expect(await invalid.json()).toEqual({ message: 'Invalid personal access token' });
+    // A Bearer header is no substitute for the token in the body.
+    const bearerOnly = await publish('nodesmith', MATH, { node_version: { version: '3.0.0' } }, auth());
+    expect(bearerOnly.status).toBe(400);
+    await expectError(await publish('nodesmith', MATH, body('1.10.0')), 400, /exists/);
+    await expectError(await publish('nodesmith', MATH, body('not-semver')), 400);
+    await expectError(await publish('nodesmith', MATH, body('3.0.0', 'pat-pixelforge')), 403);
+    await expectError(await publish('shadowbyte', 'shadowbyte-turbo-sampler', body('9.0.0', 'pat-shadowbyte')), 403, /banned/);
+    await expectError(await publish('nodesmith', 'no-such-node', body('3.0.0')), 404);
+    await expectError(await publish('nobody', MATH, body('3.0.0', 'emulator-pat')), 404);
+    expect(emu.registry.versions.get(MATH)?.some((v) => v.version === '3.0.0')).toBe(false);
+  });
+});
