@@ -58,10 +58,12 @@ export const BUNDLES: BundleSpec[] = [
   // submit/run (`validate: true`, +3.4 KB) and the Workflow builder (+1.9 KB, in "everything" only).
   // Issue 14 (logging: a line per HTTP attempt, socket event and run() move, redaction of every line) added
   // +3.0 KB to CloudClient and "everything" (+1.6 KB to RegistryClient, within its budget): budgets 22.5 → 25.5, 31 → 34.
+  // Issue 15 (registry reads beyond the seed, publishing, findMissingPacks; in progress) added +3.6 KB to "everything"
+  // (34 → 37.5) and +3.8 KB to RegistryClient, now at its 15 KB budget: the next session trims it.
   { label: 'import { CloudClient }', code: named('CloudClient'), budgetKB: 25.5, bundler: 'esbuild', split: true },
   { label: 'import { Workflow }', code: named('Workflow'), budgetKB: 7.5, bundler: 'esbuild' },
   // Issue 13 (the proxy's tasks, results, notifications): +1.7 KB in "everything".
-  { label: 'import * as sdk (everything)', code: `import * as sdk from '@platformui/sdk'; console.log(sdk);`, budgetKB: 34, bundler: 'esbuild' },
+  { label: 'import * as sdk (everything)', code: `import * as sdk from '@platformui/sdk'; console.log(sdk);`, budgetKB: 37.5, bundler: 'esbuild' },
   { label: 'import { RegistryClient }', code: named('RegistryClient'), budgetKB: 15, bundler: 'rollup' },
 ];
 
