@@ -15,6 +15,7 @@ import type { Job } from './cloud-jobs.ts';
 import { PromptRejection } from './cloud-nodes.ts';
 import { historyOf, jobRecord, queueEntry, rawStatus, specStatus, type RecordDialect } from './cloud-records.ts';
 import type { CloudState } from './cloud.ts';
+import { isObject } from '../schemas/rule.ts';
 import { HttpError, sendEmpty, sendJson, sendText, type RequestContext, type Route } from './http.ts';
 
 const MiB = 1024 * 1024;
@@ -34,10 +35,6 @@ function authorize(state: CloudState, ctx: RequestContext): string {
   if (mode === 'insufficient_credits') throw new HttpError(402, 'Insufficient credits to run workflows; top up the account balance', 'InsufficientCredits');
   if (mode === 'inactive') throw new HttpError(429, 'The subscription is not active', 'SubscriptionInactive');
   return key;
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** The answer of `POST /api/queue` and `POST /api/interrupt`: `json`, or an empty 200 (`controlReplies: 'empty'`). */

@@ -520,6 +520,15 @@ async function readJson(req: IncomingMessage, res: ServerResponse, limit: number
   }
 }
 
+/** A boolean query parameter: absent or empty is false, `true`/`false` as written, anything else a 400. */
+export function booleanParam(query: URLSearchParams, name: string): boolean {
+  const raw = query.get(name);
+  if (raw === null || raw === '') return false;
+  if (raw === 'true') return true;
+  if (raw === 'false') return false;
+  throw new HttpError(400, `${name}: must be true or false, got ${JSON.stringify(raw)}`);
+}
+
 /** A request target (`/path?query`) with secret query values redacted, for log lines. */
 export function redactTarget(target: string): string {
   const shown = URL.canParse(target, 'http://emulator') ? redactUrl(new URL(target, 'http://emulator')) : '[unparsable target]';

@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SILENT, type Log } from '../transport/log.ts';
 import { requireBearer } from './auth.ts';
+import { isObject } from '../schemas/rule.ts';
 import { Faults, HttpError, REQUEST_LOG_LIMIT, Router, sendError, sendJson, type RecordedRequest, type Route } from './http.ts';
 import { DEFAULT_TOKENS } from './registry.ts';
 
@@ -345,10 +346,6 @@ type Check = (value: unknown, field: string) => void;
 
 function bad(field: string, message: string): HttpError {
   return new HttpError(400, `${field}: ${message}`, 'bad_request');
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 const string: Check = (v, f) => {

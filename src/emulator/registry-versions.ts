@@ -8,7 +8,8 @@
  * @module
  */
 import { createHash } from 'node:crypto';
-import { HttpError, sendJson, type RequestContext, type Route } from './http.ts';
+import { isObject } from '../schemas/rule.ts';
+import { booleanParam, HttpError, sendJson, type RequestContext, type Route } from './http.ts';
 import type { Node, NodeVersion, RegistryState, StoredNode } from './registry.ts';
 
 /**
@@ -49,7 +50,8 @@ function sendMessageOnly(ctx: RequestContext, status: number, message: string): 
   sendJson(ctx.res, status, { message });
 }
 
-const SEMVER = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/;
+/** A semantic version, as the emulator's registry checks one (create and publish). */
+export const SEMVER = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/;
 
 function versionView(v: StoredVersion, withReason: boolean): StoredVersion {
   const copy = structuredClone(v);
@@ -74,18 +76,6 @@ function exactNode(state: RegistryState, id: string): StoredNode {
   const stored = state.nodes.get(id);
   if (!stored) throw new HttpError(404, `Node ${id} not found`);
   return stored;
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-function booleanParam(query: URLSearchParams, name: string): boolean {
-  const raw = query.get(name);
-  if (raw === null || raw === '') return false;
-  if (raw === 'true') return true;
-  if (raw === 'false') return false;
-  throw new HttpError(400, `${name}: must be true or false, got ${JSON.stringify(raw)}`);
 }
 
 /** Ranking of packs for one class: preempting first, then lower `search_ranking`, then more `downloads`, then id. */

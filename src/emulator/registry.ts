@@ -5,9 +5,9 @@
  *
  * @module
  */
-import { HttpError, sendEmpty, sendJson, type RequestContext, type Route } from './http.ts';
+import { booleanParam, HttpError, sendEmpty, sendJson, type RequestContext, type Route } from './http.ts';
 import { buildSeed, createRandom, DOWNLOAD_BASE } from './seed.ts';
-import { EMULATOR_PAT, versionRoutes, type InstallRecord, type StoredVersion, type UploadSlot } from './registry-versions.ts';
+import { EMULATOR_PAT, SEMVER, versionRoutes, type InstallRecord, type StoredVersion, type UploadSlot } from './registry-versions.ts';
 import type { Node as SchemaNode, NodePage as SchemaNodePage, NodeVersion, Publisher as SchemaPublisher } from '../schemas/registry.ts';
 import { NODE_STATUSES, PUBLISHER_STATUSES } from '../schemas/values.ts';
 
@@ -264,14 +264,6 @@ function positiveInt(query: URLSearchParams, name: string, fallback: number): nu
   return Number(raw);
 }
 
-function booleanParam(query: URLSearchParams, name: string): boolean {
-  const raw = query.get(name);
-  if (raw === null || raw === '') return false;
-  if (raw === 'true') return true;
-  if (raw === 'false') return false;
-  throw new HttpError(400, `${name}: must be true or false, got ${JSON.stringify(raw)}`);
-}
-
 function paginate(all: Node[], query: URLSearchParams): NodePage {
   const page = positiveInt(query, 'page', 1);
   const limit = Math.min(positiveInt(query, 'limit', 10), MAX_PAGE_SIZE);
@@ -356,7 +348,6 @@ const PUBLISHER_FIELDS: Record<string, FieldKind> = {
 };
 
 const NODE_ID = /^[a-z0-9][a-z0-9_-]*$/i;
-const SEMVER = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/;
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -3,26 +3,12 @@
 // emulator ever carries a secret, a prompt or image bytes, the emulator's own
 // log and --log-level, and the CLI's trace on standard error.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { AuthenticationError, CloudClient, NotFoundError, PermissionDeniedError, ProxyClient, RegistryClient, type Logger } from '../../src/index.ts';
+import { AuthenticationError, CloudClient, NotFoundError, PermissionDeniedError, ProxyClient, RegistryClient } from '../../src/index.ts';
 import { startEmulator, type Emulator } from '../../src/emulator/index.ts';
 import { runEmulatorCommand } from '../../src/emulator/command.ts';
 import { main } from '../../src/cli/main.ts';
 import { REDACTED } from '../../src/transport/redact.ts';
-
-type Level = 'error' | 'warn' | 'info' | 'debug';
-interface Line {
-  level: Level;
-  message: string;
-  details: Record<string, unknown> | undefined;
-}
-
-/** A logger that records every call, in order. */
-function recorder() {
-  const lines: Line[] = [];
-  const at = (level: Level) => (message: string, details?: Record<string, unknown>) => void lines.push({ level, message, details });
-  const logger: Logger = { error: at('error'), warn: at('warn'), info: at('info'), debug: at('debug') };
-  return { lines, logger, of: (level: Level) => lines.filter((l) => l.level === level), index: (re: RegExp) => lines.findIndex((l) => re.test(l.message)) };
-}
+import { recorder } from '../unit/log-recorder.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -14,7 +14,6 @@ import {
   RegistryClient,
   ResponseValidationError,
   encodeFrame,
-  type Logger,
   type LogLevel,
 } from '../../src/index.ts';
 import { CloudSocket } from '../../src/cloud/socket.ts';
@@ -22,27 +21,13 @@ import { runJob } from '../../src/cloud/run.ts';
 import type { JobBackend, JobRecord, JobStatusResult } from '../../src/index.ts';
 import { createLog, LOG_LEVELS } from '../../src/transport/log.ts';
 import { REDACTED, redactUrl } from '../../src/transport/redact.ts';
+import { recorder, type Line } from './log-recorder.ts';
 
 const BASE = 'https://registry.test';
 const CLOUD = 'https://cloud.test';
 const TOKEN = 'tok_LOGSECRET_7f3a9c2e';
 const API_KEY = 'sk_LOGSECRET_cloud_91b4';
 const page = (nodes: unknown[] = []) => ({ limit: 10, nodes, page: 1, total: nodes.length, totalPages: 1 });
-
-type Level = 'error' | 'warn' | 'info' | 'debug';
-interface Line {
-  level: Level;
-  message: string;
-  details: Record<string, unknown> | undefined;
-}
-
-/** A logger that records every call, in order. */
-function recorder() {
-  const lines: Line[] = [];
-  const at = (level: Level) => (message: string, details?: Record<string, unknown>) => void lines.push({ level, message, details });
-  const logger: Logger = { error: at('error'), warn: at('warn'), info: at('info'), debug: at('debug') };
-  return { lines, logger, of: (level: Level) => lines.filter((l) => l.level === level) };
-}
 
 const { server, seen } = interceptHttp();
 
@@ -621,6 +606,16 @@ describe('socket lines', () => {
   });
 });
 
+/** Starts a run, aborts it once under way, and waits for the background stop to have been tried. */
+async function runThenAbort(jobs: JobBackend, socket: CloudSocket): Promise<void> {
+  const ac = new AbortController();
+  const run = runJob(jobs, socket, { '1': { inputs: {} } }, { pollInterval: 1000, signal: ac.signal }).catch((e: unknown) => e);
+  await new Promise((r) => setTimeout(r, 5));
+  ac.abort();
+  await run;
+  await new Promise((r) => setTimeout(r, 5));
+}
+
 describe('run() lines (a scripted backend)', () => {
   const file = (name: string) => ({ images: [{ filename: name, subfolder: '', type: 'output' }] });
   const sockets: CloudSocket[] = [];
@@ -692,24 +687,14 @@ describe('run() lines (a scripted backend)', () => {
 
   it('an abort stops the job (debug); a stop that fails is an error line, since the caller has had its answer', async () => {
     const { rec, socket, jobs, calls } = await setup('warn', { stop: async () => Promise.reject(new Error('stop refused')) });
-    const ac = new AbortController();
-    const run = runJob(jobs, socket, { '1': { inputs: {} } }, { pollInterval: 1000, signal: ac.signal }).catch((e: unknown) => e);
-    await new Promise((r) => setTimeout(r, 5));
-    ac.abort();
-    await run;
-    await new Promise((r) => setTimeout(r, 5));
+    await runThenAbort(jobs, socket);
     expect(calls).toContain('stop');
     expect(rec.lines).toEqual([{ level: 'error', message: '[platformui] job p1 could not be stopped (aborted); it may still run: Error: stop refused', details: { promptId: 'p1', error: 'Error', message: 'stop refused' } }]);
   });
 
   it('an abort whose stop works: the stop at debug, no error line', async () => {
     const { rec, socket, jobs } = await setup('debug');
-    const ac = new AbortController();
-    const run = runJob(jobs, socket, { '1': { inputs: {} } }, { pollInterval: 1000, signal: ac.signal }).catch((e: unknown) => e);
-    await new Promise((r) => setTimeout(r, 5));
-    ac.abort();
-    await run;
-    await new Promise((r) => setTimeout(r, 5));
+    await runThenAbort(jobs, socket);
     expect(rec.lines.find((l) => l.message === '[platformui] job p1: stopping it on the server (aborted)')?.level).toBe('debug');
     expect(rec.of('info').map((l) => l.details?.status)).toEqual([undefined, 'aborted']); // submitted, then ended without a result
     expect(rec.of('error')).toEqual([]);
