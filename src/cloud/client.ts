@@ -33,6 +33,7 @@ import { JobPage, jobPhase, recordFromHistory, toJobRecord, toQueueState, type J
 import { followJob, runJob, waitForJob, type FollowOptions, type JobResult, type RunOptions, type WaitForJobOptions } from './run.ts';
 import { CloudSocket, type CloudSocketOptions } from './socket.ts';
 import { validateWorkflow, type WorkflowIssue } from '../workflow/validate.ts';
+import type { RegistryClient } from '../registry/client.ts';
 
 /** A Node `Readable` (typed structurally so browser users need no Node types). */
 export interface NodeReadableLike {
@@ -124,6 +125,12 @@ const jsonOf = (w: WorkflowInput): Workflow =>
 export interface ValidateWorkflowOptions extends RequestOptions {
   /** Fetch `object_info` again instead of using the cached one (after installing nodes or models). */
   refresh?: boolean;
+  /**
+   * A `RegistryClient`: each `unknown_class` issue then names the registry
+   * pack that provides the class (`issue.pack`), found with
+   * `registry.findMissingPacks` (no registry request when every class is known).
+   */
+  registry?: Pick<RegistryClient, 'findMissingPacks'>;
 }
 
 const STATUS_OVER_SUBMISSION = new Set([401, 402, 403, 429]);
@@ -210,10 +217,14 @@ export class CloudClient implements JobBackend {
    * const issues = await cloud.validateWorkflow(workflow);
    * for (const i of issues) console.log(i.severity, i.message);
    * // error #3 KSampler: sampler_name: must be one of "euler", …, got "eulr" (did you mean "euler"?)
+   *
+   * // Name the pack that provides each class the server lacks:
+   * const named = await cloud.validateWorkflow(workflow, { registry: new RegistryClient() });
+   * // error #12 TiledKSampler: this server has no node class "TiledKSampler": install the pack "pixelforge-tiled-diffusion" (0.6.4) from the registry
    * ```
    */
   async validateWorkflow(workflow: WorkflowInput, options: ValidateWorkflowOptions = {}): Promise<WorkflowIssue[]> {
-    const { refresh, ...request } = options;
+    const { refresh, registry, ...request } = options;
     if (refresh || !this.#objectInfo) {
       const fetching = Promise.resolve(this.getObjectInfo(request));
       this.#objectInfo = fetching;
@@ -222,7 +233,10 @@ export class CloudClient implements JobBackend {
         if (this.#objectInfo === fetching) this.#objectInfo = undefined;
       });
     }
-    return validateWorkflow(jsonOf(workflow), await this.#objectInfo!);
+    const json = jsonOf(workflow);
+    const objectInfo = await this.#objectInfo!;
+    const packs = registry && (await registry.findMissingPacks(json, { objectInfo, ...(request.signal ? { signal: request.signal } : {}) }));
+    return validateWorkflow(json, objectInfo, packs ? { packs } : {});
   }
 
   /**

@@ -220,10 +220,12 @@ export class RegistryClient {
    * `GET /platform-nodes/{className}/node`: the pack the registry ranks first
    * for a node class (one that preempts the name, then lower
    * `search_ranking`, then more installs), or `null` when none provides it.
+   * For a `null`, `withResponse()` gives a body-less `Response` with status
+   * 404 (the real one's body was read to tell a 404 from other errors).
    *
    * @example
    * ```ts
-   * const pack = await registry.getNodeForClass('Ultra Sharp Upscale (4x)');
+   * const pack = await registry.getNodeForClass('Image Upscale (Tiled+)'); // the name is encoded as one path segment
    * ```
    */
   getNodeForClass(className: string, options?: RequestOptions): APIPromise<Node | null> {

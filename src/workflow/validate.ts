@@ -11,6 +11,7 @@
  * @module
  */
 import { closest } from '../args.ts';
+import type { MissingPacks } from '../registry/missing-packs.ts';
 import type { ObjectInfo } from '../schemas/cloud.ts';
 import { describeValue, rangeText as boundsText } from '../schemas/explain.ts';
 import { isObject } from '../schemas/rule.ts';
@@ -55,6 +56,12 @@ export interface WorkflowIssue {
   given?: unknown;
   /** What is allowed: the type, the bound (`min`/`max`), the allowed values, or the number of outputs. */
   expected?: unknown;
+  /**
+   * For an `unknown_class` issue, when the packs were given
+   * ({@link ValidateOptions.packs}): the registry pack that provides the
+   * class, with its latest version.
+   */
+  pack?: { id: string; version: string | undefined };
   /** One line: the node, the input, what was given and what is allowed. */
   message: string;
 }
@@ -141,6 +148,12 @@ export interface ValidateOptions {
    * fragment, such as the node a builder is adding).
    */
   everyNode?: boolean;
+  /**
+   * What `registry.findMissingPacks(workflow, { objectInfo })` answered for
+   * this workflow: each `unknown_class` issue then names the pack to install
+   * (`issue.pack`), or says that no pack in the registry provides the class.
+   */
+  packs?: MissingPacks;
 }
 
 /**
@@ -183,17 +196,7 @@ export function validateWorkflow(workflow: unknown, objectInfo: ObjectInfo, opti
     const title = isObject(node._meta) && typeof node._meta.title === 'string' ? node._meta.title : undefined;
     const spec = classSpec(objectInfo, node.class_type);
     nodes.set(id, { classType: node.class_type, ...(title !== undefined ? { title } : {}), inputs: node.inputs, ...(spec ? { spec } : {}) });
-    if (!spec) {
-      const hint = closest(node.class_type, Object.keys(objectInfo));
-      issues.push({
-        ...at(id, node.class_type, title),
-        severity: 'error',
-        code: 'unknown_class',
-        path: [id],
-        given: node.class_type,
-        message: `${label(id, node.class_type, title)}: this server has no node class ${JSON.stringify(node.class_type)}${hint ? ` (did you mean ${JSON.stringify(hint)}?)` : ' (a custom node that is not installed?)'}`,
-      });
-    }
+    if (!spec) issues.push(unknownClass(id, node.class_type, title, objectInfo, options.packs));
   }
 
   // The server runs only what an output node depends on; mistakes elsewhere cannot fail the run.
@@ -428,6 +431,28 @@ function at(id: string, classType: string, title: string | undefined): Pick<Work
 }
 
 /** `#6 CLIPTextEncode "Positive prompt"`. */
+/** A class the server lacks: named by the registry when `packs` says which pack provides it, else the nearest known name. */
+function unknownClass(id: string, classType: string, title: string | undefined, objectInfo: ObjectInfo, packs: MissingPacks | undefined): WorkflowIssue {
+  const pack = packs?.packs.find((p) => p.classTypes.includes(classType));
+  const hint = pack ? undefined : closest(classType, Object.keys(objectInfo));
+  const why = pack
+    ? `: install the pack ${JSON.stringify(pack.id)}${pack.version ? ` (${pack.version})` : ''} from the registry`
+    : hint
+      ? ` (did you mean ${JSON.stringify(hint)}?)`
+      : packs?.unknown.includes(classType)
+        ? ' (no pack in the registry provides it)'
+        : ' (a custom node that is not installed?)';
+  return {
+    ...at(id, classType, title),
+    severity: 'error',
+    code: 'unknown_class',
+    path: [id],
+    given: classType,
+    ...(pack ? { pack: { id: pack.id, version: pack.version } } : {}),
+    message: `${label(id, classType, title)}: this server has no node class ${JSON.stringify(classType)}${why}`,
+  };
+}
+
 function label(id: string, classType: string, title: string | undefined): string {
   return `#${id} ${classType}${title !== undefined && title !== classType ? ` ${JSON.stringify(title)}` : ''}`;
 }

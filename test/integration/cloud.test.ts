@@ -21,6 +21,7 @@ import {
   InsufficientCreditsError,
   InternalServerError,
   NotFoundError,
+  RegistryClient,
   ResponseValidationError,
   InvalidArgumentError,
   SubmissionError,
@@ -795,6 +796,25 @@ describe('workflow validation before submission', () => {
     const issues = await c.validateWorkflow({ '1': { class_type: 'LoadImage', inputs: { image: later.name } }, '2': { class_type: 'SaveImage', inputs: { images: ['1', 0], filename_prefix: 'ok' } } });
     expect(issues.map((i) => [i.severity, i.code])).toEqual([['warning', 'value_not_in_list']]);
     expect(await c.validateWorkflow({ '1': { class_type: 'LoadImage', inputs: { image: later.name } }, '2': { class_type: 'SaveImage', inputs: { images: ['1', 0], filename_prefix: 'ok' } } }, { refresh: true })).toEqual([]);
+    c.close();
+  });
+
+  it('with a RegistryClient, an unknown class names the pack that provides it; known classes cost no registry request', async () => {
+    const c = client();
+    const registry = new RegistryClient({ baseUrl: emu.url });
+    const image = await uploadInput(c);
+    const known = { '1': { class_type: 'LoadImage', inputs: { image } }, '2': { class_type: 'SaveImage', inputs: { images: ['1', 0], filename_prefix: 'ok' } } };
+    emu.requests.length = 0;
+    expect(await c.validateWorkflow(known, { registry })).toEqual([]);
+    expect(emu.requests.filter((r) => !r.path.startsWith('/api/'))).toEqual([]);
+
+    const pack = await registry.getNodeForClass('TiledKSampler');
+    const issues = await c.validateWorkflow({ ...known, '3': { class_type: 'TiledKSampler', inputs: {} }, '4': { class_type: 'NoPackHasThis', inputs: {} } }, { registry });
+    const [tiled, none] = issues.filter((i) => i.code === 'unknown_class');
+    expect(tiled).toMatchObject({ nodeId: '3', pack: { id: pack!.id, version: pack!.latest_version!.version } });
+    expect(tiled!.message).toBe(`#3 TiledKSampler: this server has no node class "TiledKSampler": install the pack "${pack!.id}" (${pack!.latest_version!.version}) from the registry`);
+    expect(none!.pack).toBeUndefined();
+    expect(none!.message).toContain('(no pack in the registry provides it)');
     c.close();
   });
 });

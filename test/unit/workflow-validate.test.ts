@@ -34,6 +34,22 @@ describe('validateWorkflow on the emulator catalogue', () => {
     ]);
   });
 
+  it('names the registry pack of an unknown class when given what findMissingPacks found', () => {
+    const wf = { '1': { class_type: 'MathExpression', inputs: {} }, '2': { class_type: 'ImageInvrt', inputs: {} }, '3': { class_type: 'Mystery', inputs: {} }, '4': save('1') };
+    const packs = {
+      packs: [{ id: 'math-pack', node: {}, classTypes: ['MathExpression'], version: '1.10.0', downloadUrl: undefined }],
+      unknown: ['Mystery'],
+      coreUpdate: [],
+      outsideRegistry: [],
+    };
+    const byNode = Object.fromEntries(validateWorkflow(wf, emulated, { packs }).filter((i) => i.code === 'unknown_class').map((i) => [i.nodeId, i]));
+    expect(byNode['1']).toMatchObject({ pack: { id: 'math-pack', version: '1.10.0' }, message: '#1 MathExpression: this server has no node class "MathExpression": install the pack "math-pack" (1.10.0) from the registry' });
+    // Not provided by a pack: the nearest known name still helps with a typo; otherwise the registry's "no" is said.
+    expect(byNode['2']!.message).toContain('(did you mean "ImageInvert"?)');
+    expect(byNode['3']).not.toHaveProperty('pack');
+    expect(byNode['3']!.message).toBe('#3 Mystery: this server has no node class "Mystery" (no pack in the registry provides it)');
+  });
+
   it('names an unknown class with the closest one, and a workflow without outputs', () => {
     const [unknown] = validateWorkflow({ '1': { class_type: 'ImageInvrt', inputs: {} }, '2': save('1') }, emulated);
     expect(unknown).toMatchObject({ code: 'unknown_class', nodeId: '1', classType: 'ImageInvrt' });
