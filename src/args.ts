@@ -26,9 +26,11 @@ export function checkArgs<T>(rule: Typed<T>, value: unknown, name: string): T {
   throw new InvalidArgumentError(`${first!.message}${more}`, field || undefined, r.issues);
 }
 
-/** Throws unless `value` is a non-empty string. */
+/** Throws unless `value` is a non-empty string, and not `.` or `..` (which no path segment can carry). */
 export function checkId(value: unknown, name: string): string {
   if (typeof value !== 'string' || value === '') throw new InvalidArgumentError(`must be a non-empty string, got ${describeValue(value, [name])}`, name);
+  // URL parsing resolves these segments away, even percent-encoded: the request would name another resource.
+  if (value === '.' || value === '..') throw new InvalidArgumentError(`cannot be "${value}": it cannot be sent as a path segment`, name);
   return value;
 }
 

@@ -542,7 +542,7 @@ function resultRoute(state: ProxyState): Route {
  *   absolute `Location` to that path, to test redirects.
  * - `state.resultFaults` applies (after the credential check).
  * - `extraRoutes` are served too, behind the same credential check (the
- *   emulator adds the registry's signed upload route, `PUT /registry-uploads/:token`).
+ *   emulator adds the registry's signed upload route, `PUT /registry-uploads/:nodeId/:version/node.zip`).
  */
 export function resultsListener(state: ProxyState, log: Log = SILENT, extraRoutes: Route[] = []): (req: IncomingMessage, res: ServerResponse) => void {
   const router = new Router(state.resultFaults, 0, log).add(extraRoutes).add([

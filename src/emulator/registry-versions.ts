@@ -289,7 +289,9 @@ export function versionRoutes(state: RegistryState, paginate: (all: Node[], q: U
         const uploadToken = state.uuid().replace(/-/g, '');
         state.uploads.set(uploadToken, { token: uploadToken, publisherId, nodeId, version: nv.version, mainOrigin: ctx.origin });
         const origin = state.uploadOrigin ?? ctx.origin;
-        sendJson(ctx.res, 201, { signedUrl: `${origin}/registry-uploads/${uploadToken}`, node_version: versionView(created, false) });
+        // Signed in the query, as live storage does (`X-Goog-Signature`): redaction hides it in errors and logs.
+        const signedUrl = `${origin}/registry-uploads/${encodeURIComponent(nodeId)}/${encodeURIComponent(nv.version)}/node.zip?X-Goog-Signature=${uploadToken}`;
+        sendJson(ctx.res, 201, { signedUrl, node_version: versionView(created, false) });
       },
     },
     {
@@ -312,21 +314,23 @@ export const UPLOAD_LIMIT = 64 * 1024 * 1024;
 /**
  * The signed-upload route, served on the second origin (the proxy's result
  * server, which refuses any request carrying credentials before routing):
- * `PUT /registry-uploads/:token` with `Content-Type: application/zip` stores
+ * `PUT /registry-uploads/:nodeId/:version/node.zip?X-Goog-Signature=…` with
+ * `Content-Type: application/zip` stores
  * the bytes (size and sha256 on `state.uploads`) and sets the version's
  * `downloadUrl` to `/registry-downloads/...` on the main origin; `200` with an
- * empty body. Unknown token `403` (as a bad signature would be), other
+ * empty body. An unknown signature, or one for another node or version,
+ * `403` (as storage answers a bad signature); other
  * content types `400`.
  */
 export function uploadRoutes(state: RegistryState): Route[] {
   return [
     {
       method: 'PUT',
-      path: '/registry-uploads/:token',
+      path: '/registry-uploads/:nodeId/:version/node.zip',
       bodyLimit: UPLOAD_LIMIT,
       handler: async (ctx) => {
-        const slot = state.uploads.get(ctx.params.token ?? '');
-        if (!slot) throw new HttpError(403, 'Invalid or expired signature', 'forbidden');
+        const slot = state.uploads.get(ctx.query.get('X-Goog-Signature') ?? '');
+        if (!slot || slot.nodeId !== ctx.params.nodeId || slot.version !== ctx.params.version) throw new HttpError(403, 'Invalid or expired signature', 'forbidden');
         const type = (ctx.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
         if (type !== 'application/zip') throw new HttpError(400, `Content-Type must be application/zip, got ${type || 'none'}`, 'bad_request');
         const bytes = await ctx.readBody();

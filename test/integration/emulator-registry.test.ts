@@ -692,7 +692,10 @@ describe('POST /publishers/:publisherId/nodes/:nodeId/versions and the signed up
   it('refuses an upload that is not application/zip, and an unknown signature', async () => {
     const created = await json<{ signedUrl: string }>(await publish('nodesmith', MATH, body('2.0.1', 'emulator-pat')));
     expect((await fetch(created.signedUrl, { method: 'PUT', headers: { 'Content-Type': 'application/octet-stream' }, body: 'x' })).status).toBe(400);
-    expect((await fetch(`${emu.resultsUrl}/registry-uploads/nope`, { method: 'PUT', headers: { 'Content-Type': 'application/zip' }, body: 'x' })).status).toBe(403);
+    expect((await fetch(`${emu.resultsUrl}/registry-uploads/${MATH}/2.0.1/node.zip?X-Goog-Signature=nope`, { method: 'PUT', headers: { 'Content-Type': 'application/zip' }, body: 'x' })).status).toBe(403);
+    // A signature is good for its own node and version only.
+    const elsewhere = created.signedUrl.replace('/2.0.1/', '/2.0.2/');
+    expect((await fetch(elsewhere, { method: 'PUT', headers: { 'Content-Type': 'application/zip' }, body: 'x' })).status).toBe(403);
   });
 
   it('400 {"message"} for an unknown token, 400 duplicate, 403 banned / other publisher, 404 unknown', async () => {
