@@ -59,6 +59,18 @@ export interface CloudClientOptions extends ClientOptions {
    * is loopback (`localhost`, `127.x.x.x`, `[::1]`), else `'cloud'`.
    */
   server?: 'auto' | 'cloud' | 'local';
+  /**
+   * Send no API key, not even from the environment: a backend of yours in
+   * front of the cloud (a relay) adds it, so that the key never reaches, for
+   * one, a web page. Use with `server: 'cloud'` to keep the cloud's protocol.
+   * A local server needs no key anyway.
+   *
+   * @example
+   * ```ts
+   * const cloud = new CloudClient({ baseUrl: 'https://relay.example.com', server: 'cloud', keyless: true });
+   * ```
+   */
+  keyless?: boolean;
 }
 
 /** Options of {@link CloudClient.interrupt}. */
@@ -168,6 +180,7 @@ export class CloudClient implements JobBackend {
   constructor(options: CloudClientOptions = {}) {
     const server = options.server ?? 'auto';
     if (!SERVER_KINDS.has(server)) throw new InvalidArgumentError("must be 'auto', 'cloud' or 'local'", 'server');
+    if (options.keyless && options.apiKey !== undefined) throw new InvalidArgumentError('a keyless client takes no apiKey: the relay in front of the cloud adds it', 'apiKey');
     const baseUrl = options.baseUrl ?? fromEnv('PLATFORMUI_CLOUD_URL');
     // The environment's key goes with the environment's URL: a key kept for the cloud
     // must not make an explicitly given loopback server "the cloud", nor be sent to it.
@@ -178,11 +191,11 @@ export class CloudClient implements JobBackend {
       service: 'cloud',
       options,
       baseUrlEnv: 'PLATFORMUI_CLOUD_URL',
-      credential: options.apiKey,
-      credentialEnv: this.server === 'local' ? undefined : 'PLATFORMUI_API_KEY',
+      credential: options.keyless ? undefined : options.apiKey,
+      credentialEnv: this.server === 'local' || options.keyless ? undefined : 'PLATFORMUI_API_KEY',
       authScheme: 'apiKey',
       credentialName: 'apiKey',
-      credentialOptional: this.server === 'local',
+      credentialOptional: this.server === 'local' || options.keyless === true,
       credentialHint: server === 'cloud' ? '' : " (a self-hosted server needs none: use a loopback baseUrl or pass server: 'local')",
     });
   }

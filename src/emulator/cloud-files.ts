@@ -284,7 +284,13 @@ function chunk(type: string, data: Buffer): Buffer {
 
 /**
  * A valid RGB PNG of `width`×`height`: a diagonal gradient seeded by `seed`,
- * so different outputs have different bytes.
+ * so different outputs have different bytes. The emulator's outputs are made
+ * with it; tests and examples use it for input images.
+ *
+ * @example
+ * ```ts
+ * emulator.cloud.addFile('example.png', makePng(96, 96, 1)); // as if uploaded
+ * ```
  */
 export function makePng(width: number, height: number, seed: number): Buffer {
   const ihdr = Buffer.alloc(13);

@@ -33,6 +33,7 @@ export type { ProxyShape, ProxyState, ProxyStateOptions, ProxyTask, TaskStatus }
 export { DEFAULT_API_KEYS, EMULATOR_API_KEY, EXCEPTION_TYPES } from './cloud.ts';
 export type { ApiKeyConfig, CloudEvent, CloudOptions, CloudState, FailSpec, Job, KeyMode, OutputRef, RawFailure, SocketDropOptions } from './cloud.ts';
 export { LOCAL_LANE, PERSONALITIES } from './personality.ts';
+export { makePng } from './cloud-files.ts';
 export type { Personality, PersonalityName } from './personality.ts';
 export type { CloudSocketServer } from './ws.ts';
 

@@ -261,3 +261,28 @@ describe('download', () => {
     expect(new Uint8Array(readFileSync(dest))).toEqual(png);
   });
 });
+
+describe('keyless (a relay of yours adds the key)', () => {
+  it('speaks the cloud protocol without a key, even one in the environment', async () => {
+    const previous = process.env.PLATFORMUI_API_KEY;
+    process.env.PLATFORMUI_API_KEY = KEY;
+    try {
+      server.use(http.get(`${BASE}/api/job/:id/status`, () => HttpResponse.json({ status: 'success' })));
+      const c = new CloudClient({ baseUrl: BASE, server: 'cloud', keyless: true });
+      expect(c.server).toBe('cloud');
+      expect(await c.getJobStatus('p1')).toMatchObject({ status: 'success', phase: 'completed' });
+      expect(new URL(seen[0]!.url).pathname).toBe('/api/job/p1/status'); // the cloud's route, not a local server's /history
+      expect(seen[0]!.headers.get('x-api-key')).toBeNull();
+      // Without keyless, the same call carries the environment's key: the option is what removed it.
+      await new CloudClient({ baseUrl: BASE, server: 'cloud' }).getJobStatus('p2');
+      expect(seen[1]!.headers.get('x-api-key')).toBe(KEY);
+    } finally {
+      if (previous === undefined) delete process.env.PLATFORMUI_API_KEY;
+      else process.env.PLATFORMUI_API_KEY = previous;
+    }
+  });
+
+  it('refuses an apiKey given with keyless', () => {
+    expect(() => new CloudClient({ baseUrl: BASE, keyless: true, apiKey: KEY })).toThrow(InvalidArgumentError);
+  });
+});

@@ -64,6 +64,7 @@ const EMULATOR = [
   'EXCEPTION_TYPES',
   'LOCAL_LANE',
   'MAX_PAGE_SIZE',
+  'makePng',
   'OS_VALUES',
   'PERSONALITIES',
   'SEED_FACTS',
