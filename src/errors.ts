@@ -174,6 +174,77 @@ export class JobTimeoutError extends APITimeoutError {
   }
 }
 
+/**
+ * The server that accepted a job stopped answering, or answers but no longer
+ * knows the job (it restarted: neither its queue nor its history has it).
+ * What became of the job is unknown, so nothing re-sends it on its own: it
+ * may cost money or have side effects. `promptId` and `server` say which job
+ * and where; follow it again later with `cloud.follow(promptId)` if the
+ * server comes back, or submit it anew.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await cloud.run(workflow);
+ * } catch (err) {
+ *   if (err instanceof ServerLostError) console.log(err.reason, err.promptId, err.server);
+ *   // ServerLostError: Lost job 1f0c… on http://127.0.0.1:8188: no answer for 30 s
+ * }
+ * ```
+ */
+export class ServerLostError extends PlatformUIError {
+  override name = 'ServerLostError';
+  /** The job the server had accepted. */
+  readonly promptId: string;
+  /** The server's base URL (credentials redacted). */
+  readonly server: string;
+  /** `unreachable`: no answer for the set time; `forgotten`: it answers, but the job is unknown to it. */
+  readonly reason: 'unreachable' | 'forgotten';
+  constructor(promptId: string, server: string, reason: 'unreachable' | 'forgotten', silentMs: number, options?: { cause?: unknown }) {
+    super(`Lost job ${promptId} on ${server}: ${reason === 'unreachable' ? `no answer for ${Math.round(silentMs / 1000)} s` : 'the server no longer knows the job (it restarted?)'}`, options);
+    this.promptId = promptId;
+    this.server = server;
+    this.reason = reason;
+  }
+}
+
+/**
+ * A `CloudPool` job that no server can take: every server lacks a class or a
+ * model the workflow uses (checked before any upload or submission), or the
+ * servers that could run it have not answered for the pool's
+ * `serverLostAfter`. `reasons` says why, per server id.
+ *
+ * @example
+ * ```ts
+ * // PlacementError: No server can run this workflow: gpu-a: #4 TiledKSampler: this server has no node class "TiledKSampler" …; gpu-b: down (connect ECONNREFUSED)
+ * for (const [server, why] of Object.entries(err.reasons)) console.log(server, why.join('; '));
+ * ```
+ */
+export class PlacementError extends PlatformUIError {
+  override name = 'PlacementError';
+  /** Why each server cannot take the job, by server id. */
+  readonly reasons: Readonly<Record<string, readonly string[]>>;
+  constructor(reasons: Record<string, readonly string[]>, why = 'No server can run this workflow') {
+    const shown = Object.entries(reasons).map(([id, r]) => `${id}: ${r.slice(0, 2).join('; ')}${r.length > 2 ? ` (+${r.length - 2} more)` : ''}`);
+    super(`${why}${shown.length ? `: ${shown.join('; ')}` : ' (the pool has no servers)'}`);
+    this.reasons = reasons;
+  }
+}
+
+/**
+ * `CloudPool.close()` ended this run: it was waiting in the pool's queue, or
+ * the pool stopped following it (its job was cancelled on the server only
+ * with `close({ cancel: true })`). `promptId` is set when the job existed.
+ */
+export class PoolClosedError extends PlatformUIError {
+  override name = 'PoolClosedError';
+  readonly promptId: string | undefined;
+  constructor(promptId?: string, cancelled = false) {
+    super(promptId ? `The pool closed; job ${promptId} ${cancelled ? 'was cancelled' : 'is no longer followed (it keeps running)'}` : 'The pool closed before this job was placed');
+    this.promptId = promptId;
+  }
+}
+
 /** The caller's `AbortSignal` fired. `cause` is the signal's `reason` (an `AbortError` `DOMException` unless the caller gave one). */
 export class APIUserAbortError extends PlatformUIError {
   override name = 'APIUserAbortError';

@@ -26,7 +26,7 @@ import type { Typed } from '../schemas/rule.ts';
 import { checkInterval, checkTimeout, fromEnv, type ClientOptions, type Credential, type RequestOptions } from '../transport/options.ts';
 import { PagePromise } from '../transport/pages.ts';
 import { APIPromise, type WithResponse } from '../transport/promise.ts';
-import { scrub } from '../transport/redact.ts';
+import { redactUrl, scrub } from '../transport/redact.ts';
 import type { Log } from '../transport/log.ts';
 import { Transport, path, type RequestBody } from '../transport/transport.ts';
 import { JobPage, jobPhase, recordFromHistory, toJobRecord, toQueueState, type JobBackend, type JobRecord, type JobStatusResult, type QueueState } from './jobs.ts';
@@ -130,7 +130,7 @@ export interface SubmitOptions extends RequestOptions {
 export type WorkflowInput = Workflow | { toJSON(): Workflow };
 
 /** The API-format JSON of a workflow input (a node keyed `toJSON` is an object, never a function). */
-const jsonOf = (w: WorkflowInput): Workflow =>
+export const jsonOf = (w: WorkflowInput): Workflow =>
   typeof w === 'object' && w !== null && typeof (w as { toJSON?: unknown }).toJSON === 'function' ? (w as { toJSON(): Workflow }).toJSON() : (w as Workflow);
 
 /** Options of {@link CloudClient.validateWorkflow}. */
@@ -166,6 +166,8 @@ export class CloudClient implements JobBackend {
   readonly #transport: Transport;
   /** `'cloud'` or `'local'`: the kind of server this client talks to, decided once from the options (see {@link CloudClientOptions.server}). */
   readonly server: 'cloud' | 'local';
+  /** The server's base URL as errors and logs show it (credentials in it redacted). */
+  readonly baseUrl: string;
   /** Whether `GET /api/job/{id}/status` exists here: unknown until a status call says (a local server has none). */
   #statusEndpoint: boolean | undefined;
   /** `object_info`, fetched once for {@link validateWorkflow}. */
@@ -198,6 +200,7 @@ export class CloudClient implements JobBackend {
       credentialOptional: this.server === 'local' || options.keyless === true,
       credentialHint: server === 'cloud' ? '' : " (a self-hosted server needs none: use a loopback baseUrl or pass server: 'local')",
     });
+    this.baseUrl = redactUrl(this.#transport.baseUrl);
   }
 
   /**

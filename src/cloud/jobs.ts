@@ -200,6 +200,8 @@ export function jobEndError(promptId: string, phase: 'failed' | 'cancelled', fou
 export interface JobBackend {
   /** The kind of server, when known: a local server's records are final once written. */
   readonly server?: 'cloud' | 'local';
+  /** The server's base URL, credentials redacted: a lost job's error names it. */
+  readonly baseUrl?: string;
   /** Submits a workflow; resolves with its `prompt_id`. */
   submit(workflow: Workflow, options: { headers?: Record<string, string>; partnerApiKey?: string | true; extraData?: Record<string, unknown>; clientId?: string; validate?: boolean }): PromiseLike<{ prompt_id: string }>;
   /** The job's status with its phase (works on every server kind). */

@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { APIConnectionError, APIError, APIUserAbortError, ExecutionError, JobCancelledError, JobTimeoutError, NotFoundError } from '../errors.ts';
+import { APIConnectionError, APIError, APIUserAbortError, ExecutionError, JobCancelledError, JobTimeoutError, NotFoundError, ServerLostError } from '../errors.ts';
 import type { FileRef, NodeOutputs, Workflow } from '../schemas/cloud.ts';
 import { count, describeError, errorDetails } from '../transport/log.ts';
 import { checkInterval, type RequestOptions } from '../transport/options.ts';
@@ -45,6 +45,15 @@ export interface FollowOptions {
   pollInterval?: number;
   /** Extra headers for the requests this run makes (submit, status polls, records, stop). */
   headers?: Record<string, string>;
+  /**
+   * How long (ms) the server may give no answer (socket down, every status
+   * poll failing to connect or answering 5xx) before the run rejects with a
+   * {@link ServerLostError} naming the job and the server. Default 30000;
+   * `Infinity` waits for the server forever. A job this run submitted that
+   * the server answers it does not know (it restarted) rejects the same way
+   * at once.
+   */
+  serverLostAfter?: number;
 }
 
 /** Options of `CloudClient.run`: how to submit, then how to follow. */
@@ -84,6 +93,8 @@ const OUTPUT_MAX_DELAY_MS = 2000;
 const FIRST_ATTEMPT_MS = 1000;
 /** While the socket is open, the status is still confirmed every this many poll intervals. */
 const OPEN_POLL_FACTOR = 20;
+/** How long a server may give no answer before a run gives its job up as lost (`serverLostAfter`). */
+const SERVER_LOST_AFTER_MS = 30_000;
 /** The longest delay a timer takes; longer ones fire at once. */
 const MAX_TIMER_MS = 2_147_483_647;
 
@@ -353,15 +364,31 @@ function followToEnd(jobs: JobBackend, socket: CloudSocket, promptId: string, op
       else if (s.phase === 'failed' || s.phase === 'cancelled') finish(() => settleEnded(jobs, promptId, s, requestOptions).then(() => undefined));
     };
 
+    // The last time the server showed it is alive: an answer to a poll, an open socket, an event.
+    let lastAnswer = Date.now();
+    const lostAfter = opts.serverLostAfter ?? SERVER_LOST_AFTER_MS;
+    const origin = jobs.baseUrl ?? 'the server';
     const pollOnce = async () => {
       try {
         const s = await jobs.getJobStatus(promptId, requestOptions);
+        lastAnswer = Date.now();
         if (!settled) onStatus(s);
       } catch (err) {
+        if (settled) return;
         // Connection failures, timeouts and 5xx are retried by the loop (or the next reconnect);
         // a revoked key, an unknown job or an off-spec answer will not get better.
-        const transient = err instanceof APIConnectionError || err instanceof APIUserAbortError || (err instanceof APIError && (err.status >= 500 || err.status === 408));
-        if (!transient) fail(err instanceof Error ? err : new Error(String(err)));
+        const answered = !(err instanceof APIConnectionError || err instanceof APIUserAbortError || (err instanceof APIError && (err.status >= 500 || err.status === 408)));
+        if (answered) {
+          lastAnswer = Date.now();
+          // The server took this job and now does not know it: it restarted and lost its queue.
+          if (err instanceof NotFoundError && from.justSubmitted) fail(new ServerLostError(promptId, origin, 'forgotten', 0, { cause: err }));
+          else fail(err instanceof Error ? err : new Error(String(err)));
+        } else if (socket.state === 'open') {
+          lastAnswer = Date.now();
+        } else if (Date.now() - lastAnswer >= lostAfter) {
+          jobs.log?.warn?.(`job ${promptId}: no answer from ${origin} for ${Date.now() - lastAnswer} ms; giving the job up as lost`, { promptId, server: origin, silentMs: Date.now() - lastAnswer, ...errorDetails(err) });
+          fail(new ServerLostError(promptId, origin, 'unreachable', Date.now() - lastAnswer, { cause: err }));
+        }
       }
     };
 
@@ -398,6 +425,7 @@ function followToEnd(jobs: JobBackend, socket: CloudSocket, promptId: string, op
     const onEvent = (e: SocketEvent) => {
       if (settled) return;
       heardFromJob = true;
+      lastAnswer = Date.now();
       resetSilence();
       if (opts.onEvent && !guard(() => opts.onEvent!(e))) return;
       // An ending whose payload is off-spec still ends the job.

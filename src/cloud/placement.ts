@@ -1,0 +1,66 @@
+/**
+ * Where a pool's job may run, and where it should: pure functions over what
+ * the pool knows of each server (its `object_info`, its load), so the rules
+ * are tested without a server and cost O(servers) per job.
+ *
+ * @module
+ */
+import type { ObjectInfo, Workflow } from '../schemas/cloud.ts';
+import { validateWorkflow } from '../workflow/validate.ts';
+
+/** What placement needs to know of one server. */
+export interface Placeable {
+  readonly id: string;
+  readonly weight: number;
+  readonly maxConcurrent: number;
+  /** Only `up` servers take jobs. */
+  readonly state: 'starting' | 'up' | 'down';
+  /** This pool's jobs placed there and not settled (uploading, submitting, queued or running). */
+  readonly active: number;
+  /** Work on the server: its queue as it last said, plus this pool's submissions it does not show yet. */
+  readonly load: number;
+}
+
+/**
+ * Why a server cannot run a workflow: its classes the server lacks and the
+ * combo values (checkpoints, LoRAs, …) not in the server's lists, one line
+ * each; `[]` when it can run it. `uploaded` names the inputs (`'10.inputs.image'`)
+ * the pool fills with an upload: their placeholder values are not judged.
+ *
+ * @example
+ * ```ts
+ * missingOn(workflow, objectInfo, new Set(['10.inputs.image'])); // ['#4 TiledKSampler: this server has no node class "TiledKSampler" …']
+ * ```
+ */
+export function missingOn(workflow: Workflow, objectInfo: ObjectInfo, uploaded: ReadonlySet<string>): string[] {
+  return validateWorkflow(workflow, objectInfo)
+    .filter((i) => i.severity === 'error' && (i.code === 'unknown_class' || i.code === 'value_not_in_list') && !uploaded.has(`${i.nodeId}.inputs.${i.input}`))
+    .map((i) => i.message);
+}
+
+/**
+ * The server a job goes to: among the `up` servers it can run on (`canRun`)
+ * with a free slot (`active < maxConcurrent`), the one with the least
+ * `load / weight`; ties go round-robin from `turn`. `undefined` when none.
+ *
+ * @example
+ * ```ts
+ * const server = choose(servers, (s) => capable.has(s.id), turn++);
+ * ```
+ */
+export function choose<S extends Placeable>(servers: readonly S[], canRun: (server: S) => boolean, turn: number): S | undefined {
+  let best: S | undefined;
+  let bestScore = Infinity;
+  const n = servers.length;
+  for (let k = 0; k < n; k++) {
+    const s = servers[(turn + k) % n]!;
+    if (s.state !== 'up' || s.active >= s.maxConcurrent || !canRun(s)) continue;
+    const score = s.load / s.weight;
+    // Strictly less: the first of equals from `turn` wins, so ties rotate.
+    if (score < bestScore) {
+      best = s;
+      bestScore = score;
+    }
+  }
+  return best;
+}
