@@ -131,10 +131,13 @@ export class APIConnectionError extends PlatformUIError {
   readonly method: string;
   /** Request URL, secrets redacted (`''` when the error is not about one request). */
   readonly url: string;
-  constructor(method: string, url: string, message = 'Connection failed') {
+  /** The system's code for the failure, when the runtime gave one (`ECONNREFUSED`, `ENOTFOUND`, `ECONNRESET`…; none in browsers). */
+  readonly code: string | undefined;
+  constructor(method: string, url: string, message = 'Connection failed', code?: string) {
     super(`${message}: ${method} ${url}`);
     this.method = method;
     this.url = url;
+    this.code = code;
   }
 }
 
@@ -200,11 +203,14 @@ export class ServerLostError extends PlatformUIError {
   readonly server: string;
   /** `unreachable`: no answer for the set time; `forgotten`: it answers, but the job is unknown to it. */
   readonly reason: 'unreachable' | 'forgotten';
+  /** How long the server had given no answer (ms); 0 when it forgot the job. */
+  readonly silentMs: number;
   constructor(promptId: string, server: string, reason: 'unreachable' | 'forgotten', silentMs: number, options?: { cause?: unknown }) {
     super(`Lost job ${promptId} on ${server}: ${reason === 'unreachable' ? `no answer for ${Math.round(silentMs / 1000)} s` : 'the server no longer knows the job (it restarted?)'}`, options);
     this.promptId = promptId;
     this.server = server;
     this.reason = reason;
+    this.silentMs = silentMs;
   }
 }
 

@@ -50,7 +50,7 @@ export interface Command {
 
 /** The options every command takes, in `parseArgs` terms. */
 export const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
-  server: { type: 'string', value: 'URL', help: 'the server (default: PLATFORMUI_CLOUD_URL, or PLATFORMUI_BASE_URL for registry commands)' },
+  server: { type: 'string', multiple: true, value: 'URL', help: 'the server (default: PLATFORMUI_CLOUD_URL, or PLATFORMUI_BASE_URL for registry commands); run takes several: a pool' },
   'api-key-file': { type: 'string', value: 'FILE', help: 'read the cloud API key from FILE (default: PLATFORMUI_API_KEY); never a key on the command line' },
   'token-file': { type: 'string', value: 'FILE', help: 'read the registry token from FILE (default: PLATFORMUI_TOKEN)' },
   json: { type: 'boolean', help: 'machine output: one JSON object per line' },

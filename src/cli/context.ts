@@ -7,7 +7,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { styleText } from 'node:util';
-import { CloudClient, RegistryClient, type LogOptions } from '../index.ts';
+import { CloudClient, CloudPool, RegistryClient, type LogOptions } from '../index.ts';
 import { commandLog } from '../transport/log.ts';
 import { UsageError } from './args.ts';
 import type { DisplayMode } from './display.ts';
@@ -29,8 +29,10 @@ export interface CliIO {
 
 /** The options every command takes. */
 export interface GlobalOptions {
-  /** `--server URL`: the cloud (cloud commands) or the registry (registry commands). */
+  /** `--server URL`: the cloud (cloud commands) or the registry (registry commands); the last one given. */
   server: string | undefined;
+  /** Every `--server`, in order: `run` with several runs through a pool. */
+  servers: string[];
   /** `--api-key-file PATH`: the cloud API key, read from a file (never from the command line). */
   apiKeyFile: string | undefined;
   /** `--token-file PATH`: the registry token, read from a file. */
@@ -63,6 +65,7 @@ export class Context {
   /** Set once the progress display has shown the failure being reported. */
   failureShown = false;
   #cloud: CloudClient | undefined;
+  #pool: CloudPool | undefined;
 
   constructor(global: GlobalOptions, io: CliIO) {
     this.global = global;
@@ -122,6 +125,20 @@ export class Context {
     return this.#cloud;
   }
 
+  /**
+   * A pool over every `--server` (run with several), each a cloud client as
+   * {@link cloud} makes one: the same key and log.
+   */
+  async pool(): Promise<CloudPool> {
+    if (this.#pool) return this.#pool;
+    const apiKey = this.global.apiKeyFile === undefined ? undefined : await readSecret(this.global.apiKeyFile, '--api-key-file');
+    this.#pool = new CloudPool(
+      this.global.servers.map((baseUrl) => ({ ...this.log, id: baseUrl, baseUrl, ...(apiKey !== undefined ? { apiKey } : {}) })),
+      this.log,
+    );
+    return this.#pool;
+  }
+
   /** The registry client: `--server`, else `PLATFORMUI_BASE_URL`; the token from `--token-file`, else `PLATFORMUI_TOKEN`. */
   async registry(): Promise<RegistryClient> {
     const token = this.global.tokenFile === undefined ? undefined : await readSecret(this.global.tokenFile, '--token-file');
@@ -143,8 +160,9 @@ export class Context {
       : undefined;
   }
 
-  /** Closes the cloud client's socket, if one is open. */
+  /** Closes the cloud client's socket, if one is open, and the pool's. */
   close(): void {
     this.#cloud?.close();
+    void this.#pool?.close();
   }
 }

@@ -93,7 +93,7 @@ function split(argv: readonly string[]): Parsed {
   const globalConfig = Object.fromEntries(Object.entries(GLOBAL_OPTIONS).map(([k, o]) => [k, { type: o.type, ...(o.short ? { short: o.short } : {}) }]));
   const { tokens } = parseArgs({ args: [...argv], options: globalConfig, strict: false, allowPositionals: true, tokens: true });
   const drop = new Set<number>();
-  const values: Record<string, string | boolean> = {};
+  const values: Record<string, string | boolean | string[]> = {};
   // The command's words: `run`, or a group's and its command's (`nodes search`); `help run` is `run --help`.
   const name: string[] = [];
   let helpWord = false;
@@ -105,7 +105,9 @@ function split(argv: readonly string[]): Parsed {
       const spec = GLOBAL_OPTIONS[t.name]!;
       if (spec.type === 'string' && typeof t.value !== 'string') throw new UsageError(`--${t.name} needs a value`);
       if (spec.type === 'boolean' && t.value !== undefined) throw new UsageError(`--${t.name} takes no value`);
-      values[t.name] = t.value ?? true;
+      // A repeated --server makes a pool (run); other options keep their last value.
+      if (spec.multiple) values[t.name] = [...((values[t.name] as string[] | undefined) ?? []), t.value as string];
+      else values[t.name] = t.value ?? true;
       drop.add(t.index);
       if (t.value !== undefined && !t.inlineValue) drop.add(t.index + 1);
     } else if (t.kind === 'positional') {
@@ -137,7 +139,8 @@ function split(argv: readonly string[]): Parsed {
     ...(groupOf ? { group: groupOf } : {}),
     help,
     global: {
-      server: values.server as string | undefined,
+      server: (values.server as string[] | undefined)?.at(-1),
+      servers: (values.server as string[] | undefined) ?? [],
       apiKeyFile: values['api-key-file'] as string | undefined,
       tokenFile: values['token-file'] as string | undefined,
       json: values.json === true,
@@ -198,6 +201,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
       return EXIT.ok;
     }
     named = ` ${parsed.command.name}`;
+    if (parsed.global.servers.length > 1 && parsed.command.name !== 'run') throw new UsageError('--server: only run takes several servers (a pool)');
     args = parseCommand(parsed.command, parsed.help ? ['--help'] : parsed.rest);
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);

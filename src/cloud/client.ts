@@ -580,6 +580,7 @@ export class CloudClient implements JobBackend {
   async #withSocket(options: FollowOptions, task: (socket: CloudSocket) => Promise<JobResult>): Promise<JobResult> {
     checkTimeout(options.timeout, 'timeout');
     checkInterval(options.pollInterval, 'pollInterval');
+    if (options.serverLostAfter !== Infinity) checkInterval(options.serverLostAfter, 'serverLostAfter', ' or Infinity');
     // A socket that run() opened by itself closes after the last run, so a script
     // that never calls connect() or close() can still exit.
     if (!this.#socket || this.#socket.state === 'closed') this.#closeWhenIdle = true;

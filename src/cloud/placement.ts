@@ -33,8 +33,10 @@ export interface Placeable {
  * ```
  */
 export function missingOn(workflow: Workflow, objectInfo: ObjectInfo, uploaded: ReadonlySet<string>): string[] {
+  // A file input's name missing from the list is only a warning to validateWorkflow (it may have been uploaded
+  // since); here it is a miss: the pool brings files with `inputs`, and this server does not list that one.
   return validateWorkflow(workflow, objectInfo)
-    .filter((i) => i.severity === 'error' && (i.code === 'unknown_class' || i.code === 'value_not_in_list') && !uploaded.has(`${i.nodeId}.inputs.${i.input}`))
+    .filter((i) => (i.code === 'value_not_in_list' || (i.code === 'unknown_class' && i.severity === 'error')) && !uploaded.has(`${i.nodeId}.inputs.${i.input}`))
     .map((i) => i.message);
 }
 

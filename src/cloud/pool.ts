@@ -15,6 +15,7 @@ import { platform } from '../platform/node.ts';
 import type { ObjectInfo, UploadResponse, Workflow } from '../schemas/cloud.ts';
 import { isObject } from '../schemas/rule.ts';
 import { createLog, describeError, type Log, type LogOptions } from '../transport/log.ts';
+import { checkInterval, checkTimeout } from '../transport/options.ts';
 import { CloudClient, jsonOf, type CloudClientOptions, type WorkflowInput } from './client.ts';
 import { choose, missingOn, type Placeable } from './placement.ts';
 import type { CloudSocket } from './socket.ts';
@@ -81,8 +82,11 @@ export interface PoolRunOptions extends RunOptions {
 export interface PoolJobResult extends JobResult {
   /** The id of the server that ran the job. */
   server: string;
-  /** Set when the job was re-run after a server lost it (`resubmitOnServerLoss`). */
-  resubmittedFrom?: { server: string; promptId: string };
+  /**
+   * Set when the job ran again after a server lost it (`resubmitOnServerLoss`): that server, and the job's id
+   * there (`undefined` when its submission got no answer, so the id was never known).
+   */
+  resubmittedFrom?: { server: string; promptId: string | undefined };
 }
 
 /** A job handed to the pool: awaitable for its result, cancellable wherever it is. */
@@ -124,6 +128,13 @@ const SERVER_LOST_AFTER_MS = 15_000;
 const PROBE_FIRST_MS = 250;
 const PROBE_MAX_MS = 5_000;
 const PROBE_TIMEOUT_MS = 5_000;
+/** How many times a job whose submission never reached its server moves to another. */
+const MAX_MOVES = 3;
+/**
+ * Connection failures that prove the request never reached the server. A timeout or a reset may come after the
+ * server took the job; browsers give no code at all: neither moves a job unasked.
+ */
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'UND_ERR_CONNECT_TIMEOUT']);
 
 interface Server extends Placeable {
   id: string;
@@ -158,7 +169,9 @@ interface Entry {
   state: 'queued' | 'placed' | 'settled';
   server: Server | undefined;
   promptId: string | undefined;
-  resubmittedFrom: { server: string; promptId: string } | undefined;
+  resubmittedFrom: { server: string; promptId: string | undefined } | undefined;
+  /** How many times a submission that never reached its server was moved. */
+  moves: number;
   /** Aborts the run on its server: the caller's cancel, or close(). */
   stop: AbortController;
   closing: { cancel: boolean } | undefined;
@@ -200,6 +213,8 @@ export class CloudPool {
   /** Jobs waiting for a server, by priority then order. */
   readonly #waiting: Entry[] = [];
   readonly #placed = new Set<Entry>();
+  /** Removed servers, by id: their jobs' files are still theirs to download. */
+  readonly #removed = new Map<string, Server>();
   readonly #listeners: { [K in keyof PoolEvents]: Set<(e: PoolEvents[K]) => void> } = { serverDown: new Set(), serverUp: new Set() };
   readonly #lostAfter: number;
   readonly #resubmit: boolean;
@@ -207,13 +222,14 @@ export class CloudPool {
   #seq = 0;
   #turn = 0;
   #closed = false;
+  /** Aborted by close(): ends the probes' waits. */
+  readonly #shutdown = new AbortController();
   #expiry: ReturnType<typeof setInterval> | undefined;
 
   constructor(servers: readonly PoolServer[], options: CloudPoolOptions = {}) {
     if (!Array.isArray(servers)) throw new InvalidArgumentError('must be an array of servers', 'servers');
-    const lostAfter = options.serverLostAfter ?? SERVER_LOST_AFTER_MS;
-    if (typeof lostAfter !== 'number' || !(lostAfter > 0)) throw new InvalidArgumentError(`must be a positive number of ms, got ${String(lostAfter)}`, 'serverLostAfter');
-    this.#lostAfter = lostAfter;
+    if (options.serverLostAfter !== Infinity) checkInterval(options.serverLostAfter, 'serverLostAfter', ' or Infinity');
+    this.#lostAfter = options.serverLostAfter ?? SERVER_LOST_AFTER_MS;
     this.#resubmit = options.resubmitOnServerLoss === true;
     this.#log = createLog(options, () => [], { prefix: '[platformui pool]' });
     for (const s of servers) this.addServer(s);
@@ -264,6 +280,7 @@ export class CloudPool {
       offs: [],
       uploads: new Map(),
     };
+    this.#removed.delete(name);
     this.#servers.push(s);
     this.#watch(s);
     return name;
@@ -278,6 +295,7 @@ export class CloudPool {
     if (i < 0) return false;
     const [s] = this.#servers.splice(i, 1);
     s!.removed = true;
+    this.#removed.set(id, s!);
     for (const e of this.#waiting) e.verdicts.delete(id);
     this.#rejectUnplaceable();
     if (s!.active === 0) this.#release(s!);
@@ -287,6 +305,20 @@ export class CloudPool {
   /** Each server's state and load (a snapshot). */
   get servers(): PoolServerStatus[] {
     return this.#servers.map(({ id, state, weight, maxConcurrent, active, load }) => ({ id, state, weight, maxConcurrent, active, load }));
+  }
+
+  /**
+   * The client of a server, by id: to download what a job made there
+   * (`result.files` are that server's files), or to ask it anything else.
+   *
+   * @example
+   * ```ts
+   * const result = await pool.run(workflow);
+   * for (const f of result.files) await pool.client(result.server)!.downloadToFile(f, f.filename);
+   * ```
+   */
+  client(id: string): CloudClient | undefined {
+    return (this.#servers.find((s) => s.id === id) ?? this.#removed.get(id))?.client;
   }
 
   /** How many jobs wait in the pool's queue. */
@@ -329,6 +361,10 @@ export class CloudPool {
     const priority = options.priority ?? 0;
     if (typeof priority !== 'number' || Number.isNaN(priority)) throw new InvalidArgumentError(`must be a number, got ${String(priority)}`, 'priority');
     const uploaded = checkInputs(json, options.inputs);
+    // run()'s own checks, here: a bad option must fail before the inputs are uploaded.
+    checkTimeout(options.timeout, 'timeout');
+    checkInterval(options.pollInterval, 'pollInterval');
+    if (options.serverLostAfter !== Infinity) checkInterval(options.serverLostAfter, 'serverLostAfter', ' or Infinity');
     let resolve!: (r: PoolJobResult) => void;
     let reject!: (e: unknown) => void;
     const result = new Promise<PoolJobResult>((res, rej) => ((resolve = res), (reject = rej)));
@@ -343,6 +379,7 @@ export class CloudPool {
       server: undefined,
       promptId: undefined,
       resubmittedFrom: undefined,
+      moves: 0,
       stop: new AbortController(),
       closing: undefined,
       result,
@@ -386,6 +423,7 @@ export class CloudPool {
   async close(options: { cancel?: boolean } = {}): Promise<void> {
     if (!this.#closed) {
       this.#closed = true;
+      this.#shutdown.abort();
       clearInterval(this.#expiry);
       for (const e of this.#waiting.splice(0)) this.#settle(e, new PoolClosedError());
       for (const e of this.#placed) {
@@ -444,20 +482,27 @@ export class CloudPool {
     if (s.probing) return;
     s.probing = true;
     try {
+      // Until the socket is back: it alone tells the queue's changes, so meanwhile the probe reads the queue.
       for (let delay = PROBE_FIRST_MS; !s.removed && !this.#closed; delay = Math.min(delay * 2, PROBE_MAX_MS)) {
         if (s.state === 'up' && s.socket.state === 'open') return;
         try {
-          await s.client.getQueue({ timeout: PROBE_TIMEOUT_MS, retry: { limit: 0 } });
+          await this.#readQueue(s);
           if (s.state !== 'up') await this.#readNodes(s, 'it answers again');
-          if (s.state === 'up') return;
         } catch (err) {
           this.#mark(s, 'down', describeError(err));
         }
-        await sleep(delay);
+        await sleep(delay, this.#shutdown.signal).catch(() => undefined);
       }
     } finally {
       s.probing = false;
     }
+  }
+
+  /** The server's queue as the load: everything it holds, which includes this pool's accepted jobs. */
+  async #readQueue(s: Server): Promise<void> {
+    const queue = await s.client.getQueue({ timeout: PROBE_TIMEOUT_MS, retry: { limit: 0 } });
+    s.queued = queue.queue_running.length + queue.queue_pending.length;
+    s.unseen = 0;
   }
 
   #mark(s: Server, state: 'up' | 'down', reason: string): void {
@@ -466,6 +511,8 @@ export class CloudPool {
     s.state = state;
     if (state === 'down') {
       s.downSince = Date.now();
+      // It may come back restarted, without the files uploaded to it.
+      s.uploads.clear();
       this.#log.warn?.(`server ${s.id} is down: ${reason}`, { server: s.id, reason });
       this.#emit('serverDown', { server: s.id, reason });
       this.#armExpiry();
@@ -499,11 +546,18 @@ export class CloudPool {
     for (const s of this.#servers) if (s.info && !entry.verdicts.has(s.id)) entry.verdicts.set(s.id, missingOn(entry.workflow, s.info, entry.uploaded));
     if (this.#unplaceable(entry)) return;
     if (this.#servers.some((s) => s.state === 'down')) this.#armExpiry();
+    // No waiting job could be placed before this one came (drain leaves none that can): only it may go now.
+    const server = choose(this.#servers, (s) => entry.verdicts.get(s.id)?.length === 0, this.#turn);
+    if (server) return this.#place(entry, server);
     // By priority, then order (a job that must move goes before its equals).
     let i = this.#waiting.length;
     while (i > 0 && (this.#waiting[i - 1]!.priority < entry.priority || (first && this.#waiting[i - 1]!.priority === entry.priority))) i--;
     this.#waiting.splice(i, 0, entry);
-    this.#drain();
+  }
+
+  #place(entry: Entry, server: Server): void {
+    this.#turn = (this.#servers.indexOf(server) + 1) % this.#servers.length;
+    void this.#start(entry, server);
   }
 
   /** Rejects the job when no server can run it: all known and none able, or the able ones silent too long. */
@@ -551,9 +605,8 @@ export class CloudPool {
         i++;
         continue;
       }
-      this.#turn = (this.#servers.indexOf(server) + 1) % this.#servers.length;
       this.#waiting.splice(i, 1);
-      void this.#start(entry, server);
+      this.#place(entry, server);
     }
   }
 
@@ -584,7 +637,10 @@ export class CloudPool {
       this.#failed(entry, s, err, accepted);
     } finally {
       s.active--;
-      if (!accepted) s.unseen = Math.max(0, s.unseen - 1);
+      // Settled: the job is off the server's queue, whether or not a status event said so.
+      s.unseen = Math.max(0, s.unseen - 1);
+      // Without its socket the server tells no queue changes: read its queue now, not at the probe's next turn.
+      if (s.socket.state !== 'open' && s.state === 'up') void this.#readQueue(s).catch(() => undefined);
       if (s.removed && s.active === 0) this.#release(s);
       this.#drain();
     }
@@ -601,22 +657,38 @@ export class CloudPool {
       if (promptId && entry.options.stopOnAbort !== false) this.#stopJob(s, promptId);
       return this.#settle(entry, entry.stop.signal.reason);
     }
-    // Never reached the server (refused, DNS, a timeout before any response): another server takes it at once.
     if (!accepted && err instanceof APIConnectionError && !this.#closed) {
-      this.#log.info?.(`job moves off ${s.id}: ${describeError(err)}`, { server: s.id });
       this.#mark(s, 'down', describeError(err));
       void this.#probe(s);
-      return this.#enqueue(entry, true);
-    }
-    if (err instanceof ServerLostError) {
-      this.#mark(s, 'down', err.message);
-      void this.#probe(s);
-      if (this.#resubmit && !entry.resubmittedFrom && !this.#closed) {
-        this.#log.warn?.(`job ${err.promptId} was lost with ${s.id}; running it again elsewhere`, { server: s.id, promptId: err.promptId });
-        entry.resubmittedFrom = { server: s.id, promptId: err.promptId };
+      // Certainly never reached the server (refused, DNS, no route): another server takes it at once. A few
+      // times at most: servers that answer a probe but never take a job must not bounce it forever.
+      if (NOT_SENT.has(err.code ?? '') && ++entry.moves <= MAX_MOVES) {
+        this.#log.info?.(`job moves off ${s.id}: ${describeError(err)}`, { server: s.id });
+        return this.#enqueue(entry, true);
+      }
+      // A timeout or a reset after sending: the server may have the job. Only resubmitOnServerLoss runs it again.
+      if (this.#resubmit && !entry.resubmittedFrom && ++entry.moves <= MAX_MOVES) {
+        this.#log.warn?.(`job's submission to ${s.id} got no answer (${describeError(err)}); running it elsewhere`, { server: s.id });
+        entry.resubmittedFrom = { server: s.id, promptId: undefined };
         return this.#enqueue(entry, true);
       }
       return this.#settle(entry, err);
+    }
+    if (err instanceof ServerLostError) {
+      // Named by the pool's id for the server, which the caller knows it by.
+      if (err.server !== s.id) err = new ServerLostError(err.promptId, s.id, err.reason, err.silentMs, { cause: err.cause });
+      const lost = err as ServerLostError;
+      // A server that forgot the job answers: it is up (its uploads are gone with its restart, though).
+      if (lost.reason === 'unreachable') {
+        this.#mark(s, 'down', lost.message);
+        void this.#probe(s);
+      } else s.uploads.clear();
+      if (this.#resubmit && !entry.resubmittedFrom && !this.#closed) {
+        this.#log.warn?.(`job ${lost.promptId} was lost with ${s.id}; running it again elsewhere`, { server: s.id, promptId: lost.promptId });
+        entry.resubmittedFrom = { server: s.id, promptId: lost.promptId };
+        return this.#enqueue(entry, true);
+      }
+      return this.#settle(entry, lost);
     }
     // A silence deadline or a callback that threw: the job nobody follows any more is stopped.
     if (promptId && !(err instanceof ExecutionError || err instanceof JobCancelledError) && entry.options.stopOnAbort !== false) this.#stopJob(s, promptId);
@@ -657,11 +729,12 @@ export class CloudPool {
         const hash = await sha256(blob);
         let upload = s.uploads.get(hash);
         if (!upload) {
-          upload = Promise.resolve(s.client.uploadImage(blob, { filename: `${hash.slice(0, 16)}${extensionOf(file)}`, signal: entry.stop.signal }));
+          // Shared by every job with this content: no one job's cancel may stop it.
+          upload = Promise.resolve(s.client.uploadImage(blob, { filename: `${hash.slice(0, 16)}${extensionOf(file)}` }));
           s.uploads.set(hash, upload);
           upload.catch(() => s.uploads.get(hash) === upload && s.uploads.delete(hash));
         }
-        const ref = await upload;
+        const ref = await untilAborted(upload, entry.stop.signal);
         const [nodeId, , input] = split(at);
         (workflow[nodeId]!.inputs as Record<string, unknown>)[input] = ref.subfolder ? `${ref.subfolder}/${ref.name}` : ref.name;
       }),
@@ -671,6 +744,16 @@ export class CloudPool {
 }
 
 /** `'10.inputs.image'` → `['10', 'inputs', 'image']`; the node id may hold dots, the input name not. */
+/** `promise`, or a rejection with the signal's reason once it aborts (the promise itself goes on). */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
 function split(at: string): [string, 'inputs', string] {
   const i = at.lastIndexOf('.inputs.');
   return [at.slice(0, i), 'inputs', at.slice(i + '.inputs.'.length)];

@@ -496,7 +496,7 @@ export class Transport {
         ? new APIUserAbortError(undefined, { cause: user.reason })
         : timer.signal.aborted
           ? new APITimeoutError(method, spec.shown, timeout === false ? undefined : timeout)
-          : new APIConnectionError(method, spec.shown, scrub(describeCause(err), this.#secrets));
+          : new APIConnectionError(method, spec.shown, scrub(describeCause(err), this.#secrets), causeCode(err));
       throw this.#handedOver(requestId, spec, error);
     }
     clearTimeout(handle);
@@ -520,7 +520,7 @@ export class Transport {
     }
     if (err instanceof AttemptTimeout) return new APITimeoutError(spec.method, url, timeout === false ? undefined : timeout);
     // Only the cause's text is kept, never the error itself (it may hold the Request and its headers).
-    if (err instanceof NetworkFailure) return new APIConnectionError(spec.method, url, scrub(describeCause(err.cause), this.#secrets));
+    if (err instanceof NetworkFailure) return new APIConnectionError(spec.method, url, scrub(describeCause(err.cause), this.#secrets), causeCode(err.cause));
     // Anything else was thrown by the caller's own code (a hook, a custom fetch's bug): it is theirs, unchanged.
     return err;
   }
@@ -557,10 +557,15 @@ function checkBaseUrl(option: string | undefined, env: string): string {
   return value;
 }
 
+/** The system code of a failed fetch's cause (`ECONNREFUSED`…), when it has one. */
+function causeCode(e: unknown): string | undefined {
+  const code = e instanceof Error ? (e.cause as { code?: unknown } | undefined)?.code : undefined;
+  return typeof code === 'string' ? code : undefined;
+}
+
 function describeCause(e: unknown): string {
   if (!(e instanceof Error)) return 'Connection failed';
-  const cause = e.cause as { code?: unknown; message?: unknown } | undefined;
-  const code = typeof cause?.code === 'string' ? cause.code : undefined;
+  const code = causeCode(e);
   // A runtime's or a custom fetch's message may quote the URL, a signed one included.
   return code ? `Connection failed (${code})` : `Connection failed (${redactText(e.message, 120)})`;
 }

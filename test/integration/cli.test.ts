@@ -692,3 +692,51 @@ describe.skipIf(!hasScript)('on a terminal (script(1) gives a pseudo-terminal)',
     expect(r.out).not.toContain('platformui run:');
   });
 });
+
+// Several --server: run goes through a CloudPool. The job lands on a live server with the
+// least work, its input is uploaded there (not everywhere), and a dead server is skipped.
+describe('platformui run over several --server (a pool)', () => {
+  let a: Emulator;
+  let b: Emulator;
+  beforeAll(async () => {
+    [a, b] = await Promise.all([startEmulator({ personality: 'local', cloud: { stepMs: 5 } }), startEmulator({ personality: 'local', cloud: { stepMs: 5 } })]);
+  });
+  afterAll(async () => {
+    await Promise.all([a.close(), b.close()]);
+  });
+  const uploadsTo = (e: Emulator) => e.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/upload/image')).length;
+
+  it('runs the job on one of them, uploads the input only there, downloads its outputs', async () => {
+    a.requests.length = 0;
+    b.requests.length = 0;
+    const out = outDir();
+    const prefix = unique('pool');
+    const r = await cli(['run', INVERT, '--input', `image=${photo}`, '--set', `3.inputs.filename_prefix="${prefix}"`, '--out', out, '--server', a.url, '--server', b.url]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(readdirSync(out)).toEqual([`${prefix}_00001_.png`]);
+    const on = /^Placed on (\S+)$/m.exec(r.stdout)?.[1];
+    expect([a.url, b.url]).toContain(on);
+    const [ran, idle] = on === a.url ? [a, b] : [b, a];
+    expect(uploadsTo(ran)).toBe(1);
+    expect(uploadsTo(idle)).toBe(0);
+    expect([...ran.cloud.engine.jobs.values()].some((j) => j.status === 'completed')).toBe(true);
+  });
+
+  it('skips a server that does not answer', async () => {
+    const dead = await startEmulator({ personality: 'local' });
+    const deadUrl = dead.url;
+    await dead.close();
+    const out = outDir();
+    const r = await cli(['run', INVERT, '--input', `image=${photo}`, '--set', `3.inputs.filename_prefix="${unique('pooldead')}"`, '--out', out, '--server', deadUrl, '--server', a.url]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(new RegExp(`^Placed on ${a.url.replace(/[.:/]/g, '\\$&')}$`, 'm'));
+    expect(readdirSync(out)).toHaveLength(1);
+  });
+
+  it('refuses several --server for a command other than run', async () => {
+    const r = await cli(['queue', '--server', a.url, '--server', b.url]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--server: only run takes several servers');
+  });
+});

@@ -5,6 +5,8 @@
 // Everything here is the client as a user holds it: no API key, no option but baseUrl.
 import { WebSocket as WsWebSocket } from 'ws';
 import { afterAll, describe, expect, it } from 'vitest';
+// The CloudPool suite (two servers) runs in this file, so never beside this suite's jobs: see pool-suite.ts.
+import './pool-suite.ts';
 import { APIUserAbortError, CloudClient, NotFoundError, SubmissionError, type CloudClientOptions, type JobResult } from '../../src/index.ts';
 import { makePng } from '../../src/emulator/cloud-files.ts';
 

@@ -11,7 +11,7 @@
  * @module
  */
 import { readFile, stat } from 'node:fs/promises';
-import { ExecutionError, InvalidArgumentError, JobCancelledError, Workflow, WorkflowValidationError, type CloudClient } from '../../index.ts';
+import { ExecutionError, InvalidArgumentError, JobCancelledError, Workflow, WorkflowValidationError, type CloudClient, type PoolJob, type SocketEvent } from '../../index.ts';
 import { parseAssignment, parseDuration, parseTarget, parseValue, UsageError } from '../args.ts';
 import type { Command } from '../command.ts';
 import { downloadAll, prepareOut } from '../download.ts';
@@ -96,6 +96,10 @@ export const run: Command = {
     '(LoadImage), and must match one node. --input image=FILE without a node goes to the one node',
     'whose "image" input holds a value (not a link); with several, name it: --input 10.image=FILE.',
     'A --set VALUE is JSON when it parses (42, true, ["4", 0], "007" for a string of digits), else text.',
+    '',
+    'With several --server, the job goes to the one that has its nodes and models and the least work',
+    '(a CloudPool): the --input files are uploaded there, and a server that never got the job hands',
+    'it to another.',
   ].join('\n'),
   options: {
     set: { type: 'string', multiple: true, value: 'NODE.INPUT=VALUE', help: 'set an input (6.inputs.text="a cat", KSampler.seed=42)' },
@@ -109,6 +113,7 @@ export const run: Command = {
   examples: [
     'platformui run examples/workflows/invert.json --input image=./photo.png --out ./outputs',
     'platformui run portrait.json --set 6.inputs.text="a cat in a hat" --set KSampler.seed=42 --validate --timeout 10m',
+    'platformui run invert.json --input image=./photo.png --server http://gpu-a:8188 --server http://gpu-b:8188',
   ],
   async run(ctx, { values, positionals }) {
     // The command line, checked whole before the first request.
@@ -121,49 +126,64 @@ export const run: Command = {
     const out = typeof values.out === 'string' ? values.out : '.';
     // Before any request: a job whose outputs cannot be saved is credits spent for nothing.
     await prepareOut(out);
-    const cloud = await ctx.cloud();
+    // Several --server: a pool places the job, uploads the inputs where it runs, and moves it off a dead server.
+    const pool = ctx.global.servers.length > 1 ? await ctx.pool() : undefined;
+    const cloud = pool ? undefined : await ctx.cloud();
 
     return withDisplay(ctx, labelsOf(wf), async (display, interrupt) => {
       const { signal } = interrupt;
       let promptId: string | undefined;
+      // The client of the server that holds the job (with a pool: known once it is placed).
+      let holder = cloud;
       // Whether the job reached an end on the server (then there is nothing to stop).
       let ended = false;
       try {
         // Checked before the uploads, so an invalid workflow costs none; the inputs about to be
         // uploaded still hold placeholders, which only the check after the uploads (run's) can judge.
-        if (values.validate) {
+        // (A pool checks each server's classes and models itself before placing the job.)
+        if (values.validate && cloud) {
           const uploading = new Set(uploads.map((u) => `${u.nodeId}.${u.input}`));
           const issues = (await cloud.validateWorkflow(wf, { signal })).filter((i) => !uploading.has(`${i.nodeId}.${i.input}`));
           for (const issue of issues) if (issue.severity === 'warning') display.info(`Warning: ${issue.message}`);
           if (issues.some((i) => i.severity === 'error')) throw new WorkflowValidationError(issues);
         }
-        for (const u of uploads) {
-          const uploaded = await cloud.uploadImage(u.file, { signal });
-          wf.set(u.nodeId, u.input, uploaded);
-          display.info(`Uploaded ${u.file} as ${uploaded.name} for ${u.label}`);
+        if (cloud) {
+          for (const u of uploads) {
+            const uploaded = await cloud.uploadImage(u.file, { signal });
+            wf.set(u.nodeId, u.input, uploaded);
+            display.info(`Uploaded ${u.file} as ${uploaded.name} for ${u.label}`);
+          }
         }
-        const result = await cloud.run(wf, {
+        let placed: PoolJob | undefined;
+        const options = {
           signal,
           // Stopped here, awaited: the SDK's own stop runs in the background, and this process exits right after.
           stopOnAbort: false,
           ...(values.validate ? { validate: true } : {}),
           ...(timeout !== undefined ? { timeout } : {}),
-          onSubmitted: (id) => {
+          onSubmitted: (id: string) => {
             promptId = id;
-            interrupt.note = `job ${id} may still be running (see platformui job ${id})`;
+            if (pool && placed?.server) {
+              holder = pool.client(placed.server);
+              display.info(`Placed on ${placed.server}`);
+            }
+            interrupt.note = `job ${id} may still be running (see platformui job ${id}${pool ? ` --server ${placed?.server}` : ''})`;
             display.submitted(id);
           },
-          onEvent: (e) => display.event(e),
-        });
+          onEvent: (e: SocketEvent) => display.event(e),
+        };
+        const result = pool
+          ? await (placed = pool.submit(wf, { ...options, inputs: Object.fromEntries(uploads.map((u) => [`${u.nodeId}.inputs.${u.input}`, u.file])) })).result
+          : await cloud!.run(wf, options);
         ended = true;
         interrupt.note = undefined;
-        const files = await downloadAll(cloud, result.files, out, signal);
+        const files = await downloadAll(holder!, result.files, out, signal);
         display.finish({ promptId: result.promptId, files });
         return 0;
       } catch (err) {
         if (err instanceof ExecutionError || err instanceof JobCancelledError) ended = true;
         if (interrupt.interrupted && !interrupt.brokenPipe && promptId !== undefined && !ended) display.info(`Stopping job ${promptId} (Ctrl-C again to quit without waiting)`);
-        const problem = promptId !== undefined && !ended ? await stop(cloud, promptId) : undefined;
+        const problem = promptId !== undefined && !ended && holder ? await stop(holder, promptId) : undefined;
         const fate = promptId === undefined ? 'nothing was submitted' : ended ? `job ${promptId} had ended` : problem ? `job ${promptId} may still be running (stopping it failed: ${problem})` : `job ${promptId} was stopped`;
         if (interrupt.brokenPipe) throw new Interrupted(`standard output was closed: ${fate}`, EXIT.brokenPipe);
         if (interrupt.interrupted) throw new Interrupted(`interrupted: ${fate}`);
