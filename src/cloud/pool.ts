@@ -146,12 +146,16 @@ interface Server extends Placeable {
   active: number;
   /** `queue_remaining` as the server last said. */
   queued: number;
-  /** This pool's submissions there that its queue count may not show yet. */
+  /** This pool's jobs placed there and not accepted yet (uploading, submitting): in no queue count. */
+  submitting: number;
+  /** This pool's accepted jobs that no queue count has shown yet (a status event or a `/queue` read resets it). */
   unseen: number;
   readonly load: number;
   info: ObjectInfo | undefined;
   downSince: number;
   probing: boolean;
+  /** Aborted when the server leaves the pool (removeServer, close): ends its probes and their requests. */
+  gone: AbortController;
   removed: boolean;
   offs: Array<() => void>;
   /** Uploads by content hash: once per server and content. */
@@ -159,7 +163,6 @@ interface Server extends Placeable {
 }
 
 interface Entry {
-  seq: number;
   priority: number;
   workflow: Workflow;
   options: PoolRunOptions;
@@ -172,6 +175,8 @@ interface Entry {
   resubmittedFrom: { server: string; promptId: string | undefined } | undefined;
   /** How many times a submission that never reached its server was moved. */
   moves: number;
+  /** The server that lost this job: a re-run goes elsewhere. */
+  avoid: string | undefined;
   /** Aborts the run on its server: the caller's cancel, or close(). */
   stop: AbortController;
   closing: { cancel: boolean } | undefined;
@@ -219,11 +224,10 @@ export class CloudPool {
   readonly #lostAfter: number;
   readonly #resubmit: boolean;
   readonly #log: Log;
-  #seq = 0;
   #turn = 0;
   #closed = false;
-  /** Aborted by close(): ends the probes' waits. */
-  readonly #shutdown = new AbortController();
+  /** Stops being sent (`#stopJob`): close() waits for them, so a process may exit right after. */
+  readonly #stopping = new Set<Promise<void>>();
   #expiry: ReturnType<typeof setInterval> | undefined;
 
   constructor(servers: readonly PoolServer[], options: CloudPoolOptions = {}) {
@@ -269,13 +273,15 @@ export class CloudPool {
       state: 'starting',
       active: 0,
       queued: 0,
+      submitting: 0,
       unseen: 0,
       get load() {
-        return this.queued + this.unseen;
+        return this.queued + this.submitting + this.unseen;
       },
       info: undefined,
       downSince: 0,
       probing: false,
+      gone: new AbortController(),
       removed: false,
       offs: [],
       uploads: new Map(),
@@ -295,6 +301,7 @@ export class CloudPool {
     if (i < 0) return false;
     const [s] = this.#servers.splice(i, 1);
     s!.removed = true;
+    s!.gone.abort();
     this.#removed.set(id, s!);
     for (const e of this.#waiting) e.verdicts.delete(id);
     this.#rejectUnplaceable();
@@ -369,7 +376,6 @@ export class CloudPool {
     let reject!: (e: unknown) => void;
     const result = new Promise<PoolJobResult>((res, rej) => ((resolve = res), (reject = rej)));
     const entry: Entry = {
-      seq: this.#seq++,
       priority,
       workflow: structuredClone(json),
       options,
@@ -380,6 +386,7 @@ export class CloudPool {
       promptId: undefined,
       resubmittedFrom: undefined,
       moves: 0,
+      avoid: undefined,
       stop: new AbortController(),
       closing: undefined,
       result,
@@ -418,12 +425,12 @@ export class CloudPool {
    * running ones are no longer followed (they reject the same way; their jobs
    * are cancelled on their servers only with `cancel: true`), and every socket
    * of the pool's servers closes. `run()` after `close()` rejects. Resolves
-   * when every run has settled.
+   * when every run has settled and, with `cancel`, the stops were sent.
    */
   async close(options: { cancel?: boolean } = {}): Promise<void> {
     if (!this.#closed) {
       this.#closed = true;
-      this.#shutdown.abort();
+      for (const s of this.#servers) s.gone.abort();
       clearInterval(this.#expiry);
       for (const e of this.#waiting.splice(0)) this.#settle(e, new PoolClosedError());
       for (const e of this.#placed) {
@@ -432,6 +439,7 @@ export class CloudPool {
       }
     }
     await Promise.allSettled([...this.#placed].map((e) => new Promise<void>((r) => void e.result.then(() => r(), () => r()))));
+    await Promise.allSettled([...this.#stopping]);
     for (const s of this.#servers) this.#release(s);
   }
 
@@ -458,7 +466,9 @@ export class CloudPool {
   /** Reads the server's nodes and queue; up when both answer, down (and probed) otherwise. */
   async #readNodes(s: Server, why: string): Promise<boolean> {
     try {
-      const [info, queue] = await Promise.all([s.client.getObjectInfo({ timeout: PROBE_TIMEOUT_MS }), s.client.getQueue({ timeout: PROBE_TIMEOUT_MS })]);
+      // object_info at the client's own timeout: a server with many nodes takes seconds to list them.
+      const { signal } = s.gone;
+      const [info, queue] = await Promise.all([s.client.getObjectInfo({ signal }), s.client.getQueue({ timeout: PROBE_TIMEOUT_MS, signal })]);
       if (s.removed || this.#closed) return true;
       s.info = info;
       s.queued = queue.queue_running.length + queue.queue_pending.length;
@@ -491,7 +501,7 @@ export class CloudPool {
         } catch (err) {
           this.#mark(s, 'down', describeError(err));
         }
-        await sleep(delay, this.#shutdown.signal).catch(() => undefined);
+        await sleep(delay, s.gone.signal).catch(() => undefined);
       }
     } finally {
       s.probing = false;
@@ -500,7 +510,7 @@ export class CloudPool {
 
   /** The server's queue as the load: everything it holds, which includes this pool's accepted jobs. */
   async #readQueue(s: Server): Promise<void> {
-    const queue = await s.client.getQueue({ timeout: PROBE_TIMEOUT_MS, retry: { limit: 0 } });
+    const queue = await s.client.getQueue({ timeout: PROBE_TIMEOUT_MS, retry: { limit: 0 }, signal: s.gone.signal });
     s.queued = queue.queue_running.length + queue.queue_pending.length;
     s.unseen = 0;
   }
@@ -547,7 +557,7 @@ export class CloudPool {
     if (this.#unplaceable(entry)) return;
     if (this.#servers.some((s) => s.state === 'down')) this.#armExpiry();
     // No waiting job could be placed before this one came (drain leaves none that can): only it may go now.
-    const server = choose(this.#servers, (s) => entry.verdicts.get(s.id)?.length === 0, this.#turn);
+    const server = choose(this.#servers, (s) => canRun(entry, s), this.#turn);
     if (server) return this.#place(entry, server);
     // By priority, then order (a job that must move goes before its equals).
     let i = this.#waiting.length;
@@ -567,7 +577,8 @@ export class CloudPool {
     let hope = false;
     for (const s of this.#servers) {
       const verdict = entry.verdicts.get(s.id);
-      if (verdict && verdict.length) reasons[s.id] = verdict;
+      if (s.id === entry.avoid) reasons[s.id] = ['lost this job before: it runs again elsewhere'];
+      else if (verdict && verdict.length) reasons[s.id] = verdict;
       else if (s.state === 'down' && now - s.downSince >= this.#lostAfter) reasons[s.id] = [`down for ${Math.round((now - s.downSince) / 1000)} s`];
       else hope = true; // able, or not known yet
     }
@@ -600,7 +611,7 @@ export class CloudPool {
     for (let i = 0; i < this.#waiting.length; ) {
       if (!this.#servers.some((s) => s.state === 'up' && s.active < s.maxConcurrent)) return;
       const entry = this.#waiting[i]!;
-      const server = choose(this.#servers, (s) => entry.verdicts.get(s.id)?.length === 0, this.#turn);
+      const server = choose(this.#servers, (s) => canRun(entry, s), this.#turn);
       if (!server) {
         i++;
         continue;
@@ -616,7 +627,7 @@ export class CloudPool {
     entry.promptId = undefined;
     this.#placed.add(entry);
     s.active++;
-    s.unseen++;
+    s.submitting++;
     let accepted = false;
     const { inputs, priority: _priority, onSubmitted, signal: _signal, stopOnAbort = true, ...runOptions } = entry.options;
     try {
@@ -628,6 +639,8 @@ export class CloudPool {
         serverLostAfter: runOptions.serverLostAfter ?? this.#lostAfter,
         onSubmitted: async (promptId) => {
           accepted = true;
+          s.submitting--;
+          s.unseen++;
           entry.promptId = promptId;
           if (onSubmitted) await onSubmitted(promptId);
         },
@@ -638,7 +651,8 @@ export class CloudPool {
     } finally {
       s.active--;
       // Settled: the job is off the server's queue, whether or not a status event said so.
-      s.unseen = Math.max(0, s.unseen - 1);
+      if (accepted) s.unseen = Math.max(0, s.unseen - 1);
+      else s.submitting--;
       // Without its socket the server tells no queue changes: read its queue now, not at the probe's next turn.
       if (s.socket.state !== 'open' && s.state === 'up') void this.#readQueue(s).catch(() => undefined);
       if (s.removed && s.active === 0) this.#release(s);
@@ -670,6 +684,7 @@ export class CloudPool {
       if (this.#resubmit && !entry.resubmittedFrom && ++entry.moves <= MAX_MOVES) {
         this.#log.warn?.(`job's submission to ${s.id} got no answer (${describeError(err)}); running it elsewhere`, { server: s.id });
         entry.resubmittedFrom = { server: s.id, promptId: undefined };
+        entry.avoid = s.id;
         return this.#enqueue(entry, true);
       }
       return this.#settle(entry, err);
@@ -686,6 +701,7 @@ export class CloudPool {
       if (this.#resubmit && !entry.resubmittedFrom && !this.#closed) {
         this.#log.warn?.(`job ${lost.promptId} was lost with ${s.id}; running it again elsewhere`, { server: s.id, promptId: lost.promptId });
         entry.resubmittedFrom = { server: s.id, promptId: lost.promptId };
+        entry.avoid = s.id;
         return this.#enqueue(entry, true);
       }
       return this.#settle(entry, lost);
@@ -696,9 +712,11 @@ export class CloudPool {
   }
 
   #stopJob(s: Server, promptId: string): void {
-    s.client.stopJob(promptId, { retry: { limit: 3, allowPost: true } }).catch((err: unknown) => {
+    const stopping = s.client.stopJob(promptId, { retry: { limit: 3, allowPost: true } }).catch((err: unknown) => {
       this.#log.warn?.(`could not stop job ${promptId} on ${s.id}: ${describeError(err)}`, { server: s.id, promptId });
     });
+    this.#stopping.add(stopping);
+    void stopping.finally(() => this.#stopping.delete(stopping));
   }
 
   #cancel(entry: Entry, reason: Error): void {
@@ -744,6 +762,9 @@ export class CloudPool {
 }
 
 /** `'10.inputs.image'` → `['10', 'inputs', 'image']`; the node id may hold dots, the input name not. */
+/** Whether a job may go to a server: its nodes and models are there, and it did not lose this job before. */
+const canRun = (entry: Entry, s: Server) => s.id !== entry.avoid && entry.verdicts.get(s.id)?.length === 0;
+
 /** `promise`, or a rejection with the signal's reason once it aborts (the promise itself goes on). */
 function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) return Promise.reject(signal.reason);

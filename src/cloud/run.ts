@@ -370,7 +370,10 @@ function followToEnd(jobs: JobBackend, socket: CloudSocket, promptId: string, op
     const origin = jobs.baseUrl ?? 'the server';
     const pollOnce = async () => {
       try {
-        const s = await jobs.getJobStatus(promptId, requestOptions);
+        // With the socket down, the poll itself must end within the bound: a frozen server that
+        // accepts connections and never answers would otherwise hold it for the client's timeout and retries.
+        const left = lostAfter - (Date.now() - lastAnswer);
+        const s = await jobs.getJobStatus(promptId, socket.state === 'open' || !Number.isFinite(left) ? requestOptions : { ...requestOptions, timeout: Math.max(1, left), retry: { limit: 0 } });
         lastAnswer = Date.now();
         if (!settled) onStatus(s);
       } catch (err) {

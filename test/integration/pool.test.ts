@@ -527,6 +527,7 @@ describe('servers that die, come back, or never answer', () => {
         expect(jobsOf(back)).toHaveLength(0); // nothing re-sent
       } else {
         expect((done[0] as PoolJobResult).resubmittedFrom).toEqual({ server: 'a', promptId: lostId });
+        expect((done[0] as PoolJobResult).server).not.toBe('a'); // elsewhere, though a is back and idle
         expect((done[0] as PoolJobResult).files).toHaveLength(1);
       }
       for (const r of done.slice(1)) expect((r as PoolJobResult).files).toHaveLength(1);

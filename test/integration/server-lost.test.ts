@@ -3,6 +3,7 @@
 // server restarted (it answers, but its queue and history no longer know the job) at
 // once. Against the emulator's local personality over real loopback sockets, restarted
 // on the same port.
+import { createServer, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CloudClient, ServerLostError } from '../../src/index.ts';
 import { makePng, startEmulator, type Emulator } from '../../src/emulator/index.ts';
@@ -73,6 +74,29 @@ describe('run() on a server that dies', () => {
     expect(err).toBeInstanceOf(ServerLostError);
     expect(err).toMatchObject({ reason: 'forgotten', promptId, server: cloud.baseUrl });
     expect(second.cloud.engine.jobs.size).toBe(0); // nothing was re-sent
+  });
+
+  it('is bounded even by a frozen server that accepts connections and never answers (client default retries)', async () => {
+    const emu = await slowLocalServer();
+    const cloud = new CloudClient({ baseUrl: emu.url, logLevel: 'off' });
+    open.push(cloud);
+    let promptId: string | undefined;
+    const settled = cloud.run(workflow('in.png', 'frozen'), { serverLostAfter: 600, pollInterval: 50, onSubmitted: (id) => void (promptId = id) }).then(
+      () => 'resolved',
+      (err: unknown) => err,
+    );
+    await until(() => promptId !== undefined && emu.cloud.engine.jobs.get(promptId)?.status === 'in_progress');
+    const port = emu.port;
+    await emu.close();
+    // The same port now takes connections and never answers a request.
+    const held: Socket[] = [];
+    const frozen = createServer((socket) => void held.push(socket));
+    await new Promise<void>((resolve) => frozen.listen(port, '127.0.0.1', resolve));
+    open.push({ close: () => new Promise<void>((resolve) => (held.forEach((c) => c.destroy()), frozen.close(() => resolve()))) });
+    const stoppedAt = Date.now();
+    const err = await settled;
+    expect(err).toMatchObject({ name: 'ServerLostError', reason: 'unreachable', promptId });
+    expect(Date.now() - stoppedAt).toBeLessThan(3000); // not the client's 60 s timeout × 3 attempts
   });
 
   it('waits through a short outage: a server back within serverLostAfter finishes the job', async () => {

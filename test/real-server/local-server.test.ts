@@ -5,6 +5,7 @@
 // Everything here is the client as a user holds it: no API key, no option but baseUrl.
 import { WebSocket as WsWebSocket } from 'ws';
 import { afterAll, describe, expect, it } from 'vitest';
+import { blurChain as chain } from './workflows.ts';
 // The CloudPool suite (two servers) runs in this file, so never beside this suite's jobs: see pool-suite.ts.
 import './pool-suite.ts';
 import { APIUserAbortError, CloudClient, NotFoundError, SubmissionError, type CloudClientOptions, type JobResult } from '../../src/index.ts';
@@ -25,17 +26,7 @@ afterAll(() => {
 
 /** EmptyImage → n × ImageBlur (≈0.15 s each on this CPU) → SaveImage: a job long enough to act on mid-run. */
 function blurChain(n: number, prefix: string, color = Math.floor(Math.random() * 0xffffff)) {
-  const w: Record<string, { class_type: string; inputs: Record<string, unknown> }> = {
-    '1': { class_type: 'EmptyImage', inputs: { width: 256, height: 256, batch_size: 1, color } },
-  };
-  let prev = '1';
-  for (let i = 0; i < n; i++) {
-    const id = String(100 + i);
-    w[id] = { class_type: 'ImageBlur', inputs: { image: [prev, 0], blur_radius: 9, sigma: 3 } };
-    prev = id;
-  }
-  w['9'] = { class_type: 'SaveImage', inputs: { images: [prev, 0], filename_prefix: prefix } };
-  return w;
+  return chain(n, prefix, { class_type: 'EmptyImage', inputs: { width: 256, height: 256, batch_size: 1, color } });
 }
 
 async function expectPngFiles(c: CloudClient, result: JobResult, prefix: string) {

@@ -10,6 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { blurChain as chain } from './workflows.ts';
 import { CloudClient, CloudPool, type PoolJob, type PoolJobResult } from '../../src/index.ts';
 import { makePng } from '../../src/emulator/cloud-files.ts';
 
@@ -29,19 +30,9 @@ afterAll(() => {
   for (const c of clients) c.close();
 });
 
-/** LoadImage (the pool uploads it) → n × ImageBlur (0.05–0.15 s each on 256×256, by machine) → SaveImage. */
+/** LoadImage (the pool uploads it) → n × ImageBlur → SaveImage. */
 function blurChain(n: number, prefix: string) {
-  const w: Record<string, { class_type: string; inputs: Record<string, unknown> }> = {
-    '1': { class_type: 'LoadImage', inputs: { image: 'placeholder.png' } },
-  };
-  let prev = '1';
-  for (let i = 0; i < n; i++) {
-    const id = String(100 + i);
-    w[id] = { class_type: 'ImageBlur', inputs: { image: [prev, 0], blur_radius: 9, sigma: 3 } };
-    prev = id;
-  }
-  w['9'] = { class_type: 'SaveImage', inputs: { images: [prev, 0], filename_prefix: prefix } };
-  return w;
+  return chain(n, prefix, { class_type: 'LoadImage', inputs: { image: 'placeholder.png' } });
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
