@@ -116,7 +116,7 @@ export class Context {
    */
   async cloud(): Promise<CloudClient> {
     if (this.#cloud) return this.#cloud;
-    const apiKey = this.global.apiKeyFile === undefined ? undefined : await readSecret(this.global.apiKeyFile, '--api-key-file');
+    const apiKey = await this.#apiKey();
     this.#cloud = new CloudClient({
       ...this.log,
       ...(this.global.server !== undefined ? { baseUrl: this.global.server } : {}),
@@ -131,7 +131,7 @@ export class Context {
    */
   async pool(): Promise<CloudPool> {
     if (this.#pool) return this.#pool;
-    const apiKey = this.global.apiKeyFile === undefined ? undefined : await readSecret(this.global.apiKeyFile, '--api-key-file');
+    const apiKey = await this.#apiKey();
     this.#pool = new CloudPool(
       this.global.servers.map((baseUrl) => ({ ...this.log, id: baseUrl, baseUrl, ...(apiKey !== undefined ? { apiKey } : {}) })),
       this.log,
@@ -158,6 +158,11 @@ export class Context {
     return skipped
       ? 'PLATFORMUI_API_KEY is not sent to a loopback --server (it may be your cloud key): pass --api-key-file FILE, or set PLATFORMUI_CLOUD_URL instead of --server'
       : undefined;
+  }
+
+  /** `--api-key-file`'s key, when given. */
+  async #apiKey(): Promise<string | undefined> {
+    return this.global.apiKeyFile === undefined ? undefined : readSecret(this.global.apiKeyFile, '--api-key-file');
   }
 
   /** Closes the cloud client's socket, if one is open, and the pool's. */

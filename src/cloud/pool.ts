@@ -16,6 +16,7 @@ import type { ObjectInfo, UploadResponse, Workflow } from '../schemas/cloud.ts';
 import { isObject } from '../schemas/rule.ts';
 import { createLog, describeError, type Log, type LogOptions } from '../transport/log.ts';
 import { checkInterval, checkTimeout } from '../transport/options.ts';
+import { toValue } from '../workflow/workflow.ts';
 import { CloudClient, jsonOf, type CloudClientOptions, type WorkflowInput } from './client.ts';
 import { choose, missingOn, type Placeable } from './placement.ts';
 import type { CloudSocket } from './socket.ts';
@@ -467,12 +468,9 @@ export class CloudPool {
   async #readNodes(s: Server, why: string): Promise<boolean> {
     try {
       // object_info at the client's own timeout: a server with many nodes takes seconds to list them.
-      const { signal } = s.gone;
-      const [info, queue] = await Promise.all([s.client.getObjectInfo({ signal }), s.client.getQueue({ timeout: PROBE_TIMEOUT_MS, signal })]);
+      const [info] = await Promise.all([s.client.getObjectInfo({ signal: s.gone.signal }), this.#readQueue(s, {})]);
       if (s.removed || this.#closed) return true;
       s.info = info;
-      s.queued = queue.queue_running.length + queue.queue_pending.length;
-      s.unseen = 0;
       // Its nodes may have changed (it restarted with others): judge the waiting jobs again.
       for (const e of this.#waiting) e.verdicts.set(s.id, missingOn(e.workflow, info, e.uploaded));
       this.#mark(s, 'up', why);
@@ -508,9 +506,9 @@ export class CloudPool {
     }
   }
 
-  /** The server's queue as the load: everything it holds, which includes this pool's accepted jobs. */
-  async #readQueue(s: Server): Promise<void> {
-    const queue = await s.client.getQueue({ timeout: PROBE_TIMEOUT_MS, retry: { limit: 0 }, signal: s.gone.signal });
+  /** The server's queue as the load: everything it holds, which includes this pool's accepted jobs. Not retried unless `retry` says. */
+  async #readQueue(s: Server, retry: { retry?: { limit: number } } = { retry: { limit: 0 } }): Promise<void> {
+    const queue = await s.client.getQueue({ timeout: PROBE_TIMEOUT_MS, ...retry, signal: s.gone.signal });
     s.queued = queue.queue_running.length + queue.queue_pending.length;
     s.unseen = 0;
   }
@@ -681,12 +679,7 @@ export class CloudPool {
         return this.#enqueue(entry, true);
       }
       // A timeout or a reset after sending: the server may have the job. Only resubmitOnServerLoss runs it again.
-      if (this.#resubmit && !entry.resubmittedFrom && ++entry.moves <= MAX_MOVES) {
-        this.#log.warn?.(`job's submission to ${s.id} got no answer (${describeError(err)}); running it elsewhere`, { server: s.id });
-        entry.resubmittedFrom = { server: s.id, promptId: undefined };
-        entry.avoid = s.id;
-        return this.#enqueue(entry, true);
-      }
+      if (this.#resubmit && !entry.resubmittedFrom && ++entry.moves <= MAX_MOVES) return this.#rerun(entry, s, undefined, `its submission got no answer (${describeError(err)})`);
       return this.#settle(entry, err);
     }
     if (err instanceof ServerLostError) {
@@ -698,17 +691,20 @@ export class CloudPool {
         this.#mark(s, 'down', lost.message);
         void this.#probe(s);
       } else s.uploads.clear();
-      if (this.#resubmit && !entry.resubmittedFrom && !this.#closed) {
-        this.#log.warn?.(`job ${lost.promptId} was lost with ${s.id}; running it again elsewhere`, { server: s.id, promptId: lost.promptId });
-        entry.resubmittedFrom = { server: s.id, promptId: lost.promptId };
-        entry.avoid = s.id;
-        return this.#enqueue(entry, true);
-      }
+      if (this.#resubmit && !entry.resubmittedFrom && !this.#closed) return this.#rerun(entry, s, lost.promptId, 'the server lost it');
       return this.#settle(entry, lost);
     }
     // A silence deadline or a callback that threw: the job nobody follows any more is stopped.
     if (promptId && !(err instanceof ExecutionError || err instanceof JobCancelledError) && entry.options.stopOnAbort !== false) this.#stopJob(s, promptId);
     this.#settle(entry, err);
+  }
+
+  /** `resubmitOnServerLoss`: the job runs once more, on another server than `s`. */
+  #rerun(entry: Entry, s: Server, promptId: string | undefined, why: string): void {
+    this.#log.warn?.(`job ${promptId ?? '(no id)'} on ${s.id}: ${why}; running it again elsewhere`, { server: s.id, promptId });
+    entry.resubmittedFrom = { server: s.id, promptId };
+    entry.avoid = s.id;
+    this.#enqueue(entry, true);
   }
 
   #stopJob(s: Server, promptId: string): void {
@@ -753,15 +749,14 @@ export class CloudPool {
           upload.catch(() => s.uploads.get(hash) === upload && s.uploads.delete(hash));
         }
         const ref = await untilAborted(upload, entry.stop.signal);
-        const [nodeId, , input] = split(at);
-        (workflow[nodeId]!.inputs as Record<string, unknown>)[input] = ref.subfolder ? `${ref.subfolder}/${ref.name}` : ref.name;
+        const [nodeId, input] = split(at)!; // checked by submit()
+        (workflow[nodeId]!.inputs as Record<string, unknown>)[input] = toValue(ref);
       }),
     );
     return workflow;
   }
 }
 
-/** `'10.inputs.image'` → `['10', 'inputs', 'image']`; the node id may hold dots, the input name not. */
 /** Whether a job may go to a server: its nodes and models are there, and it did not lose this job before. */
 const canRun = (entry: Entry, s: Server) => s.id !== entry.avoid && entry.verdicts.get(s.id)?.length === 0;
 
@@ -775,9 +770,10 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
-function split(at: string): [string, 'inputs', string] {
+/** `'10.inputs.image'` → `['10', 'image']`; the node id may hold dots, the input name not. `undefined` without `.inputs.`. */
+function split(at: string): [nodeId: string, input: string] | undefined {
   const i = at.lastIndexOf('.inputs.');
-  return [at.slice(0, i), 'inputs', at.slice(i + '.inputs.'.length)];
+  return i < 0 ? undefined : [at.slice(0, i), at.slice(i + '.inputs.'.length)];
 }
 
 /** Checks `inputs` against the workflow before anything is queued; returns their paths. */
@@ -785,9 +781,9 @@ function checkInputs(workflow: Workflow, inputs: Record<string, PoolInput> | und
   if (inputs === undefined) return new Set();
   if (!isObject(inputs)) throw new InvalidArgumentError("must be an object of files by input path ('10.inputs.image')", 'inputs');
   for (const [at, file] of Object.entries(inputs)) {
-    const i = at.lastIndexOf('.inputs.');
-    const node = i > 0 ? workflow[at.slice(0, i)] : undefined;
-    if (!node || !isObject(node.inputs) || i + '.inputs.'.length >= at.length) throw new InvalidArgumentError(`must name an input of a node of the workflow, as 'nodeId.inputs.name'`, `inputs.${at}`);
+    const [nodeId, input] = split(at) ?? [];
+    const node = nodeId ? workflow[nodeId] : undefined;
+    if (!node || !isObject(node.inputs) || !input) throw new InvalidArgumentError(`must name an input of a node of the workflow, as 'nodeId.inputs.name'`, `inputs.${at}`);
     const ok = file instanceof Blob || file instanceof Uint8Array || file instanceof ArrayBuffer || typeof file === 'string';
     if (!ok) throw new InvalidArgumentError('must be a Blob, bytes or (Node) a file path: a stream can be read only once, and a job may need its file on a second server', `inputs.${at}`);
   }

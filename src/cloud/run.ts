@@ -388,9 +388,11 @@ function followToEnd(jobs: JobBackend, socket: CloudSocket, promptId: string, op
           else fail(err instanceof Error ? err : new Error(String(err)));
         } else if (socket.state === 'open') {
           lastAnswer = Date.now();
-        } else if (Date.now() - lastAnswer >= lostAfter) {
-          jobs.log?.warn?.(`job ${promptId}: no answer from ${origin} for ${Date.now() - lastAnswer} ms; giving the job up as lost`, { promptId, server: origin, silentMs: Date.now() - lastAnswer, ...errorDetails(err) });
-          fail(new ServerLostError(promptId, origin, 'unreachable', Date.now() - lastAnswer, { cause: err }));
+        } else {
+          const silentMs = Date.now() - lastAnswer;
+          if (silentMs < lostAfter) return;
+          jobs.log?.warn?.(`job ${promptId}: no answer from ${origin} for ${silentMs} ms; giving the job up as lost`, { promptId, server: origin, silentMs, ...errorDetails(err) });
+          fail(new ServerLostError(promptId, origin, 'unreachable', silentMs, { cause: err }));
         }
       }
     };

@@ -411,7 +411,7 @@ function label(id: string, classType: string, title: string | undefined): string
  * anything else as it is (an object with a `name` may be a custom node's
  * value). The caller copies it.
  */
-function toValue(value: unknown): unknown {
+export function toValue(value: unknown): unknown {
   if (isObject(value) && typeof value.name === 'string' && (typeof value.subfolder === 'string' || typeof value.type === 'string')) {
     const { name, subfolder, type } = value as unknown as UploadResponse;
     const path = subfolder ? `${subfolder}/${name}` : name;

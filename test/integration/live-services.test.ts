@@ -7,20 +7,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { APIUserAbortError, CloudClient, ExecutionError, JobCancelledError, type JobResult } from '../../src/index.ts';
 import { EMULATOR_API_KEY, LOCAL_LANE, startEmulator, type Emulator, type PersonalityName } from '../../src/emulator/index.ts';
+import { invertWorkflow as workflow, until } from './helpers.ts';
 
 const PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 7]);
-const workflow = (image: string, prefix: string, extra: Record<string, unknown> = {}) => ({
-  '1': { class_type: 'LoadImage', inputs: { image, ...extra } },
-  '2': { class_type: 'ImageInvert', inputs: { image: ['1', 0] } },
-  '3': { class_type: 'SaveImage', inputs: { images: ['2', 0], filename_prefix: prefix } },
-});
-const until = async (check: () => boolean, ms = 5000) => {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 5));
-  }
-};
 
 for (const personality of ['spec', 'cloud', 'local'] as PersonalityName[]) {
   describe(`the ${personality} personality`, () => {

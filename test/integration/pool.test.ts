@@ -8,17 +8,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { APIConnectionError, APIUserAbortError, CloudClient, CloudPool, InvalidArgumentError, PlacementError, PoolClosedError, ServerLostError, type CloudPoolOptions, type PoolJob, type PoolJobResult, type PoolServer } from '../../src/index.ts';
 import { makePng, startEmulator, type Emulator, type Job } from '../../src/emulator/index.ts';
+import { invertWorkflow, until } from './helpers.ts';
 
 // ------------------------------------------------------------------ helpers
 
 type Wf = Record<string, { class_type: string; inputs: Record<string, unknown> }>;
 
 /** LoadImage → ImageInvert → SaveImage; a unique prefix per job (the emulator caches identical workflows). */
-const workflow = (prefix: string, image = 'in.png'): Wf => ({
-  '1': { class_type: 'LoadImage', inputs: { image } },
-  '2': { class_type: 'ImageInvert', inputs: { image: ['1', 0] } },
-  '3': { class_type: 'SaveImage', inputs: { images: ['2', 0], filename_prefix: prefix } },
-});
+const workflow = (prefix: string, image = 'in.png'): Wf => invertWorkflow(image, prefix);
 /** The same scaled with `method`, a choice (like a model file name) one server may lack. */
 const scaleWorkflow = (prefix: string, method = 'lanczos'): Wf => ({
   '1': { class_type: 'LoadImage', inputs: { image: 'in.png' } },
@@ -32,13 +29,6 @@ const blurWorkflow = (prefix: string): Wf => ({
   '3': { class_type: 'SaveImage', inputs: { images: ['2', 0], filename_prefix: prefix } },
 });
 
-const until = async (check: () => boolean, ms = 5000, what = 'condition') => {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`${what} not met in ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-};
 const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const open: Array<{ close(): unknown }> = [];

@@ -7,19 +7,7 @@ import { createServer, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CloudClient, ServerLostError } from '../../src/index.ts';
 import { makePng, startEmulator, type Emulator } from '../../src/emulator/index.ts';
-
-const workflow = (image: string, prefix: string) => ({
-  '1': { class_type: 'LoadImage', inputs: { image } },
-  '2': { class_type: 'ImageInvert', inputs: { image: ['1', 0] } },
-  '3': { class_type: 'SaveImage', inputs: { images: ['2', 0], filename_prefix: prefix } },
-});
-const until = async (check: () => boolean, ms = 5000) => {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 5));
-  }
-};
+import { invertWorkflow as workflow, until } from './helpers.ts';
 
 const open: Array<{ close(): unknown }> = [];
 afterEach(async () => {
