@@ -52,13 +52,18 @@ const ARRAY_FIELDS = new Set(['dependencies', 'supported_accelerators', 'support
 
 /** The wire's looseness made regular, once for every read: a `null` array becomes `[]`. */
 function nullArraysToEmpty(value: unknown): unknown {
+  // On every registry read (a search page is ~200 KB): only objects are visited and only a `null` is written.
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) value[i] = nullArraysToEmpty(value[i]);
-    return value;
-  }
-  if (value !== null && typeof value === 'object') {
+    for (const item of value) if (item !== null && typeof item === 'object') nullArraysToEmpty(item);
+  } else if (value !== null && typeof value === 'object') {
     const o = value as Record<string, unknown>;
-    for (const k of Object.keys(o)) o[k] = o[k] === null && ARRAY_FIELDS.has(k) ? [] : nullArraysToEmpty(o[k]);
+    // for…in: faster than Object.keys here, and JSON.parse makes only own keys.
+    for (const k in o) {
+      const v = o[k];
+      if (v === null) {
+        if (ARRAY_FIELDS.has(k)) o[k] = [];
+      } else if (typeof v === 'object') nullArraysToEmpty(v);
+    }
   }
   return value;
 }
