@@ -124,38 +124,76 @@ export function errorClassFor(status: number, service: ServiceKind = 'registry')
   return STATUS_CLASSES[status] ?? APIError;
 }
 
-/** No answer: DNS failure, refused or reset connection, a proxy that hung up. */
+/**
+ * Connection failures that prove the request never reached the server: refused,
+ * no such host, no route. A timeout or a reset may come after the server took
+ * the request; browsers give no code at all.
+ */
+const NEVER_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/** What an {@link APIConnectionError} knows besides the request. */
+export interface ConnectionErrorInit {
+  /** The job the request was about (a submission's chosen id). */
+  promptId?: string | undefined;
+  /** Overrides what the code says about whether the request reached the server. */
+  sent?: 'no' | 'maybe' | undefined;
+  cause?: unknown;
+}
+
+/**
+ * No answer: DNS failure, refused or reset connection, a proxy that hung up,
+ * a timeout. `sent` says whether the server may have received the request:
+ * `'no'` only when the failure proves it never left (refused, DNS, no route),
+ * else `'maybe'`. A submission's error names its job (`promptId`) either way,
+ * so a job whose answer was lost can still be followed or stopped.
+ *
+ * @example
+ * ```ts
+ * try { await cloud.submit(workflow); }
+ * catch (err) {
+ *   if (err instanceof APIConnectionError && err.sent === 'maybe') console.log(`job ${err.promptId} may exist: follow or stop it by id`);
+ * }
+ * ```
+ */
 export class APIConnectionError extends PlatformUIError {
   override name = 'APIConnectionError';
-  /** HTTP method (`''` when the error is not about one request, see {@link JobTimeoutError}). */
+  /** HTTP method. */
   readonly method: string;
-  /** Request URL, secrets redacted (`''` when the error is not about one request). */
+  /** Request URL, secrets redacted. */
   readonly url: string;
   /** The system's code for the failure, when the runtime gave one (`ECONNREFUSED`, `ENOTFOUND`, `ECONNRESET`…; none in browsers). */
   readonly code: string | undefined;
-  constructor(method: string, url: string, message = 'Connection failed', code?: string) {
-    super(`${message}: ${method} ${url}`);
+  /** `'no'`: the request provably never reached the server; `'maybe'`: it may have (and a POST may have done its work). */
+  readonly sent: 'no' | 'maybe';
+  /** The job this request was about, when it was a submission: its id was chosen before sending. */
+  readonly promptId: string | undefined;
+  constructor(method: string, url: string, message = 'Connection failed', code?: string, init: ConnectionErrorInit = {}) {
+    super(`${message}: ${method} ${url}${init.promptId ? ` (job ${init.promptId}${init.sent === 'no' || (init.sent === undefined && NEVER_SENT.has(code ?? '')) ? ' was not sent' : ' may exist'})` : ''}`, init.cause === undefined ? undefined : { cause: init.cause });
     this.method = method;
     this.url = url;
     this.code = code;
+    this.sent = init.sent ?? (NEVER_SENT.has(code ?? '') ? 'no' : 'maybe');
+    this.promptId = init.promptId;
   }
 }
 
-/** A request exceeded its timeout (and, as {@link JobTimeoutError}, a job of `run()` went silent). */
+/** A request exceeded its timeout. The server may have received it (`sent` is `'maybe'`). */
 export class APITimeoutError extends APIConnectionError {
   override name = 'APITimeoutError';
   /** The timeout that ran out, in ms, when known. */
   readonly timeout: number | undefined;
-  constructor(method: string, url: string, ms?: number) {
-    super(method, url, ms === undefined ? 'Timed out' : `Timed out after ${ms} ms`);
+  constructor(method: string, url: string, ms?: number, init: ConnectionErrorInit = {}) {
+    super(method, url, ms === undefined ? 'Timed out' : `Timed out after ${ms} ms`, undefined, { ...init, sent: 'maybe' });
     this.timeout = ms;
   }
 }
 
 /**
  * A job followed by `run()` sent nothing (no event, no status change) for
- * `timeout` ms. Not about one HTTP request: `method` and `url` are `''`. Still an
- * {@link APITimeoutError}, so `catch (e) { if (e instanceof APITimeoutError) … }` sees it.
+ * `timeout` ms. The job may still be running: this is not a failed request,
+ * so it is no {@link APIConnectionError} (a retry-on-connection-error wrapper
+ * must not start a second paid job). Since 0.2 it is a {@link PlatformUIError}
+ * only; `run()` stops the job (unless `stopOnAbort: false`).
  *
  * @example
  * ```ts
@@ -164,16 +202,40 @@ export class APITimeoutError extends APIConnectionError {
  * // JobTimeoutError: Job 1f0c… sent nothing for 120000 ms
  * ```
  */
-export class JobTimeoutError extends APITimeoutError {
+export class JobTimeoutError extends PlatformUIError {
   override name = 'JobTimeoutError';
   /** The job that went silent. */
   readonly promptId: string;
+  /** The silence deadline that ran out, in ms. */
+  readonly timeout: number;
   constructor(promptId: string, ms: number) {
-    super('', '', ms);
-    // APITimeoutError's message names a request; say what happened to the job instead
-    // (V8 formats `stack` on first read, so it shows this message too).
-    this.message = `Job ${promptId} sent nothing for ${ms} ms`;
+    super(`Job ${promptId} sent nothing for ${ms} ms`);
     this.promptId = promptId;
+    this.timeout = ms;
+  }
+}
+
+/**
+ * The WebSocket's server refused the connection for good: it closed with a
+ * code that says the credential or the request was refused (1008, or a
+ * 4xxx code of the server's). The socket stops reconnecting; runs in flight
+ * go on by polling (and fail there if the key is refused).
+ *
+ * @example
+ * ```ts
+ * cloud.connect().on('close', ({ error }) => { if (error instanceof SocketRefusedError) console.log(error.code, error.reason); });
+ * ```
+ */
+export class SocketRefusedError extends PlatformUIError {
+  override name = 'SocketRefusedError';
+  /** The close code the server sent. */
+  readonly code: number;
+  /** The close reason, cut short and redacted. */
+  readonly reason: string;
+  constructor(code: number, reason: string) {
+    super(`The server refused the WebSocket (close code ${code}${reason ? `: ${reason}` : ''}); not reconnecting`);
+    this.code = code;
+    this.reason = reason;
   }
 }
 
@@ -560,7 +622,7 @@ export class TaskFailedError extends PlatformUIError {
  * `waitForTask()` reached its `timeout` (a deadline for the whole wait, not
  * for one request) before the task ended. The task itself keeps running on
  * the proxy: wait again with the same id to pick it up. Not about one HTTP
- * request: `method` and `url` are `''`. Still an {@link APITimeoutError}.
+ * request, and no {@link APIConnectionError} (since 0.2): the task is still running.
  *
  * @example
  * ```ts
@@ -569,19 +631,21 @@ export class TaskFailedError extends PlatformUIError {
  * // TaskTimeoutError: Task 3f1c… (image-relight) did not finish within 60000 ms (last status IN_PROGRESS); it may still be running
  * ```
  */
-export class TaskTimeoutError extends APITimeoutError {
+export class TaskTimeoutError extends PlatformUIError {
   override name = 'TaskTimeoutError';
   /** The task's id. */
   readonly taskId: string;
   /** The operation it was read under. */
   readonly operation: string;
+  /** The deadline that ran out, in ms. */
+  readonly timeout: number;
   /** The last record read before the deadline, if any was. */
   readonly task: { task_id: string; status: string; generated?: string[] } | undefined;
   constructor(operation: string, taskId: string, ms: number, task?: { task_id: string; status: string; generated?: string[] }) {
-    super('', '', ms);
-    this.message = `Task ${taskId} (${operation}) did not finish within ${ms} ms (${task ? `last status ${task.status}` : 'no status read yet'}); it may still be running`;
+    super(`Task ${taskId} (${operation}) did not finish within ${ms} ms (${task ? `last status ${task.status}` : 'no status read yet'}); it may still be running`);
     this.taskId = taskId;
     this.operation = operation;
+    this.timeout = ms;
     this.task = task;
   }
 }

@@ -22,6 +22,7 @@ export {
   APITimeoutError,
   JobTimeoutError,
   ServerLostError,
+  SocketRefusedError,
   PlacementError,
   PoolClosedError,
   APIUserAbortError,
@@ -40,6 +41,7 @@ export {
   TaskNotFoundError,
   type ExceptionType,
   type SchemaIssue,
+  type ConnectionErrorInit,
 } from './errors.ts';
 export { RegistryClient, type BulkNodeVersionResult, type ListNodeVersionsOptions, type PublishNodeVersionParams, type RegistryClientOptions } from './registry/client.ts';
 export type { Page, PageBody } from './registry/pagination.ts';

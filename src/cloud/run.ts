@@ -28,7 +28,7 @@ export interface FollowOptions {
   onPreview?: (frame: ImageFrame) => void;
   /** Ends the wait with `APIUserAbortError`; with `stopOnAbort`, also stops the job on the server (never another). */
   signal?: AbortSignal;
-  /** Silence deadline (ms): rejects with `JobTimeoutError` (an `APITimeoutError`) when the job sends nothing for this long (and stops it, with `stopOnAbort`). */
+  /** Silence deadline (ms): rejects with `JobTimeoutError` when the job sends nothing for this long (and stops it, with `stopOnAbort`). */
   timeout?: number;
   /**
    * Whether giving up on the job (abort, silence deadline, a callback that

@@ -30,6 +30,7 @@ import { checkTimeout, fromEnv, resolveRetry, type ClientOptions, type Credentia
 import { createLog, describeError, errorDetails, nextRequestId, type Log } from './log.ts';
 import type { WithResponse } from './promise.ts';
 import { redactText, redactUrl, scrub } from './redact.ts';
+import { mayResend } from './resend.ts';
 
 /** How a client authenticates when an endpoint asks for it. */
 export type AuthScheme = 'bearer' | 'apiKey';
@@ -102,6 +103,8 @@ export interface RequestSpec {
   fetch?: typeof globalThis.fetch | undefined;
   /** `'manual'` returns a 3xx (or a browser's opaque redirect) instead of following it. */
   redirect?: 'manual' | undefined;
+  /** The request starts paid work: never sent twice, whatever `retry.allowPost` says (see {@link mayResend}). */
+  paid?: boolean | undefined;
 }
 
 // 429 means "subscription inactive" on the cloud and 402 "insufficient credits":
@@ -315,8 +318,6 @@ export class Transport {
     const signal = opts.signal;
     if (signal?.aborted) throw new APIUserAbortError(undefined, { cause: signal.reason });
     const timeout = opts.timeout ?? this.#timeout;
-    const idempotent = spec.method !== 'POST' || retry.allowPost;
-    let limit = idempotent ? retry.limit : 0;
     let url = `${this.baseUrl}/${spec.path}`;
     if (spec.query) {
       const q = new URLSearchParams();
@@ -337,8 +338,8 @@ export class Transport {
       ...(body !== undefined ? { body } : {}),
       ...(body instanceof ReadableStream ? { duplex: 'half' } : {}),
     };
-    // A stream is consumed by its first attempt: it cannot be sent again.
-    if (body instanceof ReadableStream) limit = 0;
+    // A paid request and a stream (consumed by its first attempt) are never sent again.
+    const limit = mayResend({ method: spec.method, paid: spec.paid === true, allowPost: retry.allowPost, streamBody: body instanceof ReadableStream }) ? retry.limit : 0;
     const fetchFn = spec.fetch && !this.#customFetch ? spec.fetch : this.fetch;
     // A manual redirect is an answer here (a browser's is opaque: status 0), not a failure.
     const ok = spec.redirect ? (s: number) => s === 0 || (s >= 200 && s < 400) : (s: number) => s >= 200 && s < 300;

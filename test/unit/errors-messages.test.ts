@@ -19,6 +19,7 @@ import {
   MissingCredentialsError,
   PlatformUIError,
   SubmissionError,
+  TaskTimeoutError,
 } from '../../src/errors.ts';
 import { CloudClient, ProxyClient, RegistryClient, encodeFrame, type SocketEvent } from '../../src/index.ts';
 
@@ -240,16 +241,29 @@ describe('every failure is a PlatformUIError', () => {
     expect(JSON.stringify(late)).not.toContain('navigated');
   });
 
-  it('JobTimeoutError reads like a job timeout and is still an APITimeoutError', () => {
+  it('JobTimeoutError and TaskTimeoutError are not connection errors: the job or task may still run (a retry wrapper must not start another)', () => {
     const err = new JobTimeoutError('p-123', 120_000);
-    expect(err).toBeInstanceOf(APITimeoutError);
-    expect(err).toBeInstanceOf(APIConnectionError);
+    expect(err).not.toBeInstanceOf(APITimeoutError);
+    expect(err).not.toBeInstanceOf(APIConnectionError);
     expect(err).toBeInstanceOf(PlatformUIError);
     expect(err.name).toBe('JobTimeoutError');
     expect(err.message).toBe('Job p-123 sent nothing for 120000 ms');
     expect(String(err.stack)).toContain('JobTimeoutError: Job p-123 sent nothing for 120000 ms');
-    expect(err).toMatchObject({ promptId: 'p-123', timeout: 120_000, method: '', url: '' });
-    expect(new APITimeoutError('GET', 'https://h/x', 50)).toMatchObject({ timeout: 50, message: 'Timed out after 50 ms: GET https://h/x' });
+    expect(err).toMatchObject({ promptId: 'p-123', timeout: 120_000 });
+    const task = new TaskTimeoutError('image-relight', 't-1', 60);
+    expect(task).not.toBeInstanceOf(APIConnectionError);
+    expect(task).toMatchObject({ taskId: 't-1', timeout: 60 });
+    expect(new APITimeoutError('GET', 'https://h/x', 50)).toMatchObject({ timeout: 50, sent: 'maybe', message: 'Timed out after 50 ms: GET https://h/x' });
+  });
+
+  it('APIConnectionError says whether the request may have reached the server, and names a submission\'s job', () => {
+    expect(new APIConnectionError('POST', 'https://h/api/prompt', 'Connection failed (ECONNREFUSED)', 'ECONNREFUSED')).toMatchObject({ sent: 'no', promptId: undefined });
+    expect(new APIConnectionError('POST', 'https://h/api/prompt', 'Connection failed (ECONNRESET)', 'ECONNRESET')).toMatchObject({ sent: 'maybe' });
+    expect(new APIConnectionError('POST', 'https://h/api/prompt', 'Connection failed')).toMatchObject({ sent: 'maybe' });
+    const lost = new APITimeoutError('POST', 'https://h/api/prompt', 50, { promptId: 'p-9' });
+    expect(lost).toMatchObject({ sent: 'maybe', promptId: 'p-9' });
+    expect(lost.message).toBe('Timed out after 50 ms: POST https://h/api/prompt (job p-9 may exist)');
+    expect(new APIConnectionError('POST', 'u', 'Connection failed (ENOTFOUND)', 'ENOTFOUND', { promptId: 'p-8' }).message).toContain('(job p-8 was not sent)');
   });
 });
 
