@@ -121,6 +121,22 @@ export interface SubmitOptions extends RequestOptions {
    * errors. Warnings do not stop the submission.
    */
   validate?: boolean;
+  /**
+   * The job's id, sent as `prompt_id`. Default: a random UUID chosen by the
+   * SDK before the request, so that a job whose answer is lost can still be
+   * named, looked up, followed and stopped. A server that does not honour
+   * chosen ids answers with its own (then remembered per client).
+   */
+  promptId?: string;
+  /**
+   * When the answer to the submission is lost (timeout, reset, 5xx) and the
+   * job cannot be found by its id within `confirmWithin`, send it once more
+   * with the same id. Default false: reject with an `APIConnectionError`
+   * whose `sent` is `'maybe'` and whose `promptId` names the job.
+   */
+  resubmitUnconfirmed?: boolean;
+  /** How long (ms) to look a job up by its id after its submission's answer was lost. Default 15000. */
+  confirmWithin?: number;
 }
 
 /**

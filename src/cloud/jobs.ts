@@ -203,7 +203,10 @@ export interface JobBackend {
   /** The server's base URL, credentials redacted: a lost job's error names it. */
   readonly baseUrl?: string;
   /** Submits a workflow; resolves with its `prompt_id`. */
-  submit(workflow: Workflow, options: { headers?: Record<string, string>; partnerApiKey?: string | true; extraData?: Record<string, unknown>; clientId?: string; validate?: boolean }): PromiseLike<{ prompt_id: string }>;
+  submit(
+    workflow: Workflow,
+    options: { headers?: Record<string, string>; partnerApiKey?: string | true; extraData?: Record<string, unknown>; clientId?: string; validate?: boolean; promptId?: string; resubmitUnconfirmed?: boolean; confirmWithin?: number },
+  ): PromiseLike<{ prompt_id: string }>;
   /** The job's status with its phase (works on every server kind). */
   getJobStatus(promptId: string, options?: RequestOptions): PromiseLike<JobStatusResult>;
   /** The job's record, outputs included (works on every server kind). */

@@ -57,7 +57,7 @@ export interface FollowOptions {
 }
 
 /** Options of `CloudClient.run`: how to submit, then how to follow. */
-export interface RunOptions extends FollowOptions, Pick<SubmitOptions, 'partnerApiKey' | 'extraData' | 'validate'> {
+export interface RunOptions extends FollowOptions, Pick<SubmitOptions, 'partnerApiKey' | 'extraData' | 'validate' | 'promptId' | 'resubmitUnconfirmed' | 'confirmWithin'> {
   /**
    * Called with the job's id as soon as the submission is accepted, before the
    * job is followed (e.g. to record it). The run waits for a returned promise; if

@@ -373,6 +373,9 @@ export const SubmitOptionsParams = z.looseObject({
   extraData: opt(z.record(z.string(), z.unknown())),
   clientId: opt(z.string()),
   validate: opt(z.boolean()),
+  promptId: opt(z.string().check(z.minLength(1))),
+  resubmitUnconfirmed: opt(z.boolean()),
+  confirmWithin: opt(z.number().check(z.gte(0))),
 });
 
 /** The job ids of `cancel()`: at least one, none empty. */

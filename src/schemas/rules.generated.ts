@@ -1213,6 +1213,9 @@ export const SubmitOptionsParams: Typed<z.output<typeof S.SubmitOptionsParams>> 
     extraData: { type: 'optional', of: { type: 'record', of: 'unknown' } },
     clientId: 'string?',
     validate: 'boolean?',
+    promptId: { type: 'optional', of: { type: 'string', min: 1 } },
+    resubmitUnconfirmed: 'boolean?',
+    confirmWithin: { type: 'optional', of: { type: 'number', min: 0 } },
   },
   is: isSubmitOptionsParams,
 };
@@ -1222,7 +1225,10 @@ function isSubmitOptionsParams(v: any): boolean {
     (v.partnerApiKey === undefined || ((typeof v.partnerApiKey === 'string' && v.partnerApiKey !== '') || (v.partnerApiKey === true))) &&
     (v.extraData === undefined || isCreateNodeRequest_6(v.extraData)) &&
     optString(v.clientId) &&
-    optBoolean(v.validate)
+    optBoolean(v.validate) &&
+    (v.promptId === undefined || (typeof v.promptId === 'string' && v.promptId !== '')) &&
+    optBoolean(v.resubmitUnconfirmed) &&
+    (v.confirmWithin === undefined || (Number.isFinite(v.confirmWithin) && (v.confirmWithin as number) >= 0))
   );
 }
 export const Task: Typed<z.output<typeof S.Task>> = {
