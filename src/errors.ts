@@ -167,6 +167,8 @@ export class APIConnectionError extends PlatformUIError {
   readonly sent: 'no' | 'maybe';
   /** The job this request was about, when it was a submission: its id was chosen before sending. */
   readonly promptId: string | undefined;
+  /** What failed, without the request (the message's first part). */
+  readonly #detail: string;
   constructor(method: string, url: string, message = 'Connection failed', code?: string, init: ConnectionErrorInit = {}) {
     super(`${message}: ${method} ${url}${init.promptId ? ` (job ${init.promptId}${init.sent === 'no' || (init.sent === undefined && NEVER_SENT.has(code ?? '')) ? ' was not sent' : ' may exist'})` : ''}`, init.cause === undefined ? undefined : { cause: init.cause });
     this.method = method;
@@ -174,6 +176,13 @@ export class APIConnectionError extends PlatformUIError {
     this.code = code;
     this.sent = init.sent ?? (NEVER_SENT.has(code ?? '') ? 'no' : 'maybe');
     this.promptId = init.promptId;
+    this.#detail = message;
+  }
+
+  /** The same failure, naming the job the request was about (a submission's chosen id). */
+  aboutJob(promptId: string | undefined, sent: 'no' | 'maybe' = this.sent): APIConnectionError {
+    // The original failure is the cause: a wrapper of an answer (a 5xx after sending) passes its own on.
+    return new APIConnectionError(this.method, this.url, this.#detail, this.code, { promptId, sent, cause: this.cause ?? this });
   }
 }
 
@@ -425,7 +434,9 @@ export class SubmissionError extends PlatformUIError {
   readonly body: unknown;
   /** HTTP status of the response. */
   readonly status: number;
-  constructor(status: number, body: Record<string, unknown>) {
+  /** The id the submission was sent with (a rejected workflow created no job by it). */
+  readonly promptId: string | undefined;
+  constructor(status: number, body: Record<string, unknown>, promptId?: string) {
     const e = body.error;
     const text =
       typeof e === 'string' ? e : e && typeof e === 'object' ? describeWireError(e as Record<string, unknown>) ?? JSON.stringify(e) : JSON.stringify(e);
@@ -436,6 +447,7 @@ export class SubmissionError extends PlatformUIError {
     this.nodeErrors = isNodeErrors(body.node_errors) ? body.node_errors : undefined;
     this.body = body;
     this.status = status;
+    this.promptId = promptId;
   }
 }
 

@@ -6,14 +6,11 @@
  * @module
  */
 import { checkArgs, checkId } from '../args.ts';
-import { APIError, DownloadError, InvalidArgumentError, NotFoundError, SubmissionError, WorkflowValidationError } from '../errors.ts';
+import { APIError, DownloadError, InvalidArgumentError, SubmissionError, WorkflowValidationError } from '../errors.ts';
 import { platform } from '../platform/node.ts';
 import type {
   FileRef,
-  History,
   JobList,
-  JobRecordBody,
-  JobStatus,
   ListJobsParams,
   ObjectInfo,
   Queue,
@@ -28,8 +25,12 @@ import { PagePromise } from '../transport/pages.ts';
 import { APIPromise, type WithResponse } from '../transport/promise.ts';
 import { redactUrl, scrub } from '../transport/redact.ts';
 import type { Log } from '../transport/log.ts';
-import { Transport, path, type RequestBody } from '../transport/transport.ts';
-import { JobPage, jobPhase, recordFromHistory, toJobRecord, toQueueState, type JobBackend, type JobRecord, type JobStatusResult, type QueueState } from './jobs.ts';
+import { Transport, type RequestBody } from '../transport/transport.ts';
+import { JobPage, toQueueState, type JobBackend, type JobRecord, type JobStatusResult, type QueueState } from './jobs.ts';
+import { CloudProtocol } from './protocol/cloud.ts';
+import { LocalProtocol } from './protocol/local.ts';
+import type { ServerKind, ServerProtocol } from './protocol/types.ts';
+import { submitWithId } from './submission.ts';
 import { followJob, runJob, waitForJob, type FollowOptions, type JobResult, type RunOptions, type WaitForJobOptions } from './run.ts';
 import { CloudSocket, type CloudSocketOptions } from './socket.ts';
 import { validateWorkflow, type WorkflowIssue } from '../workflow/validate.ts';
@@ -54,16 +55,19 @@ export interface CloudClientOptions extends ClientOptions {
   /**
    * What `baseUrl` is. `'cloud'`: the cloud service; an API key is required.
    * `'local'`: a self-hosted server of the same protocol; no key needed, and
-   * a running job is stopped with `POST /interrupt { prompt_id }`.
+   * a running job is stopped with the atomic cancel where the server has it,
+   * else `POST /interrupt { prompt_id }`.
    * `'auto'` (default): `'local'` when no API key is configured and the host
-   * is loopback (`localhost`, `127.x.x.x`, `[::1]`), else `'cloud'`.
+   * is loopback (`localhost`, `127.x.x.x`, `[::1]`), else `'cloud'`. A
+   * `keyless` client is always `'cloud'` (its relay may listen on loopback).
    */
   server?: 'auto' | 'cloud' | 'local';
   /**
    * Send no API key, not even from the environment: a backend of yours in
    * front of the cloud (a relay) adds it, so that the key never reaches, for
-   * one, a web page. Use with `server: 'cloud'` to keep the cloud's protocol.
-   * A local server needs no key anyway.
+   * one, a web page. Always the cloud's protocol (never mistaken for a local
+   * server because the relay listens on loopback), and the caller's own
+   * `headers` (the relay's auth) go along unchanged. A local server needs no key anyway.
    *
    * @example
    * ```ts
@@ -76,8 +80,10 @@ export interface CloudClientOptions extends ClientOptions {
 /** Options of {@link CloudClient.interrupt}. */
 export interface InterruptOptions extends RequestOptions {
   /**
-   * Stop only this prompt, if it is the one running (a local server). The
-   * cloud takes no body and interrupts every running job of the account.
+   * Stop only this prompt. A local server: `{ prompt_id }`, which stops that
+   * prompt if it is the one running. The cloud's interrupt takes no body and
+   * stops every running job of the account, so there this job is stopped
+   * with {@link CloudClient.stopJob} instead: never another.
    */
   promptId?: string;
 }
@@ -165,8 +171,18 @@ const STATUS_OVER_SUBMISSION = new Set([401, 402, 403, 429]);
 const SAFE_HTTP_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 const isLoopback = (host: string) => SAFE_HTTP_HOSTS.has(host) || /^127(\.\d{1,3}){3}$/.test(host);
 const SERVER_KINDS = new Set(['auto', 'cloud', 'local']);
-/** A 404 whose body is not JSON: the route does not exist here (aiohttp's `404: Not Found`), as opposed to an unknown job. */
-const routeMissing = (err: unknown) => err instanceof NotFoundError && (err.body === undefined || typeof err.body === 'string');
+
+/** The kind of server the options name: `keyless` is the cloud behind a relay; `auto` is local for a loopback URL without a key. */
+function serverKind(options: CloudClientOptions, baseUrl: string | undefined): ServerKind {
+  const server = options.server ?? 'auto';
+  if (options.keyless || server === 'cloud') return 'cloud';
+  if (server === 'local') return 'local';
+  // The environment's key goes with the environment's URL: a key kept for the cloud
+  // must not make an explicitly given loopback server "the cloud", nor be sent to it.
+  const hasKey = options.apiKey !== undefined || (options.baseUrl === undefined && fromEnv('PLATFORMUI_API_KEY') !== undefined);
+  const host = baseUrl && URL.canParse(baseUrl) ? new URL(baseUrl).hostname : '';
+  return !hasKey && isLoopback(host) ? 'local' : 'cloud';
+}
 
 /**
  * Client of the cloud workflow service.
@@ -181,15 +197,15 @@ const routeMissing = (err: unknown) => err instanceof NotFoundError && (err.body
 export class CloudClient implements JobBackend {
   readonly #transport: Transport;
   /** `'cloud'` or `'local'`: the kind of server this client talks to, decided once from the options (see {@link CloudClientOptions.server}). */
-  readonly server: 'cloud' | 'local';
+  readonly server: ServerKind;
   /** The server's base URL as errors and logs show it (credentials in it redacted). */
   readonly baseUrl: string;
-  /** Whether `GET /api/job/{id}/status` exists here: unknown until a status call says (a local server has none). */
-  #statusEndpoint: boolean | undefined;
+  /** Everything that differs between the kinds of server, chosen once. */
+  readonly #protocol: ServerProtocol;
+  /** Whether this server uses the job ids it is sent; `undefined` until it has answered a submission. */
+  readonly #honoursIds: { value: boolean | undefined } = { value: undefined };
   /** `object_info`, fetched once for {@link validateWorkflow}. */
   #objectInfo: Promise<ObjectInfo> | undefined;
-  /** Whether `GET /api/jobs/{id}` exists here (recent servers; old local ones only have `/history`). */
-  #jobsApi: boolean | undefined;
   #socket: CloudSocket | undefined;
   /** Whether the socket was opened by run() alone (then it closes after the last run). */
   #closeWhenIdle = false;
@@ -199,12 +215,7 @@ export class CloudClient implements JobBackend {
     const server = options.server ?? 'auto';
     if (!SERVER_KINDS.has(server)) throw new InvalidArgumentError("must be 'auto', 'cloud' or 'local'", 'server');
     if (options.keyless && options.apiKey !== undefined) throw new InvalidArgumentError('a keyless client takes no apiKey: the relay in front of the cloud adds it', 'apiKey');
-    const baseUrl = options.baseUrl ?? fromEnv('PLATFORMUI_CLOUD_URL');
-    // The environment's key goes with the environment's URL: a key kept for the cloud
-    // must not make an explicitly given loopback server "the cloud", nor be sent to it.
-    const hasKey = options.apiKey !== undefined || (options.baseUrl === undefined && fromEnv('PLATFORMUI_API_KEY') !== undefined);
-    const host = baseUrl && URL.canParse(baseUrl) ? new URL(baseUrl).hostname : '';
-    this.server = server === 'local' || (server === 'auto' && !hasKey && isLoopback(host)) ? 'local' : 'cloud';
+    this.server = serverKind(options, options.baseUrl ?? fromEnv('PLATFORMUI_CLOUD_URL'));
     this.#transport = new Transport({
       service: 'cloud',
       options,
@@ -217,6 +228,7 @@ export class CloudClient implements JobBackend {
       credentialHint: server === 'cloud' ? '' : " (a self-hosted server needs none: use a loopback baseUrl or pass server: 'local')",
     });
     this.baseUrl = redactUrl(this.#transport.baseUrl);
+    this.#protocol = this.server === 'local' ? new LocalProtocol(this.#transport) : new CloudProtocol(this.#transport);
   }
 
   /**
@@ -305,48 +317,73 @@ export class CloudClient implements JobBackend {
   }
 
   /**
-   * `POST /api/prompt`: submits a workflow. A response carrying `error`
-   * throws {@link SubmissionError}, whatever its HTTP status. Never retried
-   * unless `{ retry: { allowPost: true } }`: a repeated submission runs (and bills) twice.
+   * `POST /api/prompt`: submits a workflow as a job whose id is chosen before
+   * the request (`promptId`, default a random UUID, sent as `prompt_id`). A
+   * response carrying `error` throws {@link SubmissionError}, whatever its
+   * HTTP status. Never sent twice on its own, whatever `retry` says: when the
+   * answer is lost (a timeout, a reset, a 5xx after sending), the job is
+   * looked up by its id for `confirmWithin` ms (default 15 s). Found: this
+   * resolves as if the answer had come. Not found: it rejects with an
+   * {@link APIConnectionError} whose `promptId` names the job and whose
+   * `sent` is `'maybe'` (it may exist: follow it, stop it, or ask again with
+   * `resubmitUnconfirmed`); `sent: 'no'` when the request provably never
+   * left (refused, DNS, no route). A server that does not use the ids it is
+   * sent (it answers with its own) is remembered per client; there a lost
+   * answer cannot be looked up, and the error names no job.
    *
    * @example
    * ```ts
    * const { prompt_id } = await cloud.submit(workflow, { partnerApiKey: true });
+   * // Your own id, e.g. to record it before sending:
+   * await cloud.submit(workflow, { promptId: crypto.randomUUID() });
    * ```
    */
   submit(workflow: WorkflowInput, options: SubmitOptions = {}): APIPromise<SubmissionResponse & { prompt_id: string }> {
     return APIPromise.from(async () => {
-        const prompt = checkArgs(rules.Workflow, jsonOf(workflow), 'workflow');
-        if (Object.keys(prompt).length === 0) throw new InvalidArgumentError('has no nodes', 'workflow');
-        checkArgs(rules.SubmitOptionsParams, options, 'options');
-        if (options.validate) {
-          const { validate: _, partnerApiKey: _k, extraData: _e, clientId: _c, ...request } = options;
-          const issues = await this.validateWorkflow(prompt, request);
-          if (issues.some((i) => i.severity === 'error')) throw new WorkflowValidationError(issues);
-        }
-        const extra: Record<string, unknown> = { ...options.extraData };
-        if (options.partnerApiKey !== undefined) {
-          extra.api_key_platform_org = options.partnerApiKey === true ? await this.#transport.credential() : options.partnerApiKey;
-          this.#transport.rememberSecret(extra.api_key_platform_org as string);
-        }
-        const body: Record<string, unknown> = { prompt };
-        if (Object.keys(extra).length) body.extra_data = extra;
-        if (options.clientId) body.client_id = options.clientId;
-        let r: WithResponse<SubmissionResponse>;
-        try {
-          r = await this.#transport.request<SubmissionResponse>({ method: 'POST', path: 'api/prompt', json: body, auth: true, schema: rules.SubmissionResponse, options });
-        } catch (err) {
-          // A rejected workflow (400 and kin) is a SubmissionError; credentials,
-          // credits, subscription and server failures keep their own classes.
-          const b = err instanceof APIError && !STATUS_OVER_SUBMISSION.has(err.status) && err.status < 500 ? err.body : undefined;
-          if (b !== null && typeof b === 'object' && 'error' in b) throw new SubmissionError((err as APIError).status, b as Record<string, unknown>);
-          throw err;
-        }
-        if (r.data?.error != null || typeof r.data?.prompt_id !== 'string') {
-          // A 2xx body is not scrubbed by the transport; this one becomes an error, so scrub it here.
-          throw new SubmissionError(r.response.status, scrub(r.data ?? { error: 'no prompt_id in the response' }, this.#transport.secrets) as Record<string, unknown>);
-        }
-        return r as WithResponse<SubmissionResponse & { prompt_id: string }>;
+      const prompt = checkArgs(rules.Workflow, jsonOf(workflow), 'workflow');
+      if (Object.keys(prompt).length === 0) throw new InvalidArgumentError('has no nodes', 'workflow');
+      checkArgs(rules.SubmitOptionsParams, options, 'options');
+      if (options.confirmWithin !== undefined) checkInterval(options.confirmWithin, 'confirmWithin');
+      const id = options.promptId ?? crypto.randomUUID();
+      if (options.validate) {
+        const { validate: _, partnerApiKey: _k, extraData: _e, clientId: _c, promptId: _p, resubmitUnconfirmed: _r, confirmWithin: _w, ...request } = options;
+        const issues = await this.validateWorkflow(prompt, request);
+        if (issues.some((i) => i.severity === 'error')) throw new WorkflowValidationError(issues);
+      }
+      const extra: Record<string, unknown> = { ...options.extraData };
+      if (options.partnerApiKey !== undefined) {
+        extra.api_key_platform_org = options.partnerApiKey === true ? await this.#transport.credential() : options.partnerApiKey;
+        this.#transport.rememberSecret(extra.api_key_platform_org as string);
+      }
+      const body: Record<string, unknown> = { prompt };
+      if (Object.keys(extra).length) body.extra_data = extra;
+      if (options.clientId) body.client_id = options.clientId;
+      const t = this.#transport;
+      let r: WithResponse<SubmissionResponse>;
+      try {
+        r = await submitWithId(
+          {
+            send: (json) => t.request<SubmissionResponse>({ method: 'POST', path: 'api/prompt', json, auth: true, schema: rules.SubmissionResponse, options, paid: true }),
+            lookup: (promptId, timeout) => this.#protocol.lookup(promptId, { headers: options.headers, signal: options.signal, timeout: Math.min(timeout, 10_000), retry: { limit: 0 } }),
+            log: t.log,
+            honoursIds: this.#honoursIds,
+          },
+          body,
+          id,
+          options,
+        );
+      } catch (err) {
+        // A rejected workflow (400 and kin) is a SubmissionError; credentials,
+        // credits, subscription and server failures keep their own classes.
+        const b = err instanceof APIError && !STATUS_OVER_SUBMISSION.has(err.status) && err.status < 500 ? err.body : undefined;
+        if (b !== null && typeof b === 'object' && 'error' in b) throw new SubmissionError((err as APIError).status, b as Record<string, unknown>, id);
+        throw err;
+      }
+      if (r.data?.error != null || typeof r.data?.prompt_id !== 'string') {
+        // A 2xx body is not scrubbed by the transport; this one becomes an error, so scrub it here.
+        throw new SubmissionError(r.response.status, scrub(r.data ?? { error: 'no prompt_id in the response' }, t.secrets) as Record<string, unknown>, id);
+      }
+      return r as WithResponse<SubmissionResponse & { prompt_id: string }>;
     });
   }
 
@@ -364,21 +401,7 @@ export class CloudClient implements JobBackend {
    * ```
    */
   getJobStatus(promptId: string, options?: RequestOptions): APIPromise<JobStatusResult> {
-    return APIPromise.from<JobStatusResult>(async () => {
-      const id = checkId(promptId, 'promptId');
-      if (this.server === 'cloud' && this.#statusEndpoint !== false) {
-        try {
-          const r = await this.#transport.request<JobStatus>({ method: 'GET', path: path`api/job/${id}/status`, auth: true, schema: rules.JobStatus, options });
-          this.#statusEndpoint = true;
-          return { data: { ...r.data, phase: jobPhase(r.data.status) }, response: r.response };
-        } catch (err) {
-          // A JSON 404 is this job unknown; a bare one is the route missing (a local server's aiohttp).
-          if (!routeMissing(err) || this.#statusEndpoint === true) throw err;
-          this.#statusEndpoint = false;
-        }
-      }
-      return this.#record(id, options);
-    });
+    return APIPromise.from(() => this.#protocol.status(checkId(promptId, 'promptId'), options));
   }
 
   /**
@@ -395,7 +418,7 @@ export class CloudClient implements JobBackend {
    * ```
    */
   getJob(promptId: string, options?: RequestOptions): APIPromise<JobRecord> {
-    return APIPromise.from(() => this.#record(checkId(promptId, 'promptId'), options));
+    return APIPromise.from(() => this.#protocol.record(checkId(promptId, 'promptId'), options));
   }
 
   /**
@@ -447,32 +470,32 @@ export class CloudClient implements JobBackend {
   }
 
   /**
-   * `POST /api/interrupt`. On the cloud: no body, and it interrupts every
-   * running job of the account. With `promptId` (a local server): sends
-   * `{ prompt_id }`, which stops that prompt only if it is the one running.
+   * `POST /api/interrupt`. Without `promptId`: on the cloud, no body, and it
+   * interrupts every running job of the account; on a local server, whatever
+   * runs. With `promptId`: only that job, never another (a local server gets
+   * `{ prompt_id }`; on the cloud, whose interrupt takes no body, the job is
+   * stopped with {@link stopJob}).
    */
   interrupt(options: InterruptOptions = {}): APIPromise<unknown> {
-    return APIPromise.from(() => {
-      const json = options.promptId === undefined ? {} : { json: { prompt_id: checkId(options.promptId, 'promptId') } };
-      return this.#transport.request({ method: 'POST', path: 'api/interrupt', auth: true, ...json, options });
+    return APIPromise.from(async () => {
+      const { promptId, ...request } = options;
+      const id = promptId === undefined ? undefined : checkId(promptId, 'promptId');
+      const json = this.#protocol.interruptBody(id);
+      if (id !== undefined && json === undefined) return { data: undefined, response: await this.#protocol.stopJob(id, request) };
+      return this.#transport.request({ method: 'POST', path: 'api/interrupt', auth: true, ...(json ? { json } : {}), options: request });
     });
   }
 
   /**
    * Stops one job, pending or running, and never another: what aborting
-   * `run()` does. The cloud: `POST /api/queue { delete }`. A local server:
-   * that, then `POST /interrupt { prompt_id }` (its queue delete leaves a
-   * running job alone; an interrupt without the id would stop whatever runs).
+   * `run()` does. Where the server has it, the atomic
+   * `POST /api/jobs/{id}/cancel` (a finished or unknown job: nothing to do);
+   * else, on the cloud, `POST /api/queue { delete }`, and on a local server
+   * that together with `POST /interrupt { prompt_id }` (its queue delete
+   * leaves a running job alone). Never an interrupt without the job's id.
    */
   async stopJob(promptId: string, options?: RequestOptions): Promise<void> {
-    const id = checkId(promptId, 'promptId');
-    if (this.server === 'cloud') {
-      await this.cancel([id], options);
-      return;
-    }
-    // Both, whatever becomes of the other: a failed delete must not spare a running job.
-    const results = await Promise.allSettled([this.cancel([id], options), this.interrupt({ ...options, promptId: id })]);
-    for (const r of results) if (r.status === 'rejected') throw r.reason;
+    await this.#protocol.stopJob(checkId(promptId, 'promptId'), options);
   }
 
   /**
@@ -625,40 +648,6 @@ export class CloudClient implements JobBackend {
    */
   waitForJob(promptId: string, options?: WaitForJobOptions): Promise<JobRecord> {
     return waitForJob(this, promptId, options);
-  }
-
-  /** The job record from `/api/jobs/{id}`, else (a local server without it) from `/history/{id}` and `/queue`. */
-  async #record(id: string, options?: RequestOptions): Promise<WithResponse<JobRecord>> {
-    if (this.#jobsApi !== false) {
-      try {
-        const r = await this.#transport.request<JobRecordBody>({ method: 'GET', path: path`api/jobs/${id}`, auth: true, schema: rules.JobRecordBody, options });
-        this.#jobsApi = true;
-        return { data: toJobRecord(r.data), response: r.response };
-      } catch (err) {
-        // A JSON 404 ({"error":"Job not found"}) is this job unknown; a bare one is a server without the jobs API.
-        if (!routeMissing(err) || this.#jobsApi === true) throw err;
-        this.#jobsApi = false;
-      }
-    }
-    const found = await this.#fromHistory(id, options);
-    if (found) return found;
-    throw new NotFoundError({ status: 404, body: { error: 'Job not found' }, method: 'GET', url: this.#transport.displayUrl(path`api/history/${id}`) });
-  }
-
-  /** A local server's answer: history when the job ended, else its place in the queue; `undefined` when unknown. */
-  async #fromHistory(id: string, options?: RequestOptions): Promise<WithResponse<JobRecord> | undefined> {
-    const history = () => this.#transport.request<History>({ method: 'GET', path: path`api/history/${id}`, auth: true, schema: rules.History, options });
-    const h = await history();
-    const ended = recordFromHistory(id, h.data);
-    if (ended) return { data: ended, response: h.response };
-    const q = await this.getQueue(options).withResponse();
-    const has = (list: QueueState['queue_running']) => list.some((item) => item.promptId === id);
-    if (has(q.data.queue_running)) return { data: toJobRecord({ id, status: 'in_progress' }), response: q.response };
-    if (has(q.data.queue_pending)) return { data: toJobRecord({ id, status: 'pending' }), response: q.response };
-    // It may have ended between the two reads.
-    const again = await history();
-    const late = recordFromHistory(id, again.data);
-    return late ? { data: late, response: again.response } : undefined;
   }
 
   #get<T>(p: () => string, schema: Typed<T>, options?: RequestOptions): APIPromise<T> {

@@ -159,6 +159,9 @@ const EXCEPTION_MESSAGES: Record<string, string> = {
 };
 
 /** The job engine. */
+/** Prompt ids whose submissions are counted ({@link JobEngine.submissions}). */
+const MAX_COUNTED_SUBMISSIONS = 100_000;
+
 export class JobEngine {
   /** Every job still remembered (pending, running, and the last `historyLimit` finished). */
   readonly jobs = new Map<string, Job>();
@@ -174,12 +177,18 @@ export class JobEngine {
   }
 
   /** Queues a validated workflow for `key` and starts it when a slot is free. */
-  submit(key: string, valid: ValidatedPrompt, extraData: Record<string, unknown>, partnerKey: string | undefined): Job {
+  /**
+   * How many times each prompt id was accepted (the last
+   * {@link MAX_COUNTED_SUBMISSIONS}): a test's proof that no job ran twice.
+   */
+  readonly submissions = new Map<string, number>();
+
+  submit(key: string, valid: ValidatedPrompt, extraData: Record<string, unknown>, partnerKey: string | undefined, promptId: string = randomUUID()): Job {
     const lane = this.#lane(key);
     if (lane.pending.length >= MAX_PENDING_PER_KEY) throw new HttpError(503, `More than ${MAX_PENDING_PER_KEY} pending jobs for this key`, 'queue_full');
     const clientId = extraData.client_id;
     const job: Job = {
-      prompt_id: randomUUID(),
+      prompt_id: promptId,
       number: this.#number++,
       key,
       prompt: structuredClone(valid.prompt),
@@ -204,6 +213,9 @@ export class JobEngine {
       currentNode: undefined,
     };
     this.jobs.set(job.prompt_id, job);
+    this.submissions.set(job.prompt_id, (this.submissions.get(job.prompt_id) ?? 0) + 1);
+    // Bounded like the rest of the emulator's memory: the oldest ids go first.
+    if (this.submissions.size > MAX_COUNTED_SUBMISSIONS) this.submissions.delete(this.submissions.keys().next().value!);
     lane.pending.push(job);
     this.#status(key);
     // Started on the next tick, so the submit response can leave first (as on a real server, where it races the events).

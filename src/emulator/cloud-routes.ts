@@ -160,6 +160,9 @@ function withBareAliases(routes: readonly Route[]): Route[] {
  *   running jobs are cancelled (`execution_interrupted`, running ones also
  *   `executing` null); without, pending ones are removed silently and running
  *   ones untouched. Answers `{ deleted }`, or an empty 200 (`controlReplies`).
+ * - `POST /api/jobs/{id}/cancel` and `POST /api/jobs/cancel { job_ids }`
+ *   (`atomicCancel`): see {@link atomicCancelRoutes}.
+ * - `POST /api/prompt` takes the client's `prompt_id` with `chosenIds`.
  * - `POST /api/interrupt`: `by-prompt` honours an optional `{ prompt_id }` (a
  *   prompt that is not running is a no-op; no id stops every running job of
  *   the lane); `all` ignores the body. Answers `{}`, or an empty 200.
@@ -245,6 +248,7 @@ export function cloudRoutes(state: CloudState): Route[] {
         reply(state, ctx, { deleted });
       },
     },
+    ...(p.atomicCancel ? atomicCancelRoutes(state) : []),
     {
       method: 'POST',
       path: '/api/interrupt',
@@ -298,4 +302,40 @@ export function cloudRoutes(state: CloudState): Route[] {
     },
   ];
   return p.bareRoutes ? withBareAliases(routes) : routes;
+}
+
+/**
+ * The atomic cancel of newer servers: `POST /api/jobs/{id}/cancel` stops the
+ * job wherever it is, pending or running (`execution_interrupted`), and
+ * answers 200 `{ cancelled: true }`, or `{ cancelled: false }` for a finished
+ * or unknown job ("nothing to do"). `POST /api/jobs/cancel { job_ids }`
+ * cancels a batch: 200 `{ cancelled: [ids] }`, or 404 with nothing cancelled
+ * when any id is unknown.
+ */
+function atomicCancelRoutes(state: CloudState): Route[] {
+  return [
+    {
+      method: 'POST',
+      path: '/api/jobs/:promptId/cancel',
+      handler: async (ctx) => {
+        const key = authorize(state, ctx);
+        await ctx.readBody();
+        const cancelled = state.engine.cancel(key, [ctx.params.promptId ?? '']);
+        sendJson(ctx.res, 200, { cancelled: cancelled.length > 0 });
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/jobs/cancel',
+      handler: async (ctx) => {
+        const key = authorize(state, ctx);
+        const body = await ctx.readJson();
+        const ids = isObject(body) ? body.job_ids : undefined;
+        if (!Array.isArray(ids) || ids.length === 0 || ids.some((id) => typeof id !== 'string')) throw new HttpError(400, 'job_ids must be a non-empty array of prompt_id strings');
+        const unknown = (ids as string[]).filter((id) => !state.engine.get(key, id));
+        if (unknown.length) throw new HttpError(404, `Unknown job ${unknown[0]}${unknown.length > 1 ? ` (+${unknown.length - 1} more)` : ''}; nothing cancelled`);
+        sendJson(ctx.res, 200, { cancelled: state.engine.cancel(key, ids as string[]) });
+      },
+    },
+  ];
 }

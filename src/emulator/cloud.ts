@@ -251,9 +251,11 @@ export class CloudState {
       }
     }
     if (typeof b.client_id === 'string') extraData.client_id = b.client_id;
+    // Like the local server: the client's id is taken as it is (a repeat queues the job again under it).
+    const chosen = this.personality.chosenIds && typeof b.prompt_id === 'string' && b.prompt_id !== '' ? b.prompt_id : undefined;
     // `create_time` in ms, as the local server stores it.
     extraData.create_time = Date.now();
-    return this.engine.submit(this.laneOf(key), valid, extraData, typeof partnerKey === 'string' ? partnerKey : undefined);
+    return this.engine.submit(this.laneOf(key), valid, extraData, typeof partnerKey === 'string' ? partnerKey : undefined, chosen);
   }
 
   /**

@@ -161,6 +161,8 @@ export interface Status5xxFault extends FaultMatch {
 interface QueuedFault extends NextFaultOptions {
   status: number;
   drop: boolean;
+  /** The handler does its work; its answer is then lost (`status` 0: the connection is cut; else that status is answered instead). */
+  loseAnswer?: boolean;
 }
 
 /**
@@ -196,6 +198,17 @@ export class Faults {
   /** Makes the next matching request lose its connection without any response. */
   dropNext(match: FaultMatch = {}): this {
     this.queue.push({ ...match, status: 0, drop: true });
+    return this;
+  }
+
+  /**
+   * Lets the next matching request do its work (a submission creates its
+   * job) and then loses the answer: the connection is cut before any byte of
+   * it, or, with `status`, that status (a 5xx from a gateway) is answered
+   * instead. What a client sees when a response is lost on the way back.
+   */
+  loseAnswerNext(match: FaultMatch & { status?: number } = {}): this {
+    this.queue.push({ ...match, status: match.status ?? 0, drop: false, loseAnswer: true });
     return this;
   }
 
@@ -420,7 +433,8 @@ export class Router {
       const latency = this.faults.latencyMs;
       if (latency > 0) await new Promise((r) => setTimeout(r, latency).unref());
       const fault = this.faults.take(method, path, matched?.compiled.route.path);
-      if (fault) {
+      if (fault?.loseAnswer) loseAnswer(res, fault.status);
+      else if (fault) {
         injectFault(req, res, fault);
         return;
       }
@@ -452,6 +466,25 @@ export class Router {
     };
     await route.handler(ctx);
   }
+}
+
+/** The handler's answer never arrives: the connection is cut when it starts, or `status` goes out instead. */
+function loseAnswer(res: ServerResponse, status: number): void {
+  const own = Object.getPrototypeOf(res) as ServerResponse;
+  let done = false;
+  const instead = () => {
+    if (!done) {
+      done = true;
+      if (status === 0) res.socket?.destroy();
+      else {
+        const body = JSON.stringify({ error: 'bad_gateway', message: 'The upstream answer was lost' });
+        own.writeHead.call(res, status, { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(body)) });
+        (own.end as (chunk: string) => ServerResponse).call(res, body);
+      }
+    }
+    return res;
+  };
+  res.writeHead = res.write = res.end = instead as never;
 }
 
 function matchSegments(compiled: CompiledRoute, segments: string[]): Record<string, string> | undefined {

@@ -97,6 +97,23 @@ export interface Personality {
   readonly bareRoutes: boolean;
   /** Jobs running at once in a lane that is no configured key (the shared lane when keys are not required). Default: `CloudState.parallel`. */
   readonly parallel?: number;
+  /**
+   * Whether `POST /api/prompt` uses a `prompt_id` the client sends (the local
+   * server does: `json_data.get("prompt_id", uuid4())`) instead of choosing
+   * its own. `spec`: false (the documents show no such field); `cloud`: true
+   * (as the official frontend relies on; unverified against the live service:
+   * the SDK detects either); `local`: true.
+   */
+  readonly chosenIds: boolean;
+  /**
+   * The atomic cancel of newer servers (after the local kit 0.8.0; the
+   * cloud's frontend uses it): `POST /api/jobs/{id}/cancel` stops that job
+   * wherever it is (200 for a finished or unknown one), and
+   * `POST /api/jobs/cancel { job_ids }` a batch (any unknown id: 404, nothing
+   * cancelled). `local` has it by default; `{ ...PERSONALITIES.local,
+   * atomicCancel: false }` is the real 0.8.0 kit.
+   */
+  readonly atomicCancel: boolean;
 }
 
 /** The one lane (queue, cache, sockets) every client shares when the personality requires no key. */
@@ -117,6 +134,8 @@ const SPEC: Personality = Object.freeze({
   cachedExecuted: true,
   outputsDelayMs: 0,
   bareRoutes: false,
+  chosenIds: false,
+  atomicCancel: false,
 });
 
 const CLOUD: Personality = Object.freeze({
@@ -134,6 +153,8 @@ const CLOUD: Personality = Object.freeze({
   cachedExecuted: false,
   outputsDelayMs: 150,
   bareRoutes: false,
+  chosenIds: true,
+  atomicCancel: true,
 });
 
 const LOCAL: Personality = Object.freeze({
@@ -152,6 +173,8 @@ const LOCAL: Personality = Object.freeze({
   outputsDelayMs: 0,
   bareRoutes: true,
   parallel: 1,
+  chosenIds: true,
+  atomicCancel: true,
 });
 
 /** The built-in personalities. */

@@ -174,10 +174,9 @@ describe.each(['spec', 'cloud', 'local'] as PersonalityName[])('platformui run a
       expect(readdirSync(out)).toEqual([]);
       // The other job was left alone: it runs to its end.
       expect((await otherRun).status).toBe('completed');
-      // No account-wide interrupt: the cloud's stops every running job of the account.
-      const interrupts = emu.requests.filter((q) => q.path.endsWith('/interrupt'));
-      if (personality === 'local') expect(interrupts.length).toBeGreaterThan(0);
-      else expect(interrupts).toEqual([]);
+      // No interrupt at all: the atomic cancel stops this job wherever it is (the cloud's interrupt stops every running job of the account).
+      expect(emu.requests.filter((q) => q.path.endsWith('/interrupt'))).toEqual([]);
+      expect(emu.requests.filter((q) => q.method === 'POST' && q.path.endsWith(`/jobs/${id}/cancel`)).length).toBeGreaterThan(0);
     } finally {
       other.close();
       emu.cloud.stepMs = 5;

@@ -8,6 +8,7 @@ import { http, HttpResponse } from 'msw';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { interceptHttp } from './msw.ts';
 import {
+  APIConnectionError,
   AuthenticationError,
   BadRequestError,
   CloudClient,
@@ -105,8 +106,12 @@ describe('submit', () => {
     expect((await cloud().submit(workflow)).prompt_id).toBe('p1');
     await cloud().submit(workflow, { partnerApiKey: true, extraData: { foo: 1 }, clientId: 'c1' });
     await cloud().submit(workflow, { partnerApiKey: 'other_key_123' });
-    expect(bodies[0]).toEqual({ prompt: workflow });
-    expect(bodies[1]).toEqual({ prompt: workflow, extra_data: { foo: 1, api_key_platform_org: KEY }, client_id: 'c1' });
+    // Every submission carries an id chosen before the request (a server that answers with its own is remembered).
+    expect(bodies[0]).toEqual({ prompt: workflow, prompt_id: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/) });
+    expect(bodies[1]).toEqual({ prompt: workflow, extra_data: { foo: 1, api_key_platform_org: KEY }, client_id: 'c1', prompt_id: expect.any(String) });
+    expect(new Set(bodies.map((b) => b.prompt_id)).size).toBe(3);
+    await cloud().submit(workflow, { promptId: 'mine-1' });
+    expect(bodies[3].prompt_id).toBe('mine-1');
     expect(bodies[2].extra_data).toEqual({ api_key_platform_org: 'other_key_123' });
   });
 
@@ -132,9 +137,12 @@ describe('submit', () => {
     expect(e2.status).toBe(200);
   });
 
-  it('never re-sends a submission on 5xx', async () => {
+  it('never re-sends a submission on 5xx: the job is looked up by its id, and the error names it', async () => {
     answer(502, { error: 'E', message: 'gateway' });
-    await expect(cloud().submit(workflow)).rejects.toBeInstanceOf(InternalServerError);
+    const err: any = await cloud().submit(workflow, { confirmWithin: 50, retry: { limit: 3, allowPost: true } }).catch((e) => e);
+    expect(err).toBeInstanceOf(APIConnectionError);
+    expect(err).toMatchObject({ sent: 'maybe', promptId: bodies[0].prompt_id });
+    expect(err.cause).toBeInstanceOf(InternalServerError);
     expect(bodies).toHaveLength(1);
   });
 

@@ -26,6 +26,7 @@ const ROOT = [
   'JobCancelledError',
   'JobTimeoutError',
   'ServerLostError',
+  'SocketRefusedError',
   'PlacementError',
   'PoolClosedError',
   'CloudPool',

@@ -1,0 +1,34 @@
+/**
+ * What differs between the cloud and a local server, behind one interface
+ * (DESIGN "Rooms of 2026-11-27"): where a job's status and record are read,
+ * how one job is stopped, what an interrupt sends, how a job is looked up by
+ * its id. One file per kind (`cloud.ts`, `local.ts`); `CloudClient` chooses
+ * one in its constructor and never branches on the kind again.
+ *
+ * @module
+ */
+import type { RequestOptions } from '../../transport/options.ts';
+import type { WithResponse } from '../../transport/promise.ts';
+import type { JobRecord, JobStatusResult } from '../jobs.ts';
+
+/** The kind of server a client talks to. */
+export type ServerKind = 'cloud' | 'local';
+
+/** One kind of server's answers to the questions whose routes differ. */
+export interface ServerProtocol {
+  readonly kind: ServerKind;
+  /** The job's status with its phase. */
+  status(id: string, options?: RequestOptions): Promise<WithResponse<JobStatusResult>>;
+  /** The job's record, outputs included; {@link NotFoundError} when the server does not know it. */
+  record(id: string, options?: RequestOptions): Promise<WithResponse<JobRecord>>;
+  /** Stops this job wherever it is (pending or running), and never another; resolves with the answer of the request that did. */
+  stopJob(id: string, options?: RequestOptions): Promise<Response>;
+  /** The body of `POST /api/interrupt` for "stop `promptId` if it runs"; `undefined`: no body (the cloud's interrupt takes none). */
+  interruptBody(promptId: string | undefined): { prompt_id: string } | undefined;
+  /**
+   * Whether the server knows the job: its answer, or `undefined` when it
+   * does not (it may still be about to). Used to confirm a submission whose
+   * answer was lost. Throws when the server gives no answer.
+   */
+  lookup(id: string, options?: RequestOptions): Promise<WithResponse<JobRecord | JobStatusResult> | undefined>;
+}
