@@ -10,7 +10,7 @@ import { EMULATOR_API_KEY, PERSONALITIES, makePng, startEmulator, type Emulator 
 import { invertWorkflow, until } from './helpers.ts';
 import { recorder } from '../unit/log-recorder.ts';
 
-const PNG = makePng(4, 4);
+const PNG = makePng(4, 4, 23);
 const emulators: Emulator[] = [];
 const clients: CloudClient[] = [];
 
