@@ -352,7 +352,16 @@ export class CloudSocket {
     return n;
   }
 
-  /** Events held for jobs nobody has subscribed to yet: jobs, events and their text length (for leak checks). */
+  /**
+   * Events held for jobs nobody has subscribed to yet: jobs, events and their
+   * text length (for leak checks). Empty again `holdFor` ms after the last job
+   * arrived, whether or not more messages come.
+   *
+   * @example
+   * ```ts
+   * console.log(socket.held); // { jobs: 3, events: 41, bytes: 9817 }
+   * ```
+   */
   get held(): { jobs: number; events: number; bytes: number } {
     let events = 0;
     for (const h of this.#held.values()) events += h.events.length;
@@ -367,7 +376,7 @@ export class CloudSocket {
     return u.toString();
   }
 
-  // --- lifecycle: every transition of #state happens in #connect's handlers, #ended, #scheduleReconnect and #shutdown.
+  // --- lifecycle: #state becomes 'open' in onopen, 'reconnecting' in #scheduleReconnect, 'closed' in #shutdown only.
 
   async #connect(): Promise<void> {
     let ws: WebSocket;
