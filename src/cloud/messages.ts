@@ -63,7 +63,7 @@ export interface MalformedMessage {
  * const m = parseMessage(text);
  * switch (m.type) {
  *   case 'progress': console.log(m.data.value, '/', m.data.max); break;
- *   case 'executed': console.log(m.data.output.images); break;
+ *   case 'executed': console.log(m.data.output?.images); break; // null: a cached node without UI output
  *   case 'unknown': console.debug('new message type', m.rawType); break;
  *   case 'invalid': console.warn(m.rawType, m.issues); break;
  * }
@@ -134,7 +134,7 @@ export function promptIdOf(message: CloudMessage): string | undefined {
  *
  * @example
  * ```ts
- * if (isMessage(m, 'executed')) save(m.data.output);
+ * if (isMessage(m, 'executed') && m.data.output) save(m.data.output);
  * ```
  */
 export function isMessage<K extends EventType>(message: CloudMessage, type: K): message is MessageOf<K> {

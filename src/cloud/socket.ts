@@ -4,13 +4,26 @@
  * both by `prompt_id` in O(1), and holds events of jobs nobody has claimed yet
  * (a job's first events can beat its submit response).
  *
+ * Its life is four states ({@link SocketState}):
+ *
+ * ```text
+ * connecting ──open──▶ open ──drop──▶ reconnecting ──open──▶ open …
+ *     │                 │                  │
+ *     └──── close(), a refusal (1008, 4000–4999), or maxAttempts ──▶ closed (for good)
+ * ```
+ *
+ * A connection counts as a success only once it has stayed open
+ * {@link STABLE_AFTER_MS}: one that the server closes sooner is a failed
+ * attempt, so the backoff keeps growing against a server (a proxy, a load
+ * balancer) that accepts and closes at once.
+ *
  * @module
  */
-import { APIUserAbortError, PlatformUIError } from '../errors.ts';
+import { APIUserAbortError, PlatformUIError, SocketRefusedError } from '../errors.ts';
 import { platform } from '../platform/node.ts';
 import type { WebSocketConstructor } from '../platform/types.ts';
 import { describeError, errorDetails, SILENT, type Log } from '../transport/log.ts';
-import { redactText, redactUrl } from '../transport/redact.ts';
+import { redactText, redactUrl, scrub } from '../transport/redact.ts';
 import { decodeFrame, type PreviewFrame } from './frames.ts';
 import { parseMessage, promptIdOf, type CloudMessage } from './messages.ts';
 
@@ -33,13 +46,21 @@ export interface CloudSocketEvents {
   binary: BinaryEvent;
   /** The socket opened (first time and after every reconnect). */
   open: { reconnect: boolean };
-  /** The socket dropped and will try again after `delay` ms. */
+  /** The socket dropped and will try again after `delay` ms (`attempt`: failed attempts in a row, this drop included). */
   reconnecting: { attempt: number; delay: number; code: number | undefined };
   /** The socket is back after a drop. Jobs reconcile by polling now. */
   reconnected: { attempt: number };
-  /** The socket closed for good (`close()` was called). */
-  close: { code: number | undefined; reason: string | undefined };
-  /** A failure that did not stop the socket (a handler threw, a frame did not decode, a connect attempt failed). */
+  /**
+   * The socket closed for good: `close()` was called, reconnecting gave up
+   * (`maxAttempts`), or the server refused it. A refusal (close code 1008, or
+   * 4000–4999 from the server) carries `error`, a {@link SocketRefusedError}.
+   */
+  close: { code: number | undefined; reason: string | undefined; error?: SocketRefusedError };
+  /**
+   * A failure: a handler threw, a frame did not decode, a connect attempt
+   * failed; or one that stops the socket (`close` follows): the server refused
+   * it ({@link SocketRefusedError}), or reconnecting gave up.
+   */
   error: { error: unknown };
 }
 
@@ -47,11 +68,25 @@ export interface CloudSocketEvents {
 export interface CloudSocketOptions {
   /** A WebSocket implementation. Defaults to the runtime's global one, else `ws` in Node. */
   WebSocket?: WebSocketConstructor;
-  /** Reconnect backoff: base and cap in ms, attempts before giving up (`Infinity` by default). */
+  /**
+   * Reconnect backoff. Attempt `n` (failed attempts in a row) waits a random
+   * delay between half and all of `min(maxDelay, baseDelay · 2^(n-1))` ms:
+   * `baseDelay` 500 and `maxDelay` 10000 by default. A connection that closes
+   * within 5 s of opening is a failed attempt too (the delay keeps growing).
+   * `maxAttempts`: failed attempts in a row before giving up (`Infinity` by default).
+   * A close code by which the server refuses the socket (1008, 4000–4999) ends
+   * the retries at once: see the `close` event.
+   */
   reconnect?: { baseDelay?: number; maxDelay?: number; maxAttempts?: number };
   /** With jobs being followed, a socket silent this long (ms) is presumed dead and reopened. Default 30000. */
   idleTimeout?: number;
-  /** How long (ms) events of unclaimed jobs are held for a later subscriber. Default 30000. */
+  /**
+   * How long (ms) events of jobs nobody has subscribed to are held for a later
+   * subscriber (a job's first events can beat its submit response; every socket
+   * of an account also sees the account's other jobs). Default 5000. The hold is
+   * also bounded to about 1 MiB of message text; a subscriber whose job lost
+   * held events to either bound is told through `onLost`.
+   */
   holdFor?: number;
   /** Client id sent as `clientId`; generated once per socket and kept across reconnects. */
   clientId?: string;
@@ -70,6 +105,12 @@ export interface SocketTarget {
   log?: Log;
 }
 
+/**
+ * `connecting` (the first connection), `open`, `reconnecting` (waiting for or
+ * making another attempt after a drop) and `closed` (for good).
+ */
+export type SocketState = 'connecting' | 'open' | 'reconnecting' | 'closed';
+
 /** A listener of one event type. */
 type Handler<T> = (event: T) => void;
 /** Everything `on()` accepts: a lifecycle or data event name, or a message type. */
@@ -77,8 +118,38 @@ type Named = keyof CloudSocketEvents | CloudMessage['type'];
 /** The payload `on(K)` delivers. */
 type EventOf<K> = K extends keyof CloudSocketEvents ? CloudSocketEvents[K] : Extract<CloudMessage, { type: K }>;
 
+/** A connection that closes sooner than this (ms) after opening counts as a failed attempt: the backoff keeps growing. */
+export const STABLE_AFTER_MS = 5000;
+/**
+ * The code the socket closes with when it gives up on a silent connection. Never
+ * taken for a server's refusal: the socket detaches from a connection before closing it.
+ */
+const IDLE_DROP_CODE = 4000;
+/** Close codes by which the server refuses the credential or the request: trying again would only be refused again. */
+const isRefusal = (code: number): boolean => code === 1008 || (code >= 4000 && code <= 4999);
+
+/** Bounds of the events held for unclaimed jobs (besides `holdFor`): jobs, events of one job, and message text in all (UTF-16 code units of the text frames). */
 const HOLD_MAX_JOBS = 256;
 const HOLD_MAX_EVENTS = 2000;
+const HOLD_MAX_BYTES = 1024 * 1024;
+/**
+ * Jobs whose held events were dropped are remembered (by id) this long (ms) and
+ * this many at most, so that a late subscriber learns through `onLost` that it
+ * missed the job's first events. A submission's answer comes well within it.
+ */
+const DROPPED_FOR_MS = 60_000;
+const DROPPED_MAX_JOBS = 1024;
+
+/** Events held for a job nobody has subscribed to yet. */
+interface Held {
+  /** When they are dropped (ms since epoch). */
+  until: number;
+  events: SocketEvent[];
+  /** Text length of `events`. */
+  bytes: number;
+  /** Some of the job's events were not held (a bound was reached). */
+  lost: boolean;
+}
 
 /**
  * A reconnecting WebSocket to `/ws`.
@@ -97,15 +168,26 @@ export class CloudSocket {
   #target: SocketTarget;
   #opts: Required<Pick<CloudSocketOptions, 'idleTimeout' | 'holdFor'>> & CloudSocketOptions;
   #ws: WebSocket | undefined;
-  #state: 'connecting' | 'open' | 'reconnecting' | 'closed' = 'connecting';
+  #state: SocketState = 'connecting';
+  /** Failed attempts in a row: reset only by a connection that stayed open {@link STABLE_AFTER_MS}. */
   #attempt = 0;
   #everOpened = false;
+  /** When the current connection opened (ms since epoch). */
+  #openedAt = 0;
+  /** What `ready()` and `once()` reject with once the socket is closed (a refusal, when there was one). */
+  #closedError: PlatformUIError | undefined;
   #timers = new Set<ReturnType<typeof setTimeout>>();
   #idleTimer: ReturnType<typeof setTimeout> | undefined;
   #lastMessageAt = 0;
   #listeners = new Map<string, Set<Handler<never>>>();
   #jobs = new Map<string, Set<Handler<SocketEvent>>>();
-  #held = new Map<string, { until: number; events: SocketEvent[]; lost: boolean }>();
+  /** Events of unclaimed jobs, oldest job first (so also in order of `until`). */
+  #held = new Map<string, Held>();
+  #heldBytes = 0;
+  /** Jobs whose held events were dropped → until when that is remembered; oldest first. */
+  #dropped = new Map<string, number>();
+  /** The one timer that releases held events on time, even when no message comes; set only while something is held. */
+  #sweepTimer: ReturnType<typeof setTimeout> | undefined;
   #lastPromptId: string | undefined;
   #displayUrl: string;
   #log: Log;
@@ -116,7 +198,7 @@ export class CloudSocket {
 
   constructor(target: SocketTarget, options: CloudSocketOptions = {}) {
     this.#target = target;
-    this.#opts = { idleTimeout: 30_000, holdFor: 30_000, ...options };
+    this.#opts = { idleTimeout: 30_000, holdFor: 5000, ...options };
     this.clientId = options.clientId ?? randomId();
     this.#displayUrl = redactUrl(this.#url(target.hasCredential ? '[REDACTED]' : undefined));
     this.#log = target.log ?? SILENT;
@@ -128,29 +210,19 @@ export class CloudSocket {
     return this.#displayUrl;
   }
 
-  /** `connecting`, `open`, `reconnecting` or `closed`. */
-  get state(): 'connecting' | 'open' | 'reconnecting' | 'closed' {
+  /** `connecting`, `open`, `reconnecting` or `closed` (see {@link SocketState}). */
+  get state(): SocketState {
     return this.#state;
   }
 
-  /** Resolves once the socket is open; rejects if the signal aborts or the socket is closed first. */
+  /**
+   * Resolves once the socket is open. Rejects if the signal aborts, or once
+   * the socket is closed: with the {@link SocketRefusedError} when the server
+   * refused it, else a `PlatformUIError('Socket is closed')`.
+   */
   ready(signal?: AbortSignal): Promise<void> {
     if (this.#state === 'open') return Promise.resolve();
-    if (this.#state === 'closed') return Promise.reject(new PlatformUIError('Socket is closed'));
-    if (signal?.aborted) return Promise.reject(new APIUserAbortError(undefined, { cause: signal.reason }));
-    return new Promise((resolve, reject) => {
-      const done = (err?: Error) => {
-        offOpen();
-        offClose();
-        signal?.removeEventListener('abort', onAbort);
-        if (err) reject(err);
-        else resolve();
-      };
-      const onAbort = () => done(new APIUserAbortError(undefined, { cause: signal?.reason }));
-      const offOpen = this.on('open', () => done());
-      const offClose = this.on('close', () => done(new PlatformUIError('Socket is closed')));
-      signal?.addEventListener('abort', onAbort, { once: true });
-    });
+    return this.once('open', signal).then(() => undefined);
   }
 
   /**
@@ -167,16 +239,29 @@ export class CloudSocket {
     };
   }
 
-  /** Resolves with the next event of that type. */
+  /**
+   * Resolves with the next event of that type. Rejects if the signal aborts,
+   * or once the socket is closed (as {@link ready} does): `once('close')`
+   * resolves with the `close` event instead.
+   *
+   * @example
+   * ```ts
+   * const { data } = await socket.once('execution_start');
+   * ```
+   */
   once<K extends Named>(type: K, signal?: AbortSignal): Promise<EventOf<K>> {
+    if (this.#state === 'closed') return Promise.reject(this.#closedError ?? new PlatformUIError('Socket is closed'));
     if (signal?.aborted) return Promise.reject(new APIUserAbortError(undefined, { cause: signal.reason }));
     return new Promise((resolve, reject) => {
-      const off = this.on(type, (e) => {
+      const settle = (done: () => void) => {
         off();
+        offClose();
         signal?.removeEventListener('abort', onAbort);
-        resolve(e);
-      });
-      const onAbort = () => (off(), reject(new APIUserAbortError(undefined, { cause: signal?.reason })));
+        done();
+      };
+      const onAbort = () => settle(() => reject(new APIUserAbortError(undefined, { cause: signal?.reason })));
+      const off = this.on(type, (e) => settle(() => resolve(e)));
+      const offClose = type === 'close' ? () => undefined : this.on('close', () => settle(() => reject(this.#closedError ?? new PlatformUIError('Socket is closed'))));
       signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
@@ -184,7 +269,8 @@ export class CloudSocket {
   /**
    * Events as an async iterator: every message and frame, or only those of
    * one job. The buffer is bounded (`bufferSize`, default 1024); when a slow
-   * consumer lets it fill, the oldest events are dropped.
+   * consumer lets it fill, the oldest events are dropped. It ends when the
+   * socket closes, the signal aborts, or the consumer leaves the loop.
    */
   events(options: { promptId?: string; bufferSize?: number; signal?: AbortSignal } = {}): AsyncIterableIterator<SocketEvent> {
     const max = options.bufferSize ?? 1024;
@@ -231,9 +317,9 @@ export class CloudSocket {
 
   /**
    * Routes every event of one job to `handler`, starting with the events
-   * that arrived before anyone asked for them. The hold is bounded: when
-   * some of those were dropped, `options.onLost` is called before the replay.
-   * Returns the unsubscribe function.
+   * that arrived before anyone asked for them (held `holdFor` ms). The hold is
+   * bounded: when some of those were dropped, `options.onLost` is called
+   * before the replay. Returns the unsubscribe function.
    */
   subscribe(promptId: string, handler: Handler<SocketEvent>, options: { onLost?: () => void } = {}): () => void {
     let set = this.#jobs.get(promptId);
@@ -241,11 +327,11 @@ export class CloudSocket {
     set.add(handler);
     const held = this.#held.get(promptId);
     if (held) {
-      this.#held.delete(promptId);
+      this.#release(promptId, held);
       // The hold is bounded: a subscriber must know when it does not get every event.
       if (held.lost) options.onLost?.();
       for (const e of held.events) this.#safely(handler, e);
-    }
+    } else if (this.#dropped.delete(promptId)) options.onLost?.();
     this.#armIdle();
     return () => {
       set.delete(handler);
@@ -256,26 +342,7 @@ export class CloudSocket {
 
   /** Closes the socket for good: clears every timer and listener. */
   close(reason = 'closed by client'): void {
-    if (this.#state === 'closed') return;
-    this.#state = 'closed';
-    for (const t of this.#timers) clearTimeout(t);
-    this.#timers.clear();
-    clearTimeout(this.#idleTimer);
-    const ws = this.#ws;
-    this.#ws = undefined;
-    if (ws) {
-      detach(ws);
-      try {
-        ws.close(1000);
-      } catch {
-        // already closing
-      }
-    }
-    this.#log.debug?.(`socket closed: ${reason}`, { code: 1000, reason });
-    this.#emit('close', { code: 1000, reason });
-    this.#listeners.clear();
-    this.#jobs.clear();
-    this.#held.clear();
+    this.#shutdown({ code: 1000, reason });
   }
 
   /** Number of listeners and job subscriptions held (for leak checks). */
@@ -283,6 +350,22 @@ export class CloudSocket {
     let n = this.#jobs.size;
     for (const s of this.#listeners.values()) n += s.size;
     return n;
+  }
+
+  /**
+   * Events held for jobs nobody has subscribed to yet: jobs, events and their
+   * text length (for leak checks). Empty again `holdFor` ms after the last job
+   * arrived, whether or not more messages come.
+   *
+   * @example
+   * ```ts
+   * console.log(socket.held); // { jobs: 3, events: 41, bytes: 9817 }
+   * ```
+   */
+  get held(): { jobs: number; events: number; bytes: number } {
+    let events = 0;
+    for (const h of this.#held.values()) events += h.events.length;
+    return { jobs: this.#held.size, events, bytes: this.#heldBytes };
   }
 
   #url(token: string | undefined): string {
@@ -293,16 +376,20 @@ export class CloudSocket {
     return u.toString();
   }
 
+  // --- lifecycle: #state becomes 'open' in onopen, 'reconnecting' in #scheduleReconnect, 'closed' in #shutdown only.
+
   async #connect(): Promise<void> {
     let ws: WebSocket;
+    let token: string | undefined;
     this.#log.debug?.(`socket connecting to ${this.#displayUrl}${this.#attempt ? ` (attempt ${this.#attempt + 1})` : ''}`, { url: this.#displayUrl, attempt: this.#attempt + 1 });
     try {
-      const [Ctor, token] = await Promise.all([this.#opts.WebSocket ?? platform.webSocket(), this.#target.credential()]);
+      let Ctor: WebSocketConstructor;
+      [Ctor, token] = await Promise.all([this.#opts.WebSocket ?? platform.webSocket(), this.#target.credential()]);
       if (this.#state === 'closed') return;
       ws = new Ctor(this.#url(token));
     } catch (error) {
       const safe = toSafeError(error);
-      this.#couldNotConnect(safe.message);
+      this.#failing(safe.message);
       this.#emit('error', { error: safe });
       this.#scheduleReconnect(undefined);
       return;
@@ -311,17 +398,15 @@ export class CloudSocket {
     this.#ws = ws;
     ws.onopen = () => {
       const reconnect = this.#everOpened;
-      const attempt = this.#attempt;
       this.#everOpened = true;
-      this.#attempt = 0;
-      this.#connectWarned = false;
+      // #attempt stays: only a connection that lasts resets it (see #ended).
       this.#state = 'open';
-      this.#lastMessageAt = Date.now();
+      this.#openedAt = this.#lastMessageAt = Date.now();
       ws.send(JSON.stringify({ type: 'feature_flags', data: this.#opts.featureFlags ?? { supports_preview_metadata: true } }));
       this.#armIdle();
       this.#log.debug?.(`socket open${reconnect ? ' again' : ''}: ${this.#displayUrl}`, { url: this.#displayUrl, reconnect, clientId: this.clientId });
       this.#emit('open', { reconnect });
-      if (reconnect) this.#emit('reconnected', { attempt });
+      if (reconnect) this.#emit('reconnected', { attempt: this.#attempt });
     };
     ws.onmessage = (ev: MessageEvent) => {
       this.#lastMessageAt = Date.now();
@@ -331,36 +416,37 @@ export class CloudSocket {
       // Node's global WebSocket fires only `error` (no `close`, readyState stuck at
       // CONNECTING) when the upgrade is refused, so an error before open ends the attempt.
       // Nothing of the event is kept: it may quote the URL, token included.
-      if (ws.readyState !== 1 /* OPEN */) {
-        this.#couldNotConnect(undefined);
-        this.#drop(ws, 1006);
-      }
+      if (ws.readyState !== 1 /* OPEN */) this.#drop(ws, 1006);
     };
     ws.onclose = (ev: CloseEvent) => {
-      this.#couldNotConnect(ev.code);
-      // The reason is the server's text: cut short, URLs and tokens in it redacted.
-      this.#log.debug?.(`socket closed: code ${ev.code}${ev.reason ? ` (${redactText(ev.reason, 100)})` : ''}`, { code: ev.code, reason: redactText(ev.reason ?? '', 100) });
-      this.#ended(ws, ev.code);
+      // The reason is the server's text: cut short, URLs, tokens and the credential in it redacted.
+      const reason = redactText(token ? scrub(ev.reason ?? '', [token]) : (ev.reason ?? ''), 100);
+      this.#log.debug?.(`socket closed: code ${ev.code}${reason ? ` (${reason})` : ''}`, { code: ev.code, reason });
+      // Only the server's close frames reach here: the socket's own closes (the idle drop's
+      // 4000 included) detach first, so they are never taken for a refusal.
+      if (isRefusal(ev.code)) this.#refused(ws, ev.code, reason);
+      else this.#ended(ws, ev.code, `closed with code ${ev.code}`);
     };
   }
 
   /**
-   * A connection attempt failed before opening. The first of a run of them is
-   * a warning (jobs are followed by polling meanwhile); the rest are debug, in
-   * the reconnect lines.
+   * This connection is over (whichever event said so first): reconnect unless
+   * closed. A connection that lasted {@link STABLE_AFTER_MS} was a success, so
+   * the count of failed attempts starts over; one that never opened, or closed
+   * sooner, is one more failed attempt.
    */
-  #couldNotConnect(why: number | string | undefined): void {
-    if (this.#state === 'open' || this.#connectWarned) return;
-    this.#connectWarned = true;
-    const reason = typeof why === 'number' ? `closed with code ${why}` : (why ?? 'the connection or the upgrade failed');
-    this.#log.warn?.(`socket could not connect to ${this.#displayUrl}: ${reason}; retrying, and run() polls job status meanwhile`, { url: this.#displayUrl, reason });
-  }
-
-  /** This connection is over (whichever event said so first): reconnect unless closed. */
-  #ended(ws: WebSocket, code: number | undefined): void {
+  #ended(ws: WebSocket, code: number | undefined, why?: string): void {
     detach(ws);
     if (this.#ws === ws) this.#ws = undefined;
-    if (this.#state !== 'closed') this.#scheduleReconnect(code);
+    if (this.#state === 'closed') return;
+    const lived = this.#state === 'open' ? Date.now() - this.#openedAt : undefined;
+    if (lived !== undefined && lived >= STABLE_AFTER_MS) {
+      this.#attempt = 0;
+      this.#connectWarned = false;
+    } else if (lived === undefined) this.#failing(why);
+    // A first short drop is ordinary; a reconnect that the server closes again at once is a failure to connect.
+    else if (this.#attempt > 0) this.#failing(`the server closed it ${lived} ms after opening${code === undefined ? '' : ` (code ${code})`}`);
+    this.#scheduleReconnect(code);
   }
 
   /** Gives up on a connection without waiting for a close handshake a dead link never completes. */
@@ -373,9 +459,33 @@ export class CloudSocket {
     }
   }
 
+  /**
+   * A failed connection attempt. The first of a run of them is a warning
+   * (jobs are followed by polling meanwhile); the rest are debug, in the
+   * reconnect lines.
+   */
+  #failing(why: string | undefined): void {
+    if (this.#connectWarned) return;
+    this.#connectWarned = true;
+    const reason = why ?? 'the connection or the upgrade failed';
+    this.#log.warn?.(`socket could not connect to ${this.#displayUrl}: ${reason}; retrying, and run() polls job status meanwhile`, { url: this.#displayUrl, reason });
+  }
+
+  /** The server refused the socket with its close code: retrying would be refused again. */
+  #refused(ws: WebSocket, code: number, reason: string): void {
+    detach(ws);
+    if (this.#ws === ws) this.#ws = undefined;
+    if (this.#state === 'closed') return;
+    const error = new SocketRefusedError(code, reason);
+    const jobs = this.#jobs.size;
+    this.#log.warn?.(`socket ${this.#displayUrl}: ${error.message}${jobs ? `; ${jobs === 1 ? 'the run in flight goes' : `${jobs} runs in flight go`} on by polling` : ''}`, { url: this.#displayUrl, code, reason, jobs });
+    this.#emit('error', { error });
+    this.#shutdown({ code, reason, error });
+  }
+
   #scheduleReconnect(code: number | undefined): void {
     if (this.#state === 'closed') return;
-    const { baseDelay = 250, maxDelay = 10_000, maxAttempts = Infinity } = this.#opts.reconnect ?? {};
+    const { baseDelay = 500, maxDelay = 10_000, maxAttempts = Infinity } = this.#opts.reconnect ?? {};
     this.#attempt++;
     if (this.#attempt > maxAttempts) {
       const error = new PlatformUIError(`Gave up reconnecting after ${maxAttempts} attempts`);
@@ -389,8 +499,9 @@ export class CloudSocket {
       return;
     }
     this.#state = 'reconnecting';
-    // Full jitter: a random delay up to the capped exponential bound.
-    const delay = Math.round(Math.random() * Math.min(maxDelay, baseDelay * 2 ** (this.#attempt - 1)));
+    // Jitter that never drops below half the step: a storm of clients spreads out, and no attempt comes early.
+    const step = Math.min(maxDelay, baseDelay * 2 ** (this.#attempt - 1));
+    const delay = Math.round(step / 2 + (Math.random() * step) / 2);
     this.#log.debug?.(`socket reconnecting in ${delay} ms (attempt ${this.#attempt})`, { delayMs: delay, attempt: this.#attempt, ...(code !== undefined ? { code } : {}) });
     this.#emit('reconnecting', { attempt: this.#attempt, delay, code });
     const t = setTimeout(() => {
@@ -398,6 +509,35 @@ export class CloudSocket {
       void this.#connect();
     }, delay);
     this.#timers.add(t);
+  }
+
+  /** The one way to `closed`: clears every timer, the connection, listeners and held events, after telling `close` listeners. */
+  #shutdown(event: CloudSocketEvents['close']): void {
+    if (this.#state === 'closed') return;
+    this.#state = 'closed';
+    this.#closedError = event.error;
+    for (const t of this.#timers) clearTimeout(t);
+    this.#timers.clear();
+    clearTimeout(this.#idleTimer);
+    clearTimeout(this.#sweepTimer);
+    this.#sweepTimer = undefined;
+    const ws = this.#ws;
+    this.#ws = undefined;
+    if (ws) {
+      detach(ws);
+      try {
+        ws.close(1000);
+      } catch {
+        // already closing
+      }
+    }
+    if (!event.error) this.#log.debug?.(`socket closed: ${event.reason}`, { code: event.code, reason: event.reason });
+    this.#emit('close', event);
+    this.#listeners.clear();
+    this.#jobs.clear();
+    this.#held.clear();
+    this.#heldBytes = 0;
+    this.#dropped.clear();
   }
 
   // The watchdog only runs while jobs are followed: an idle account socket is fine.
@@ -410,12 +550,14 @@ export class CloudSocket {
       const quiet = Date.now() - this.#lastMessageAt;
       if (quiet >= this.#opts.idleTimeout) {
         this.#log.debug?.(`socket silent for ${quiet} ms while following jobs: reconnecting`, { silentMs: quiet, jobs: this.#jobs.size });
-        if (this.#ws) this.#drop(this.#ws, 4000);
+        if (this.#ws) this.#drop(this.#ws, IDLE_DROP_CODE);
       }
       else this.#idleTimer = setTimeout(check, this.#opts.idleTimeout - quiet);
     };
     this.#idleTimer = setTimeout(check, this.#opts.idleTimeout);
   }
+
+  // --- messages
 
   #receive(data: unknown): void {
     const log = this.#log;
@@ -426,7 +568,7 @@ export class CloudSocket {
       if (log.debug || log.warn) this.#logMessage(message, id, data.length);
       this.#emit('message', message);
       this.#emit(message.type as Named, message as never);
-      if (id) this.#route(id, message);
+      if (id) this.#route(id, message, data.length);
       return;
     }
     let frame: PreviewFrame;
@@ -442,7 +584,7 @@ export class CloudSocket {
     const event: BinaryEvent = { type: 'binary', frame, promptId: id };
     log.debug?.(`socket: binary frame ${frame.type} (type ${frame.eventType}, ${(data as ArrayBuffer).byteLength} bytes)${id ? ` for ${id}` : ''}`, { type: frame.type, eventType: frame.eventType, bytes: (data as ArrayBuffer).byteLength, ...(id ? { promptId: id } : {}) });
     this.#emit('binary', event);
-    if (id) this.#route(id, event);
+    if (id) this.#route(id, event, 0);
   }
 
   /**
@@ -468,24 +610,63 @@ export class CloudSocket {
     line(`socket: ${what} (${bytes} bytes): ${reason}; passed on as '${message.type}'`, { type: message.type, ...(message.type === 'invalid' ? { rawType: message.rawType } : {}), ...about, bytes, reason });
   }
 
-  #route(promptId: string, event: SocketEvent): void {
+  /** Delivers a job's event to its subscribers, or holds it (`bytes`: its text length) for a later one. */
+  #route(promptId: string, event: SocketEvent, bytes: number): void {
     const subs = this.#jobs.get(promptId);
     if (subs) {
       for (const h of subs) this.#safely(h, event);
       return;
     }
-    // Every socket of an account sees every job: previews of jobs nobody claims would pile up.
-    if (event.type === 'binary') return;
-    const now = Date.now();
+    // Every socket of an account sees every job: previews of jobs nobody claims would pile up,
+    // and a job whose first events were dropped already is one its subscriber will hear was lost.
+    if (event.type === 'binary' || this.#dropped.has(promptId)) return;
     let held = this.#held.get(promptId);
     if (!held) {
-      // Bounded: drop expired jobs, then the oldest, before holding another.
-      for (const [id, h] of this.#held) if (h.until < now || this.#held.size >= HOLD_MAX_JOBS) this.#held.delete(id);
-      else break;
-      this.#held.set(promptId, (held = { until: now + this.#opts.holdFor, events: [], lost: false }));
+      for (const [id, h] of this.#held) if (this.#held.size >= HOLD_MAX_JOBS) this.#dropHeld(id, h); else break;
+      this.#held.set(promptId, (held = { until: Date.now() + this.#opts.holdFor, events: [], bytes: 0, lost: false }));
+      this.#armSweep();
     }
-    if (held.events.length < HOLD_MAX_EVENTS) held.events.push(event);
-    else held.lost = true;
+    // The byte bound drops other jobs, oldest first; this job keeps its first events.
+    for (const [id, h] of this.#held) {
+      if (this.#heldBytes + bytes <= HOLD_MAX_BYTES) break;
+      if (id !== promptId) this.#dropHeld(id, h);
+    }
+    if (held.events.length >= HOLD_MAX_EVENTS || this.#heldBytes + bytes > HOLD_MAX_BYTES) {
+      held.lost = true;
+      return;
+    }
+    held.events.push(event);
+    held.bytes += bytes;
+    this.#heldBytes += bytes;
+  }
+
+  /** Forgets a job's held events (handed to its subscriber). */
+  #release(promptId: string, held: Held): void {
+    this.#held.delete(promptId);
+    this.#heldBytes -= held.bytes;
+  }
+
+  /** Drops a job's held events, remembering (bounded) that it lost them. */
+  #dropHeld(promptId: string, held: Held): void {
+    this.#release(promptId, held);
+    for (const id of this.#dropped.keys()) if (this.#dropped.size >= DROPPED_MAX_JOBS) this.#dropped.delete(id); else break;
+    this.#dropped.set(promptId, Date.now() + DROPPED_FOR_MS);
+  }
+
+  /** Arms the sweep for the earliest expiry, unless armed or nothing is held. Unref'd: it never keeps a process alive. */
+  #armSweep(): void {
+    if (this.#sweepTimer !== undefined || this.#state === 'closed') return;
+    const first = Math.min(this.#held.values().next().value?.until ?? Infinity, this.#dropped.values().next().value ?? Infinity);
+    if (first === Infinity) return;
+    this.#sweepTimer = setTimeout(() => {
+      this.#sweepTimer = undefined;
+      const now = Date.now();
+      // Both maps are in order of expiry: stop at the first entry still due later.
+      for (const [id, h] of this.#held) if (h.until <= now) this.#dropHeld(id, h); else break;
+      for (const [id, until] of this.#dropped) if (until <= now) this.#dropped.delete(id); else break;
+      this.#armSweep();
+    }, Math.max(0, first - Date.now()));
+    (this.#sweepTimer as { unref?: () => void }).unref?.();
   }
 
   #emit<K extends Named>(type: K, event: EventOf<K>): void {

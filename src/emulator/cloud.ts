@@ -92,6 +92,8 @@ export interface SocketFaults {
   holdWhileSilent: boolean;
   /** The next `count` upgrades are refused with `status`. */
   rejectUpgrades: { count: number; status: number } | null;
+  /** Every upgrade is accepted, and the socket closed at once with this code and reason. */
+  closeOnOpen: { code: number; reason: string } | null;
 }
 
 /** Control messages from the state to the socket layer. */
@@ -111,7 +113,7 @@ export class CloudState {
   readonly files: FileStore;
   readonly engine: JobEngine;
   readonly signer = new UrlSigner();
-  readonly socketFaults: SocketFaults = { drop: null, silentUntil: 0, holdWhileSilent: false, rejectUpgrades: null };
+  readonly socketFaults: SocketFaults = { drop: null, silentUntil: 0, holdWhileSilent: false, rejectUpgrades: null, closeOnOpen: null };
   stepMs: number;
   progressSteps: number;
   parallel: number;
@@ -327,12 +329,30 @@ export class CloudState {
     this.socketFaults.rejectUpgrades = count > 0 ? { count, status } : null;
   }
 
+  /**
+   * Accepts every WebSocket upgrade and closes the socket at once, before any
+   * message, with `code` (default 1001, going away) and `reason`: a proxy or a
+   * load balancer that lets the upgrade through and hangs up. With 1008 or a
+   * 4000–4999 code, a server that refuses the token after the upgrade. `null`
+   * switches it off.
+   *
+   * @example
+   * ```ts
+   * emulator.cloud.closeSocketsOnOpen();                                   // a reconnect storm, if the client allows one
+   * emulator.cloud.closeSocketsOnOpen({ code: 4001, reason: 'Invalid token' }); // a refusal
+   * ```
+   */
+  closeSocketsOnOpen(options: { code?: number; reason?: string } | null = {}): void {
+    this.socketFaults.closeOnOpen = options ? { code: options.code ?? 1001, reason: options.reason ?? '' } : null;
+  }
+
   /** Switches every socket fault off. */
   resetSocketFaults(): void {
     this.socketFaults.drop = null;
     this.socketFaults.silentUntil = 0;
     this.socketFaults.holdWhileSilent = false;
     this.socketFaults.rejectUpgrades = null;
+    this.socketFaults.closeOnOpen = null;
     for (const c of this.#controls) c({ action: 'silence', until: 0 });
   }
 

@@ -11,7 +11,8 @@
  * Binary previews are encoded per socket: type 4 (with metadata) for sockets
  * that announced `supports_preview_metadata`, type 1 otherwise; type 3
  * progress text goes to all. The fault switches of {@link CloudState}
- * (drops, silence, refused upgrades) are applied here, on every send.
+ * (drops, silence, refused upgrades, sockets closed once open) are applied
+ * here, on every upgrade and every send.
  *
  * @module
  */
@@ -110,6 +111,12 @@ export function attachCloudSocket(server: Server, state: CloudState, log: Log = 
   };
 
   const onConnection = (ws: WebSocket, key: string, clientId: string) => {
+    const hangUp = state.socketFaults.closeOnOpen;
+    if (hangUp) {
+      log.debug?.(`WebSocket open: clientId ${clientId}, closed at once (injected fault: code ${hangUp.code})`, { clientId, code: hangUp.code });
+      ws.close(hangUp.code, hangUp.reason);
+      return;
+    }
     const client: Client = { ws, key, clientId, previewMetadata: false, sentSinceArm: 0, armGeneration: state.socketFaults.drop?.generation ?? 0 };
     clients.add(client);
     log.debug?.(`WebSocket open: clientId ${clientId} (${clients.size} open)`, { clientId, open: clients.size });

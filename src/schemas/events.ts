@@ -106,11 +106,15 @@ export interface ProgressStateData {
   nodes: Record<string, NodeProgress>;
 }
 
-/** `data` of `executed`: node `node` finished; `output` holds its files (`images`, `video`, `audio`; other keys kept at runtime). */
+/**
+ * `data` of `executed`: node `node` finished; `output` holds its files (`images`, `video`, `audio`; other keys kept at runtime).
+ * `output` is `null` for a cached node that has no UI output: a local server reports every cached node so
+ * (its `execution.py` sends the cached UI output, which may be none).
+ */
 export interface ExecutedData {
   node: string;
   display_node?: string;
-  output: NodeOutputs;
+  output: NodeOutputs | null;
   prompt_id: string;
 }
 
@@ -210,8 +214,8 @@ const progressStateShape = { prompt_id: promptId, nodes: z.record(z.string(), No
 /** `progress_state`: progress of every node of the job, keyed by node id. */
 export const ProgressStateData: Model<ProgressStateData> = z.looseObject(progressStateShape);
 
-const executedShape = { node: z.string(), display_node: opt(z.string()), output: NodeOutputs, prompt_id: promptId };
-/** `executed`: node `node` finished; `output` holds its files (`images`, `video`, `audio`; other keys kept). */
+const executedShape = { node: z.string(), display_node: opt(z.string()), output: z.nullable(NodeOutputs), prompt_id: promptId };
+/** `executed`: node `node` finished; `output` holds its files (`images`, `video`, `audio`; other keys kept), `null` for a cached node without UI output. */
 export const ExecutedData: Model<ExecutedData> = z.looseObject(executedShape);
 
 const executionCachedShape = { nodes: strings, prompt_id: promptId, timestamp };

@@ -301,7 +301,12 @@ function isNodeOutputs(v: any): boolean {
 }
 export const ExecutedData: Typed<z.output<typeof S.ExecutedData>> = {
   type: 'object',
-  fields: { node: 'string', display_node: 'string?', output: NodeOutputs, prompt_id: 'string' },
+  fields: {
+    node: 'string',
+    display_node: 'string?',
+    output: { type: 'nullable', of: NodeOutputs },
+    prompt_id: 'string',
+  },
   is: isExecutedData,
 };
 function isExecutedData(v: any): boolean {
@@ -309,7 +314,7 @@ function isExecutedData(v: any): boolean {
     isObject(v) &&
     isString(v.node) &&
     optString(v.display_node) &&
-    isNodeOutputs(v.output) &&
+    (v.output === null || isNodeOutputs(v.output)) &&
     isString(v.prompt_id)
   );
 }

@@ -109,7 +109,7 @@ describe('the typos of issue 8 do not compile', () => {
     expectTypeOf<Progress>().toEqualTypeOf<ProgressData>();
     // @ts-expect-error: nested queue status has no catch-all
     expectTypeOf<StatusData['status']['exec_info']>().toHaveProperty('queue_remaning');
-    expectTypeOf<ExecutedData['output']>().toEqualTypeOf<NodeOutputs>();
+    expectTypeOf<ExecutedData['output']>().toEqualTypeOf<NodeOutputs | null>();
   });
 });
 

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { isMessage, parseMessage, promptIdOf, type CloudMessage } from '../../src/cloud/messages.ts';
+import type { NodeOutputs } from '../../src/schemas/cloud.ts';
 import { EVENT_TYPES, type ExceptionTypeValue, type EventType } from '../../src/schemas/events.ts';
 
 const FIXTURES = process.env.PLATFORMUI_FIXTURES ?? '/work/shared/fixtures/local-server';
@@ -69,7 +70,7 @@ describe('parseMessage: the eleven types of the spec', () => {
 
     const ex = parseMessage(RECORDED.executed);
     if (!isMessage(ex, 'executed')) throw new Error(ex.type);
-    expect(ex.data.output.images?.[0]).toEqual({ filename: 't_00001_.png', subfolder: '', type: 'output' });
+    expect(ex.data.output?.images?.[0]).toEqual({ filename: 't_00001_.png', subfolder: '', type: 'output' });
 
     const err = parseMessage(RECORDED.execution_error);
     if (err.type !== 'execution_error') throw new Error(err.type);
@@ -165,6 +166,16 @@ describe('parseMessage: forward compatibility and bad input', () => {
       expect(r, `${type} ${JSON.stringify(d)}`).toMatchObject({ type: 'invalid', rawType: type, data: d });
       if (r.type === 'invalid') expect(r.issues.map((i) => i.path)).toContainEqual(path);
     }
+  });
+
+  it('executed with output null (a cached node without UI output, as a local server sends it) is a valid executed', () => {
+    // The local server's execution.py, cached branch: "output": cached_ui.get("output", None).
+    const text = `{"type":"executed","data":{"node":"1","display_node":"1","output":null,"prompt_id":"${PID}"}}`;
+    const m = parseMessage(text);
+    expect(m).toEqual(JSON.parse(text));
+    if (!isMessage(m, 'executed')) throw new Error(m.type);
+    expectTypeOf(m.data.output).toEqualTypeOf<NodeOutputs | null>();
+    expect(m.data.output).toBeNull();
   });
 
   it('a known type without an object `data` is invalid', () => {

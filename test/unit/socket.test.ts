@@ -1,20 +1,42 @@
 // CloudSocket logic with a stand-in WebSocket: routing, holding, malformed data, lifecycle.
-import { afterEach, describe, expect, it } from 'vitest';
-import { APIUserAbortError, AuthenticationError, CloudClient, InvalidArgumentError, encodeFrame, type CloudSocket, type SocketEvent } from '../../src/index.ts';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { STABLE_AFTER_MS } from '../../src/cloud/socket.ts';
+import { APIUserAbortError, AuthenticationError, CloudClient, InvalidArgumentError, PlatformUIError, SocketRefusedError, encodeFrame, type CloudSocket, type SocketEvent } from '../../src/index.ts';
 import { FakeSocket } from './fake-socket.ts';
+import { recorder } from './log-recorder.ts';
 
 const KEY = 'sk_socket_SECRET_123';
 let cloud: CloudClient;
+/** What the client logged at the default level (warn and error): tests that provoke a warning assert it. */
+let log = recorder();
 afterEach(() => {
   cloud?.close();
   FakeSocket.all = [];
+  vi.useRealTimers();
 });
 async function open(o: Parameters<CloudClient['connect']>[0] = {}): Promise<[CloudSocket, FakeSocket]> {
-  cloud = new CloudClient({ baseUrl: 'https://cloud.test/base', apiKey: KEY });
+  log = recorder();
+  cloud = new CloudClient({ baseUrl: 'https://cloud.test/base', apiKey: KEY, logger: log.logger });
   const socket = cloud.connect({ WebSocket: FakeSocket as never, ...o });
   await socket.ready();
   return [socket, FakeSocket.all.at(-1)!];
 }
+/** Whether a promise has settled by the time queued callbacks ran (no timing: one macrotask). */
+async function settled(p: Promise<unknown>): Promise<boolean> {
+  let done = false;
+  p.then(
+    () => void (done = true),
+    () => void (done = true),
+  );
+  await new Promise((r) => setTimeout(r, 0));
+  return done;
+}
+/** A server closes the connection with `code` and `reason` (a close frame). */
+function serverCloses(ws: FakeSocket, code: number, reason = ''): void {
+  ws.readyState = 3;
+  (ws.onclose as ((ev: { code: number; reason: string }) => void) | null)?.({ code, reason });
+}
+const warnings = () => log.of('warn').map((l) => l.message);
 const progress = (id: string, value = 1) => ({ type: 'progress', data: { value, max: 10, prompt_id: id, node: '3' } });
 
 describe('CloudSocket', () => {
@@ -68,6 +90,11 @@ describe('CloudSocket', () => {
     expect(messages).toEqual(['malformed', 'invalid', 'unknown', 'progress']);
     expect(errors).toHaveLength(2); // the handler's throw and the frame decode error
     expect(socket.state).toBe('open');
+    expect(warnings()).toEqual([
+      expect.stringContaining('a malformed message'),
+      expect.stringContaining('a progress message that does not match its schema'),
+      expect.stringContaining('a malformed binary frame'),
+    ]);
   });
 
   it('attributes type-1 previews to the job that last reported progress, type-4 by metadata', async () => {
@@ -140,7 +167,8 @@ describe('CloudSocket', () => {
       }
       return Response.json({ status: 'in_progress' });
     };
-    cloud = new CloudClient({ baseUrl: 'https://cloud.test', apiKey: KEY, fetch: fetchImpl as typeof fetch });
+    log = recorder();
+    cloud = new CloudClient({ baseUrl: 'https://cloud.test', apiKey: KEY, fetch: fetchImpl as typeof fetch, logger: log.logger });
     const socket = cloud.connect({ WebSocket: FakeSocket as never, idleTimeout: 20 });
     await socket.ready();
     ws = FakeSocket.all.at(-1)!;
@@ -149,6 +177,7 @@ describe('CloudSocket', () => {
     expect(socket.listenerCount).toBe(0);
     await new Promise((r) => setTimeout(r, 60));
     expect(FakeSocket.all).toHaveLength(1); // no job left subscribed, so the watchdog never fired
+    expect(warnings()).toEqual([expect.stringContaining('a execution_success message that does not match its schema')]);
   });
 
   it('run(): a key revoked while polling rejects instead of polling forever', async () => {
@@ -162,9 +191,11 @@ describe('CloudSocket', () => {
       if (url.pathname === '/api/prompt') return Response.json({ prompt_id: 'P' });
       return Response.json({ error: 'unauthorized', message: 'key revoked' }, { status: 401 });
     };
-    cloud = new CloudClient({ baseUrl: 'https://cloud.test', apiKey: KEY, fetch: fetchImpl as typeof fetch });
+    log = recorder();
+    cloud = new CloudClient({ baseUrl: 'https://cloud.test', apiKey: KEY, fetch: fetchImpl as typeof fetch, logger: log.logger });
     cloud.connect({ WebSocket: Refused as never, reconnect: { baseDelay: 50, maxDelay: 50 } });
     await expect(cloud.run({ '2': { class_type: 'SaveImage', inputs: {} } }, { pollInterval: 10 })).rejects.toBeInstanceOf(AuthenticationError);
+    expect(warnings()).toEqual([expect.stringContaining('socket could not connect')]);
   });
 
   it('does not watch an idle socket that follows no job', async () => {
@@ -207,5 +238,206 @@ describe('CloudSocket', () => {
     let lost2 = 0;
     socket.subscribe('fits', () => undefined, { onLost: () => void lost2++ });
     expect(lost2).toBe(0);
+  });
+});
+
+describe('CloudSocket reconnects', () => {
+  /** A server (a proxy, a load balancer) that accepts every connection and closes it at once. */
+  class HangUp extends FakeSocket {
+    constructor(url: string) {
+      super(url);
+      queueMicrotask(() => this.drop(1001));
+    }
+  }
+
+  it('counts a connection the server closes at once as a failed attempt: the delay grows, within [step/2, step]', async () => {
+    log = recorder();
+    cloud = new CloudClient({ baseUrl: 'https://cloud.test', apiKey: KEY, logger: log.logger });
+    const socket = cloud.connect({ WebSocket: HangUp as never, reconnect: { baseDelay: 8, maxDelay: 64 } });
+    const seen: Array<{ attempt: number; delay: number }> = [];
+    socket.on('reconnecting', ({ attempt, delay }) => void seen.push({ attempt, delay }));
+    while (seen.length < 6) await socket.once('reconnecting');
+    expect(seen.map((e) => e.attempt)).toEqual([1, 2, 3, 4, 5, 6]);
+    for (const { attempt, delay } of seen) {
+      const step = Math.min(64, 8 * 2 ** (attempt - 1));
+      expect(delay, `attempt ${attempt}`).toBeGreaterThanOrEqual(step / 2);
+      expect(delay, `attempt ${attempt}`).toBeLessThanOrEqual(step);
+    }
+    // The first drop is no news; the reconnect closed again at once is, once.
+    expect(warnings()).toEqual([expect.stringMatching(/socket could not connect to .*: the server closed it \d+ ms after opening \(code 1001\); retrying/)]);
+  });
+
+  it('starts over after a connection that stayed open STABLE_AFTER_MS', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const [socket, ws] = await open({ reconnect: { baseDelay: 1, maxDelay: 1 } });
+    const attempts: number[] = [];
+    socket.on('reconnecting', (e) => void attempts.push(e.attempt));
+    ws.drop();
+    await socket.once('reconnected');
+    FakeSocket.all.at(-1)!.drop(); // short-lived: a second failure in a row
+    await socket.once('reconnected');
+    vi.setSystemTime(Date.now() + STABLE_AFTER_MS);
+    FakeSocket.all.at(-1)!.drop(); // lasted: counting starts over
+    await socket.once('reconnected');
+    expect(attempts).toEqual([1, 2, 1]);
+  });
+
+  it('defaults: the first reconnect waits 250 to 500 ms', async () => {
+    const [socket, ws] = await open();
+    const next = socket.once('reconnecting');
+    ws.drop();
+    const { delay } = await next;
+    expect(delay).toBeGreaterThanOrEqual(250);
+    expect(delay).toBeLessThanOrEqual(500);
+  });
+
+  for (const code of [1008, 4001, 4403, 4999]) {
+    it(`ends the retries on close code ${code} with a SocketRefusedError (redacted), warned once`, async () => {
+      const [socket, ws] = await open({ reconnect: { baseDelay: 1, maxDelay: 1 } });
+      socket.subscribe('A', () => undefined);
+      const errors: unknown[] = [];
+      socket.on('error', (e) => void errors.push(e.error));
+      const closed = socket.once('close');
+      serverCloses(ws, code, `bad token ${KEY} (see https://cloud.test/ws?token=${KEY})`);
+      const event = await closed;
+      expect(socket.state).toBe('closed');
+      expect(event.code).toBe(code);
+      expect(event.error).toBeInstanceOf(SocketRefusedError);
+      expect(event.error).toMatchObject({ code, reason: event.reason });
+      expect(errors).toEqual([event.error]);
+      expect(JSON.stringify([event, event.error?.message, log.lines])).not.toContain(KEY);
+      await expect(socket.ready()).rejects.toBe(event.error);
+      await expect(socket.once('progress')).rejects.toBe(event.error);
+      await new Promise((r) => setTimeout(r, 10));
+      expect(FakeSocket.all).toHaveLength(1); // never tried again
+      expect(warnings()).toEqual([expect.stringContaining(`refused the WebSocket (close code ${code}`)]);
+      expect(warnings()[0]).toContain('the run in flight goes on by polling');
+    });
+  }
+
+  for (const code of [1000, 1001, 1006, 1011, 3000]) {
+    it(`reconnects after close code ${code}`, async () => {
+      const [socket, ws] = await open({ reconnect: { baseDelay: 1, maxDelay: 1 } });
+      const back = socket.once('reconnected');
+      serverCloses(ws, code);
+      await back;
+      expect(socket.state).toBe('open');
+    });
+  }
+
+  it("does not take its own idle drop (code 4000) for a refusal, even if the close frame comes back", async () => {
+    // A socket whose close() completes the handshake at once, echoing the code, as a live server does.
+    class Echo extends FakeSocket {
+      override close(code?: number): void {
+        serverCloses(this, code ?? 1005);
+      }
+    }
+    const [socket] = await open({ WebSocket: Echo as never, idleTimeout: 20, reconnect: { baseDelay: 1, maxDelay: 1 } });
+    socket.subscribe('A', () => undefined);
+    const dropped = await socket.once('reconnecting');
+    expect(dropped.code).toBe(4000);
+    await socket.once('reconnected');
+    expect(socket.state).toBe('open');
+    expect(warnings()).toEqual([]);
+  });
+});
+
+describe('CloudSocket awaitables settle on close()', () => {
+  it('once(), ready() and events() iterators', async () => {
+    const [socket] = await open();
+    const once = socket.once('progress');
+    const lifecycle = socket.once('reconnected');
+    const it = socket.events({ promptId: 'A' });
+    const next = it.next();
+    const closeEvent = socket.once('close');
+    const all = Promise.allSettled([once, lifecycle, next, closeEvent]);
+    socket.close();
+    expect(await settled(all)).toBe(true);
+    const [a, b, c, d] = await all;
+    expect(a).toEqual({ status: 'rejected', reason: new PlatformUIError('Socket is closed') });
+    expect(a.status === 'rejected' && a.reason).toBeInstanceOf(PlatformUIError);
+    expect(b.status === 'rejected' && b.reason).toBeInstanceOf(PlatformUIError);
+    expect(c).toEqual({ status: 'fulfilled', value: { value: undefined, done: true } });
+    expect(d).toEqual({ status: 'fulfilled', value: { code: 1000, reason: 'closed by client' } });
+    await expect(socket.once('progress')).rejects.toThrow('Socket is closed');
+    await expect(socket.ready()).rejects.toThrow('Socket is closed');
+    expect(socket.listenerCount).toBe(0);
+  });
+
+  it('ready() while connecting, and once() with a signal, settle on close()', async () => {
+    cloud = new CloudClient({ baseUrl: 'https://cloud.test', apiKey: KEY });
+    const socket = cloud.connect({ WebSocket: FakeSocket as never });
+    const ready = socket.ready();
+    const once = socket.once('status', new AbortController().signal);
+    socket.close();
+    await expect(ready).rejects.toThrow('Socket is closed');
+    await expect(once).rejects.toThrow('Socket is closed');
+  });
+});
+
+describe('CloudSocket holds only what can still be claimed', () => {
+  const job = (id: string) => [
+    { type: 'execution_start', data: { prompt_id: id, timestamp: 1 } },
+    { type: 'progress', data: { value: 1, max: 2, prompt_id: id, node: '3' } },
+  ];
+
+  it('an idle socket releases foreign jobs\' events after holdFor, with no message to trigger it; a late subscriber hears onLost', async () => {
+    const [socket, ws] = await open({ holdFor: 20 });
+    for (const m of job('foreign')) ws.push(m);
+    expect(socket.held).toMatchObject({ jobs: 1, events: 2 });
+    while (socket.held.jobs > 0) await new Promise((r) => setTimeout(r, 5));
+    expect(socket.held).toEqual({ jobs: 0, events: 0, bytes: 0 });
+    // Its later events are not held again: the job's start is gone for good.
+    ws.push(job('foreign')[1]);
+    expect(socket.held.jobs).toBe(0);
+    const got: SocketEvent[] = [];
+    let lost = 0;
+    socket.subscribe('foreign', (e) => void got.push(e), { onLost: () => void lost++ });
+    expect([got.length, lost]).toEqual([0, 1]);
+  });
+
+  it('a job claimed within holdFor gets every event, and nothing is held after', async () => {
+    const [socket, ws] = await open();
+    for (const m of job('mine')) ws.push(m);
+    const got: SocketEvent[] = [];
+    let lost = 0;
+    socket.subscribe('mine', (e) => void got.push(e), { onLost: () => void lost++ });
+    expect([got.map((e) => e.type), lost]).toEqual([['execution_start', 'progress'], 0]);
+    expect(socket.held).toEqual({ jobs: 0, events: 0, bytes: 0 });
+  });
+
+  it('bounds the held text to 1 MiB: the oldest jobs go first, and their subscribers hear onLost', async () => {
+    const [socket, ws] = await open();
+    const big = (id: string) => JSON.stringify({ type: 'progress', data: { value: 1, max: 2, prompt_id: id, node: 'x'.repeat(300_000) } });
+    for (const id of ['j1', 'j2', 'j3', 'j4']) ws.push(big(id));
+    expect(socket.held.bytes).toBeLessThanOrEqual(1024 * 1024);
+    expect(socket.held.jobs).toBe(3);
+    const lostBy: string[] = [];
+    const replayed: string[] = [];
+    for (const id of ['j1', 'j4']) socket.subscribe(id, () => void replayed.push(id), { onLost: () => void lostBy.push(id) });
+    expect(lostBy).toEqual(['j1']);
+    expect(replayed).toEqual(['j4']);
+  });
+
+  it('a job with more text than the bound keeps its first events and is marked lost', async () => {
+    const [socket, ws] = await open();
+    const big = JSON.stringify({ type: 'progress', data: { value: 1, max: 2, prompt_id: 'huge', node: 'x'.repeat(400_000) } });
+    for (let i = 0; i < 4; i++) ws.push(big);
+    expect(socket.held.events).toBe(2);
+    let lost = 0;
+    let replayed = 0;
+    socket.subscribe('huge', () => void replayed++, { onLost: () => void lost++ });
+    expect([replayed, lost]).toEqual([2, 1]);
+  });
+});
+
+describe('a real server\'s executed with output: null', () => {
+  it('reaches executed listeners as executed, with no warning at the default level', async () => {
+    const [socket, ws] = await open();
+    const got: unknown[] = [];
+    socket.on('executed', (m) => void got.push(m.data.output));
+    ws.push({ type: 'executed', data: { node: '1', display_node: '1', output: null, prompt_id: 'P' } });
+    expect(got).toEqual([null]);
+    expect(log.lines).toEqual([]);
   });
 });
