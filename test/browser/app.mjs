@@ -12,11 +12,17 @@
 //    one the server rejects (state `failed`, the reason shown); then: no
 //    console error, no page error, no object URL left unrevoked beyond those
 //    displayed (none after `pagehide`).
+// 4. The same page through examples/browser/relay.ts to the emulator's `cloud`
+//    personality: a run and a cancel, the key never in the page. Then what the
+//    relay refuses, checked in the emulator's request log: a page of another
+//    origin (a third loopback port) fails to POST (simple or JSON) or open the
+//    socket; the page's own origin gets 415 for a text/plain POST; dot-segment
+//    paths sent raw (`/api/./interrupt`, `/api/%2e%2e/x`…) get 404.
 //
 // Env: CHROMIUM=/path/to/chromium (default /usr/bin/chromium), HEADFUL=1,
 //      UPDATE_SCREENSHOT=1 to replace examples/browser/screenshot.png (default: .tmp/browser-app.png).
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:http';
+import { createServer, request } from 'node:http';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { extname, join, dirname, normalize, relative } from 'node:path';
@@ -52,6 +58,7 @@ emulator.cloud.addFile('example.png', png(64, 64, 0));
 const types = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css', '.json': 'application/json' };
 const pageServer = createServer((req, res) => {
   const path = new URL(req.url ?? '/', 'http://x').pathname;
+  if (path === '/blank') return res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>blank</title>');
   const file = normalize(join(outDir, path === '/' ? 'index.html' : path));
   if (!file.startsWith(outDir) || !existsSync(file) || !statSync(file).isFile()) return res.writeHead(404).end();
   res.writeHead(200, { 'content-type': types[extname(file)] ?? 'application/octet-stream' }).end(readFileSync(file));
@@ -302,6 +309,63 @@ try {
     });
     await step('the API key never reached the page', async () => (keySeen.length ? `sent by the page: ${keySeen.join(', ')}` : undefined));
     await checkUrls('after the relay runs');
+
+    // -- what the relay refuses (issue 23, item 13), checked against what reached the cloud emulator.
+    const relayUrl = `http://127.0.0.1:${relayPort}`;
+    const prompt = JSON.stringify({ prompt: JSON.parse(readFileSync(join(root, 'examples/workflows/invert.json'), 'utf8')) });
+    const prompts = () => cloudEmulator.requests.filter((r) => r.path.endsWith('/prompt')).length;
+    let upgrades = 0;
+    cloudEmulator.server.on('upgrade', () => void upgrades++);
+    // A page's tries at the relay: fetches (answered status or failure) and a socket (opened or refused).
+    const tryRelay = (on) => on.evaluate(async ({ relay, body }) => {
+      const tryFetch = (type) => fetch(`${relay}/api/prompt`, { method: 'POST', headers: { 'content-type': type }, body })
+        .then((r) => `answered ${r.status}`, (e) => `failed (${e.message})`);
+      const socket = await new Promise((resolve) => {
+        const ws = new WebSocket(`${relay.replace('http:', 'ws:')}/ws?clientId=other`);
+        ws.onopen = () => { ws.close(); resolve('opened'); };
+        ws.onclose = () => resolve('refused');
+      });
+      return { simple: await tryFetch('text/plain'), json: await tryFetch('application/json'), socket };
+    }, { relay: relayUrl, body: prompt });
+    // Another site the relay's user visits: a second origin (another loopback port), in its own tab.
+    const otherSite = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>another site</title>'));
+    await new Promise((resolve) => otherSite.listen(0, '127.0.0.1', resolve));
+    const other = await browser.newPage();
+    try {
+      await step('a page of another origin: a simple POST, a JSON POST and a WebSocket to the relay all fail, none reaches the cloud', async () => {
+        await other.goto(`http://127.0.0.1:${otherSite.address().port}/`);
+        const [before, upgradesBefore] = [prompts(), upgrades];
+        const got = await tryRelay(other);
+        if (prompts() !== before) return `${prompts() - before} submission(s) of another origin reached the cloud`;
+        if (upgrades !== upgradesBefore) return `the socket of another origin reached the cloud (${got.socket})`;
+        if (!got.simple.startsWith('failed') || !got.json.startsWith('failed')) return `the relay answered another origin: ${JSON.stringify(got)}`;
+        if (got.socket !== 'refused') return `the socket of another origin ${got.socket}`;
+        console.log(`      ${JSON.stringify(got)}`);
+      });
+      await step("the page's own origin: a text/plain POST is refused (415), never sent", async () => {
+        await other.goto(`${pageOrigin}/blank`); // the page's origin, without the app
+        const before = prompts();
+        const got = await tryRelay(other);
+        if (got.simple !== 'answered 415') return `a text/plain submission got ${got.simple}`;
+        if (got.json !== 'answered 200') return `the JSON submission got ${got.json}`;
+        if (got.socket !== 'opened') return `the socket of the page's origin was ${got.socket}`;
+        if (prompts() !== before + 1) return `${prompts() - before} submission(s) reached the cloud, expected the JSON one only`;
+      });
+      // fetch() and browsers normalize these paths before sending: sent raw, as any other client may.
+      for (const path of ['/api/./interrupt', '/api/../api/interrupt', '/api/%2e%2e/x', '/api/../anything']) {
+        await step(`${path} never reaches the cloud: 404`, async () => {
+          const seen = cloudEmulator.requests.length;
+          const status = await rawRequest(relayUrl, 'POST', path, { origin: pageOrigin, 'content-type': 'application/json' }, '{}');
+          // What the cloud would make of them: its interrupt, or any path of it.
+          const reached = cloudEmulator.requests.slice(seen).filter((r) => /interrupt|anything|^\/x$/.test(r.path)).map((r) => `${r.method} ${r.path}`);
+          if (reached.length) return `the cloud received ${reached.join(', ')}`;
+          if (status !== 404) return `the relay answered ${status}`;
+        });
+      }
+    } finally {
+      await other.close();
+      otherSite.close();
+    }
   } finally {
     relay.kill();
     await cloudEmulator.close();
@@ -318,6 +382,14 @@ try {
 
 console.log(failures.length ? `\nbrowser app: FAILED (${failures.length} problem(s))` : '\nbrowser app: all checks passed');
 process.exitCode = failures.length ? 1 : 0;
+
+/** Sends `path` as the exact request target (fetch() would normalize it); resolves with the status. */
+function rawRequest(base, method, path, headers, body) {
+  return new Promise((resolve, reject) => {
+    const req = request(base, { method, path, headers }, (res) => { res.resume(); resolve(res.statusCode); });
+    req.on('error', reject).end(body);
+  });
+}
 
 /** A free loopback port (for relay.ts, which takes PORT). */
 async function freePort() {
