@@ -446,7 +446,8 @@ describe('job, jobs, queue, object-info', () => {
   });
 
   it('job --follow: progress until the end, then the outputs', async () => {
-    spec.cloud.stepMs = 60;
+    // Long enough that the job is still running when the command line (a new process) starts following it.
+    spec.cloud.stepMs = 300;
     const c = new CloudClient({ baseUrl: spec.url, apiKey: EMULATOR_API_KEY });
     try {
       const { name } = await c.uploadImage(PNG, { filename: 'follow.png' });
@@ -483,7 +484,7 @@ describe('job, jobs, queue, object-info', () => {
   });
 
   it('queue: the running and pending jobs', async () => {
-    spec.cloud.stepMs = 200;
+    spec.cloud.stepMs = 500;
     const c = new CloudClient({ baseUrl: spec.url, apiKey: EMULATOR_API_KEY });
     try {
       const { name } = await c.uploadImage(PNG, { filename: 'queue.png' });
