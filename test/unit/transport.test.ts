@@ -209,12 +209,24 @@ describe('retries', () => {
   });
 
   it('never re-sends a POST unless the caller opts in', async () => {
-    server.use(http.post(`${BASE}/publishers/acme/nodes`, () => HttpResponse.json({ error: 'E', message: 'm' }, { status: 503 })));
-    await expect(client().createNode('acme', { id: 'n' })).rejects.toBeInstanceOf(InternalServerError);
+    server.use(http.post(`${BASE}/bulk/nodes/versions`, () => HttpResponse.json({ error: 'E', message: 'm' }, { status: 503 })));
+    await expect(client().bulkNodeVersions([{ node_id: 'n', version: '1.0.0' }])).rejects.toBeInstanceOf(InternalServerError);
     expect(seen).toHaveLength(1);
     seen.length = 0;
-    await expect(client().createNode('acme', { id: 'n' }, { retry: { limit: 1, allowPost: true, backoffLimit: 5 } })).rejects.toBeInstanceOf(InternalServerError);
+    await expect(client().bulkNodeVersions([{ node_id: 'n', version: '1.0.0' }], { retry: { limit: 1, allowPost: true, backoffLimit: 5 } })).rejects.toBeInstanceOf(InternalServerError);
     expect(seen).toHaveLength(2);
+  });
+
+  it('never re-sends a create or a publication, even when the caller opts in', async () => {
+    server.use(
+      http.post(`${BASE}/publishers/acme/nodes`, () => HttpResponse.json({ error: 'E', message: 'm' }, { status: 503 })),
+      http.post(`${BASE}/publishers/acme/nodes/n/versions`, () => HttpResponse.error()),
+    );
+    const retry = { limit: 3, allowPost: true, backoffLimit: 5 };
+    await expect(client({ retry }).createNode('acme', { id: 'n' })).rejects.toBeInstanceOf(InternalServerError);
+    const publish = { publisherId: 'acme', nodeId: 'n', personalAccessToken: 'pat_SECRET', node: { id: 'n' }, nodeVersion: { version: '1.0.0' }, archive: new Uint8Array([80, 75]) };
+    await expect(client({ retry }).publishNodeVersion(publish, { retry })).rejects.toBeInstanceOf(APIConnectionError);
+    expect(seen.map((r) => `${r.method} ${new URL(r.url).pathname}`)).toEqual(['POST /publishers/acme/nodes', 'POST /publishers/acme/nodes/n/versions']);
   });
 
   it('retries connection errors for GET', async () => {
