@@ -59,7 +59,14 @@ export interface ClientOptions extends LogOptions {
   timeout?: number | false;
   /** Retry policy, a retry limit, or `false` to never retry. */
   retry?: RetryOptions | number | false;
-  /** Headers added to every request. Credentials headers are set by the client and win over these. */
+  /**
+   * Headers added to every request. The client's own credential header
+   * (`Authorization` or `X-API-Key`) replaces one of the same name when the
+   * client sends a credential; without one (a keyless client behind its
+   * relay, a local server) yours go as they are. Endpoints that take no
+   * credential get none of `Authorization`, `X-API-Key`, `Cookie`,
+   * `Proxy-Authorization`.
+   */
   headers?: Record<string, string>;
   /** Hooks run on every request of this client. */
   hooks?: Hooks;

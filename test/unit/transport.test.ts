@@ -10,6 +10,7 @@ import {
   APIUserAbortError,
   AuthenticationError,
   BadRequestError,
+  CloudClient,
   ConflictError,
   InsufficientCreditsError,
   InternalServerError,
@@ -60,6 +61,23 @@ describe('auth per endpoint', () => {
     await c.listPublisherNodes('acme');
     await c.deletePublisher('acme');
     expect(seen.map((r) => r.headers.get('authorization'))).toEqual(Array(3).fill(`Bearer ${TOKEN}`));
+  });
+
+  // Issue 23, item 3: a keyless client lost the caller's Authorization, so it could not authenticate to its own relay.
+  it("keeps the caller's credential headers where the client sends none, and replaces only the one it sends", async () => {
+    server.use(
+      http.get('https://cloud.test/api/object_info', () => HttpResponse.json({})),
+      http.get(`${BASE}/publishers/acme/nodes/v2`, () => HttpResponse.json(page())),
+    );
+    const headers = { Authorization: 'Bearer relay-token', 'X-API-Key': 'relay-key' };
+    await new CloudClient({ baseUrl: 'https://cloud.test', server: 'cloud', keyless: true, headers }).getObjectInfo();
+    await new CloudClient({ baseUrl: 'https://cloud.test', server: 'cloud', apiKey: 'the-key', headers }).getObjectInfo();
+    await client({ headers }).listPublisherNodes('acme');
+    expect(seen.map((r) => [r.headers.get('authorization'), r.headers.get('x-api-key')])).toEqual([
+      ['Bearer relay-token', 'relay-key'],
+      ['Bearer relay-token', 'the-key'],
+      [`Bearer ${TOKEN}`, 'relay-key'],
+    ]);
   });
 
   it('calls a token function per request, async included', async () => {
@@ -475,6 +493,21 @@ describe('pagination', () => {
     for await (const n of client().searchNodes()) ids.push(n.id!);
     expect(ids).toHaveLength(10);
     expect(seen).toHaveLength(2);
+  });
+
+  it('yields each node once when nodes arrive while paging, and stops when two pages in a row bring nothing new', async () => {
+    // Page 2 repeats the end of page 1 (one node arrived at the front), then the server ignores the cursor.
+    const answers = [nodes.slice(0, 10), nodes.slice(9, 19), nodes.slice(9, 19), nodes.slice(9, 19), nodes.slice(19)];
+    server.use(
+      http.get(`${BASE}/nodes/search`, ({ request }) => {
+        const p = Number(new URL(request.url).searchParams.get('page'));
+        return HttpResponse.json({ limit: 10, page: p, total: 25, totalPages: 5, nodes: answers[p - 1] });
+      }),
+    );
+    const ids: string[] = [];
+    for await (const n of client().searchNodes()) ids.push(n.id!);
+    expect(ids).toEqual(nodes.slice(0, 19).map((n) => n.id));
+    expect(seen).toHaveLength(4);
   });
 
   it('stops on an empty page', async () => {
