@@ -55,7 +55,11 @@ export interface ClientOptions extends LogOptions {
   baseUrl?: string;
   /** A `fetch` to use instead of the global one (tests, proxies, instrumentation). */
   fetch?: typeof globalThis.fetch;
-  /** Per-attempt timeout in ms, or `false` for none. Default 60000. */
+  /**
+   * Per-attempt timeout in ms, or `false` for none. Default 60000. A body
+   * read as a stream (a download) is bounded per wait instead: no bytes for
+   * this long fails the read with `APITimeoutError`.
+   */
   timeout?: number | false;
   /** Retry policy, a retry limit, or `false` to never retry. */
   retry?: RetryOptions | number | false;
@@ -78,7 +82,7 @@ export interface ClientOptions extends LogOptions {
 export interface RequestOptions {
   /** Aborts the request (and, for `run()`, cancels the job). */
   signal?: AbortSignal;
-  /** Per-attempt timeout in ms for this call, or `false` for none. */
+  /** Per-attempt timeout in ms for this call (for a streamed body, the longest wait for its next bytes), or `false` for none. */
   timeout?: number | false;
   /** Extra headers for this call. */
   headers?: Record<string, string>;

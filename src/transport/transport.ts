@@ -265,22 +265,13 @@ export class Transport {
    * {@link APIUserAbortError}, whichever HTTP path carried the request.
    */
   #guard(res: Response, requestId: string, spec: { method: string; shown: string }, timeout: number | false, signal: AbortSignal | undefined): Response {
-    if (res.status < 200 || res.status > 299) return res;
+    if (!res.ok) return res;
     const { method, shown } = spec;
+    const fail = (error: unknown) => this.#handedOver(requestId, spec, signal?.aborted ? new APIUserAbortError(undefined, { cause: signal.reason }) : error);
     return guardBody(res, {
       timeout,
-      signal,
-      idle: () => this.#handedOver(requestId, spec, new APITimeoutError(method, shown, timeout === false ? undefined : timeout)),
-      failed: (cause) =>
-        this.#handedOver(
-          requestId,
-          spec,
-          signal?.aborted
-            ? new APIUserAbortError(undefined, { cause: signal.reason })
-            : cause instanceof PlatformUIError
-              ? cause
-              : new APIConnectionError(method, shown, scrub(describeCause(cause), this.#secrets), causeCode(cause)),
-        ),
+      idle: () => fail(new APITimeoutError(method, shown, timeout || undefined)),
+      failed: (cause) => fail(cause instanceof PlatformUIError ? cause : new APIConnectionError(method, shown, scrub(describeCause(cause), this.#secrets), causeCode(cause))),
     });
   }
 

@@ -20,6 +20,7 @@ import {
   type TaskNotification,
 } from '../../src/index.ts';
 import { EMULATOR_TOKEN, startEmulator, type Emulator } from '../../src/emulator/index.ts';
+import { recorder } from '../unit/log-recorder.ts';
 
 let emu: Emulator;
 let hook: Server;
@@ -44,6 +45,7 @@ afterAll(async () => {
 beforeEach(() => {
   emu.requests.length = 0;
   received.length = 0;
+  log.lines.length = 0;
   emu.faults.reset();
   emu.proxy.shape = 'wrapped';
   emu.proxy.notFoundPolls = 0;
@@ -52,7 +54,9 @@ beforeEach(() => {
   emu.proxy.resultRequests.length = 0;
 });
 
-const proxy = (o: Partial<ConstructorParameters<typeof ProxyClient>[0]> = {}) => new ProxyClient({ baseUrl: emu.url, token: EMULATOR_TOKEN, ...o });
+// What the clients log (retry warnings, mostly) is kept here, not printed.
+const log = recorder();
+const proxy = (o: Partial<ConstructorParameters<typeof ProxyClient>[0]> = {}) => new ProxyClient({ baseUrl: emu.url, token: EMULATOR_TOKEN, logger: log.logger, ...o });
 
 async function until<T>(f: () => T | undefined, ms = 5000): Promise<T> {
   const end = Date.now() + ms;

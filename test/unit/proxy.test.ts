@@ -20,6 +20,7 @@ import {
   type RelightParams,
 } from '../../src/index.ts';
 import { defaultPollDelay } from '../../src/proxy/tasks.ts';
+import { recorder } from './log-recorder.ts';
 
 const BASE = 'https://proxy.test';
 const TOKEN = 'proxy_SECRET_token_42';
@@ -41,7 +42,10 @@ const accept = (status = 200, body: unknown = task()) =>
       return HttpResponse.json(body as object, { status });
     }),
   );
-const proxy = (o: Partial<ConstructorParameters<typeof ProxyClient>[0]> = {}) => new ProxyClient({ baseUrl: BASE, token: TOKEN, retry: { limit: 2, backoffLimit: 5 }, ...o });
+// What the clients log (retry warnings, mostly) is kept here, not printed.
+const log = recorder();
+afterEach(() => void (log.lines.length = 0));
+const proxy = (o: Partial<ConstructorParameters<typeof ProxyClient>[0]> = {}) => new ProxyClient({ baseUrl: BASE, token: TOKEN, retry: { limit: 2, backoffLimit: 5 }, logger: log.logger, ...o });
 
 describe('relightImage', () => {
   it('sends every field with the bearer token and resolves with the task', async () => {
@@ -203,6 +207,7 @@ describe('task record and retries', () => {
     expect(bodies).toHaveLength(1);
     await expect(proxy().request({ ...post, options: { retry } })).rejects.toBeInstanceOf(InternalServerError);
     expect(bodies).toHaveLength(3);
+    expect(log.of('warn').map((l) => l.message)).toEqual([expect.stringMatching(/^\[platformui\] POST .*image-upscaler: HTTP 503; retrying in \d+ ms \(attempt 2 of 2\)$/)]);
   });
 });
 

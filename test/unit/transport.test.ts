@@ -3,6 +3,7 @@ import { inspect } from 'node:util';
 import { http, HttpResponse, delay, passthrough } from 'msw';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { interceptHttp } from './msw.ts';
+import { recorder } from './log-recorder.ts';
 import {
   APIConnectionError,
   APIError,
@@ -31,7 +32,10 @@ const page = (nodes: unknown[] = [], extra: Record<string, unknown> = {}) => ({ 
 const { server, seen } = interceptHttp();
 
 const fast = { limit: 2, backoffLimit: 5 };
-const client = (o: ConstructorParameters<typeof RegistryClient>[0] = {}) => new RegistryClient({ baseUrl: BASE, token: TOKEN, retry: fast, ...o });
+// What the clients log (retry warnings, mostly) is kept here, not printed.
+const log = recorder();
+afterEach(() => void (log.lines.length = 0));
+const client = (o: ConstructorParameters<typeof RegistryClient>[0] = {}) => new RegistryClient({ baseUrl: BASE, token: TOKEN, retry: fast, logger: log.logger, ...o });
 
 describe('auth per endpoint', () => {
   it('sends no credentials to search and list publishers, even when configured in default headers', async () => {
