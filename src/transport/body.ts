@@ -77,7 +77,9 @@ export function guardBody(res: Response, guard: BodyGuard): Response {
       if (typeof timer === 'object') timer.refresh();
       else if (timeout !== false) {
         clearTimeout(timer);
+        // Unref'd: a body left unread must not keep a process alive (a pending read keeps its socket, and so the process, alive).
         timer = setTimeout(expire, timeout);
+        (timer as { unref?: () => void }).unref?.();
       }
       return reader.read().then(onRead, onFail);
     },
