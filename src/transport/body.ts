@@ -25,9 +25,9 @@ export interface BodyGuard {
  * source: the request was sent with it). The clock runs only while a read
  * waits on the source, so a slow consumer (a full disk, a busy loop) is
  * never taken for a stalled server. Per chunk it costs one timer re-arm
- * (`refresh()` in Node, which allocates nothing) and the read's own
- * promise. `url` and `redirected` are kept; a response without a body is
- * returned as it is.
+ * (`refresh()` in Node, which allocates nothing) and the promises of the
+ * read itself; no closure. `url` and `redirected` are kept; a response
+ * without a body is returned as it is.
  *
  * @example
  * ```ts
