@@ -49,7 +49,7 @@ export interface ProxyRequest {
   query?: Query;
   /** JSON body (any JSON value), or a `FormData`, `Blob`, string or stream sent as is. */
   body?: unknown;
-  /** Per-call options (signal, per-attempt timeout, headers, retry). A `POST` or `PATCH` is never re-sent unless `retry.allowPost`. */
+  /** Per-call options (signal, per-attempt timeout, headers, retry). A `POST` or `PATCH` is never re-sent unless these options say `retry.allowPost` (the client's does not count). */
   options?: RequestOptions;
 }
 
@@ -68,8 +68,9 @@ const IMAGE_FIELDS = ['image', 'transfer_light_from_lightmap', 'transfer_light_f
 /**
  * Client of the partner proxy. Each call starts a paid job and resolves at
  * once with its {@link Task} (`task_id`, `status`, `generated`): the `data` of
- * the task record the wire carries, `{ data: { task_id, … } }`. It is never
- * retried unless you pass `{ retry: { allowPost: true } }`.
+ * the task record the wire carries, `{ data: { task_id, … } }`. The POST
+ * that starts a task is never sent twice, whatever `retry.allowPost` says (a
+ * second one would start, and bill, a second task); reads are retried.
  *
  * @example
  * ```ts
@@ -306,9 +307,10 @@ export class ProxyClient {
    * model yet), with this client's base URL, Bearer token, per-call options,
    * error classes and redaction. `path` is below the base URL as it stands
    * (the vendor segment is yours to write). The answer's JSON is returned
-   * as is (`undefined` when empty). A `POST` (or `PATCH`) is never re-sent,
-   * whatever happens, unless `options.retry.allowPost`; other methods are
-   * retried like every request.
+   * as is (`undefined` when empty). A `POST` (or `PATCH`) may start a paid
+   * task, so it is never re-sent, whatever happens, unless this call's own
+   * `options.retry.allowPost` says so (the client-wide `allowPost` does not
+   * cover it); other methods are retried like every request.
    *
    * @example
    * ```ts
@@ -324,9 +326,9 @@ export class ProxyClient {
       const method = req?.method;
       if (!METHODS.includes(method)) throw new InvalidArgumentError(`must be one of ${METHODS.join(', ')}`, 'method');
       const p = checkRequestPath(req.path);
-      let options = req.options;
-      // The transport re-sends anything but POST; a PATCH is not idempotent either.
-      if (method === 'PATCH' && !(options?.retry as { allowPost?: boolean } | undefined)?.allowPost) options = { ...options, retry: false };
+      const options = req.options;
+      // A POST here may start a paid task, and only the call knows: the client-wide allowPost does not cover it.
+      const paid = (method === 'POST' || method === 'PATCH') && (options?.retry as { allowPost?: boolean } | undefined)?.allowPost !== true;
       const raw = isRawBody(req.body);
       return this.#transport.request<unknown>({
         // The transport's type names three methods; it sends any.
@@ -336,6 +338,7 @@ export class ProxyClient {
         ...(req.body === undefined ? {} : raw ? { body: req.body as RequestBody } : { json: req.body }),
         auth: true,
         options,
+        paid,
       });
     });
   }
@@ -355,6 +358,7 @@ export class ProxyClient {
           auth: true,
           schema: rules.TaskRecord,
           options,
+          paid: true,
         });
         return { data: record.data, response };
     });

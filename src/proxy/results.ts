@@ -12,7 +12,12 @@ import type { Transport } from '../transport/transport.ts';
 export interface DownloadResultOptions {
   /** Aborts the download. */
   signal?: AbortSignal;
-  /** Timeout in ms until the response headers arrive (the body is the caller's: a large result takes its time), or `false`. Default: the client's `timeout` (60000). */
+  /**
+   * Timeout in ms until the response headers arrive, then for each wait for
+   * the body's next bytes (a large result may take its time, but a body that
+   * stops flowing fails with `APITimeoutError`), or `false`. Default: the
+   * client's `timeout` (60000).
+   */
   timeout?: number | false;
 }
 

@@ -134,7 +134,8 @@ export class RegistryClient {
     return APIPromise.from(() => {
       checkId(publisherId, 'publisherId');
       const body = checkArgs(rules.CreateNodeRequest, node, 'node');
-      return this.#transport.request<Node>({ method: 'POST', path: path`publishers/${publisherId}/nodes`, json: body, auth: true, schema: rules.Node, options });
+      // Never re-sent: a repeat of a create that went through fails as a conflict.
+      return this.#transport.request<Node>({ method: 'POST', path: path`publishers/${publisherId}/nodes`, json: body, auth: true, schema: rules.Node, options, paid: true });
     });
   }
 
@@ -353,7 +354,8 @@ export class RegistryClient {
         auth: false,
         normalize: nullArraysToEmpty,
         schema: rules.PublishNodeVersionResponse,
-        options: { ...options, retry: false },
+        options,
+        paid: true,
       });
       try {
         await this.uploadNodeVersionArchive(r.data.signedUrl, blob, options);

@@ -55,11 +55,22 @@ export interface ClientOptions extends LogOptions {
   baseUrl?: string;
   /** A `fetch` to use instead of the global one (tests, proxies, instrumentation). */
   fetch?: typeof globalThis.fetch;
-  /** Per-attempt timeout in ms, or `false` for none. Default 60000. */
+  /**
+   * Per-attempt timeout in ms, or `false` for none. Default 60000. A body
+   * read as a stream (a download) is bounded per wait instead: no bytes for
+   * this long fails the read with `APITimeoutError`.
+   */
   timeout?: number | false;
   /** Retry policy, a retry limit, or `false` to never retry. */
   retry?: RetryOptions | number | false;
-  /** Headers added to every request. Credentials headers are set by the client and win over these. */
+  /**
+   * Headers added to every request. The client's own credential header
+   * (`Authorization` or `X-API-Key`) replaces one of the same name when the
+   * client sends a credential; without one (a keyless client behind its
+   * relay, a local server) yours go as they are. Endpoints that take no
+   * credential get none of `Authorization`, `X-API-Key`, `Cookie`,
+   * `Proxy-Authorization`.
+   */
   headers?: Record<string, string>;
   /** Hooks run on every request of this client. */
   hooks?: Hooks;
@@ -71,7 +82,7 @@ export interface ClientOptions extends LogOptions {
 export interface RequestOptions {
   /** Aborts the request (and, for `run()`, cancels the job). */
   signal?: AbortSignal;
-  /** Per-attempt timeout in ms for this call, or `false` for none. */
+  /** Per-attempt timeout in ms for this call (for a streamed body, the longest wait for its next bytes), or `false` for none. */
   timeout?: number | false;
   /** Extra headers for this call. */
   headers?: Record<string, string>;

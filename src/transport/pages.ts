@@ -41,11 +41,14 @@ export interface WalkablePage<P> {
 }
 
 /**
- * Every item from `first` on, later pages fetched as the loop asks. Stops on
- * the last page, and when a server answers with a page that does not advance
- * (`position` not greater) or repeats one it sent: a server that ignores the
- * cursor would otherwise loop forever. Throws {@link APIUserAbortError} once
- * `signal` aborts.
+ * Every item from `first` on, later pages fetched as the loop asks, each
+ * item (by `id`) yielded once: offset and page-number cursors shift when
+ * items are added while the loop runs, so a page may repeat the end of the
+ * one before it. Stops on the last page, and when a server answers with a
+ * page that does not advance (`position` not greater), or with two pages in
+ * a row that bring nothing new (a server that ignores the cursor would
+ * otherwise loop forever; one such page is a shift by a whole page).
+ * Throws {@link APIUserAbortError} once `signal` aborts.
  */
 export async function* walkPages<T, P extends WalkablePage<P>>(
   first: P,
@@ -54,21 +57,24 @@ export async function* walkPages<T, P extends WalkablePage<P>>(
   signal?: AbortSignal,
 ): AsyncGenerator<T, void, undefined> {
   let current = first;
-  const seen = new Set<string>();
-  for (;;) {
-    yield* items(current);
-    if (!current.hasNextPage()) return;
+  const yielded = new Set<unknown>();
+  for (let stale = 0; ; ) {
+    let fresh = false;
+    for (const item of items(current)) {
+      const id = (item as { id?: unknown } | null)?.id;
+      // An item without an id cannot be told from a repeat: yielded, but no sign of progress.
+      if (id !== undefined) {
+        if (yielded.has(id)) continue;
+        yielded.add(id);
+        fresh = true;
+      }
+      yield item;
+    }
+    stale = fresh ? 0 : stale + 1;
+    if (!current.hasNextPage() || stale === 2) return;
     if (signal?.aborted) throw new APIUserAbortError(undefined, { cause: signal.reason });
-    seen.add(fingerprint(items(current)));
     const next = await current.getNextPage();
-    if (position(next) <= position(current) || seen.has(fingerprint(items(next)))) return;
+    if (position(next) <= position(current)) return;
     current = next;
   }
-}
-
-// Identifies a page's content, so a server repeating page 1 for every cursor is caught.
-function fingerprint(items: readonly unknown[]): string {
-  const first = items[0] as { id?: unknown } | undefined;
-  const last = items[items.length - 1] as { id?: unknown } | undefined;
-  return `${items.length}:${String(first?.id)}:${String(last?.id)}`;
 }

@@ -27,6 +27,7 @@ import { article } from '../schemas/explain.ts';
 import type { Rule } from '../schemas/rule.ts';
 import { validate } from '../schemas/validate.ts';
 import { checkTimeout, fromEnv, resolveRetry, type ClientOptions, type Credential, type Hooks, type RequestOptions, type ResolvedRetry } from './options.ts';
+import { guardBody } from './body.ts';
 import { createLog, describeError, errorDetails, nextRequestId, type Log } from './log.ts';
 import type { WithResponse } from './promise.ts';
 import { redactText, redactUrl, scrub } from './redact.ts';
@@ -241,14 +242,37 @@ export class Transport {
     }
   }
 
-  /** Sends a request and returns the unread `Response` (2xx only; other statuses throw): for bodies read as a stream. */
+  /**
+   * Sends a request and returns the unread `Response` (2xx only; other
+   * statuses throw): for bodies read as a stream. Its body fails with
+   * {@link APITimeoutError} when a read waits `timeout` ms for bytes.
+   */
   async send(spec: RequestSpec): Promise<Response> {
     const requestId = nextRequestId();
     try {
-      return (await this.#exchange(spec, false, requestId)).response;
+      const { response } = await this.#exchange(spec, false, requestId);
+      const opts = spec.options ?? {};
+      return this.#guard(response, requestId, { method: spec.method, shown: this.displayUrl(spec.path, spec.query) }, opts.timeout ?? this.#timeout, opts.signal);
     } catch (err) {
       throw this.#handedOver(requestId, spec, err);
     }
+  }
+
+  /**
+   * A 2xx body with the idle timeout (see {@link guardBody}): no bytes for
+   * `timeout` ms while a read waits is an {@link APITimeoutError}, a cut
+   * connection an {@link APIConnectionError}, the caller's abort an
+   * {@link APIUserAbortError}, whichever HTTP path carried the request.
+   */
+  #guard(res: Response, requestId: string, spec: { method: string; shown: string }, timeout: number | false, signal: AbortSignal | undefined): Response {
+    if (!res.ok) return res;
+    const { method, shown } = spec;
+    const fail = (error: unknown) => this.#handedOver(requestId, spec, signal?.aborted ? new APIUserAbortError(undefined, { cause: signal.reason }) : error);
+    return guardBody(res, {
+      timeout,
+      idle: () => fail(new APITimeoutError(method, shown, timeout || undefined)),
+      failed: (cause) => fail(cause instanceof PlatformUIError ? cause : new APIConnectionError(method, shown, scrub(describeCause(cause), this.#secrets), causeCode(cause))),
+    });
   }
 
   async #request<T>(spec: RequestSpec, requestId: string): Promise<WithResponse<T>> {
@@ -309,7 +333,8 @@ export class Transport {
     const retry = resolveRetry(opts.retry, this.#retry);
     const headers = { ...this.#headers, ...lowerKeys(opts.headers), ...spec.headers };
     // Unauthenticated endpoints get no credential at all, even one a caller put in default headers.
-    for (const h of CREDENTIAL_HEADERS) if (!spec.auth || h === 'authorization' || h === 'x-api-key') delete headers[h];
+    if (!spec.auth) for (const h of CREDENTIAL_HEADERS) delete headers[h];
+    // On the others the SDK's credential replaces the caller's header of that name; without one (keyless, local) the caller's own go as they are.
     const value = spec.auth ? await this.optionalCredential() : undefined;
     if (value !== undefined) {
       if (this.#scheme === 'bearer') headers.authorization = `Bearer ${value}`;
@@ -398,7 +423,8 @@ export class Transport {
   /**
    * One fetch with the hooks around it, under the per-attempt timeout. The
    * timeout covers the body too when it is read here (a JSON answer, or an
-   * error's body for its message); a streamed body (`send`) is the caller's.
+   * error's body for its message); a streamed body (`send`) has an idle
+   * timeout instead (`#guard`).
    * It holds even against a `fetch` (or hook) that ignores the signal.
    */
   async #attempt(url: string, init: RequestInit, fetchFn: typeof globalThis.fetch, a: Attempt): Promise<{ response: Response; text: string }> {
@@ -470,8 +496,9 @@ export class Transport {
    * A bare request to a URL outside the service (a signed download or
    * upload URL): a GET, or a PUT of `send.body`; no header but `send`'s, no
    * credential, no hook, no cookie, redirects followed. Never retried. The
-   * timeout covers the wait for the headers, not the body. Errors and log
-   * lines show the URL with its signature redacted.
+   * timeout covers the wait for the headers, then each wait for the body's
+   * next bytes (not the whole body). Errors and log lines show the URL with
+   * its signature redacted.
    */
   async fetchElsewhere(target: URL, options: RequestOptions = {}, send?: { method: 'PUT'; body: Blob | ReadableStream<Uint8Array>; headers: Record<string, string> }): Promise<Response> {
     checkTimeout(options.timeout);
@@ -481,7 +508,7 @@ export class Transport {
     const requestId = nextRequestId();
     if (user?.aborted) throw this.#handedOver(requestId, spec, new APIUserAbortError(undefined, { cause: user.reason }));
     const timeout = options.timeout ?? this.#timeout;
-    // A timer cleared once the headers are in, so a long body is not cut off (AbortSignal.timeout would stay armed).
+    // A timer cleared once the headers are in, so a long body is not cut off (AbortSignal.timeout would stay armed); the body has its idle timeout.
     const timer = new AbortController();
     let handle = timeout === false ? undefined : setTimeout(() => timer.abort(), timeout);
     const signal = user ? AbortSignal.any([user, timer.signal]) : timer.signal;
@@ -502,7 +529,7 @@ export class Transport {
     }
     clearTimeout(handle);
     this.log.debug?.(...this.#attemptLine(requestId, method, spec.shown, 0, started, res.status, ', no credentials'));
-    if (res.ok) return res;
+    if (res.ok) return this.#guard(res, requestId, spec, timeout, user);
     // An error body is read for its message, bounded like the transport's own.
     handle = setTimeout(() => timer.abort(), 10_000);
     const body = parseBody(await res.text().catch(() => '')) ?? '';
@@ -558,9 +585,14 @@ function checkBaseUrl(option: string | undefined, env: string): string {
   return value;
 }
 
-/** The system code of a failed fetch's cause (`ECONNREFUSED`…), when it has one. */
+/**
+ * The system code of a failed request (`ECONNREFUSED`…), when it has one:
+ * fetch puts it on the error's `cause`, node:http (the uploads of Node
+ * streams) on the error itself.
+ */
 function causeCode(e: unknown): string | undefined {
-  const code = e instanceof Error ? (e.cause as { code?: unknown } | undefined)?.code : undefined;
+  if (!(e instanceof Error)) return undefined;
+  const code = (e.cause as { code?: unknown } | undefined)?.code ?? (e as { code?: unknown }).code;
   return typeof code === 'string' ? code : undefined;
 }
 

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
+  APIConnectionError,
   APIUserAbortError,
   AuthenticationError,
   InternalServerError,
@@ -19,6 +20,7 @@ import {
   type TaskNotification,
 } from '../../src/index.ts';
 import { EMULATOR_TOKEN, startEmulator, type Emulator } from '../../src/emulator/index.ts';
+import { recorder } from '../unit/log-recorder.ts';
 
 let emu: Emulator;
 let hook: Server;
@@ -43,6 +45,7 @@ afterAll(async () => {
 beforeEach(() => {
   emu.requests.length = 0;
   received.length = 0;
+  log.lines.length = 0;
   emu.faults.reset();
   emu.proxy.shape = 'wrapped';
   emu.proxy.notFoundPolls = 0;
@@ -51,7 +54,9 @@ beforeEach(() => {
   emu.proxy.resultRequests.length = 0;
 });
 
-const proxy = (o: Partial<ConstructorParameters<typeof ProxyClient>[0]> = {}) => new ProxyClient({ baseUrl: emu.url, token: EMULATOR_TOKEN, ...o });
+// What the clients log (retry warnings, mostly) is kept here, not printed.
+const log = recorder();
+const proxy = (o: Partial<ConstructorParameters<typeof ProxyClient>[0]> = {}) => new ProxyClient({ baseUrl: emu.url, token: EMULATOR_TOKEN, logger: log.logger, ...o });
 
 async function until<T>(f: () => T | undefined, ms = 5000): Promise<T> {
   const end = Date.now() + ms;
@@ -187,6 +192,19 @@ describe('following a task against the emulator', () => {
     const err = await proxy().waitForTask('image-relight', task_id, { pollInterval: 20, timeout: 150 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TaskTimeoutError);
     expect((err as Error).message).toMatch(new RegExp(`^Task ${task_id} \\(image-relight\\) did not finish within 150 ms \\(last status CREATED\\)`));
+  });
+
+  // Issue 23, item 4: with allowPost on the client, a 503 or a reset on the start made relightImageAndWait() start a second paid task.
+  it.each([
+    ['a 503', () => emu.faults.next(503, { method: 'POST', path: '/proxy/vendor/v1/ai/image-relight' }), InternalServerError],
+    ['a reset', () => emu.faults.dropNext({ method: 'POST', path: '/proxy/vendor/v1/ai/image-relight' }), APIConnectionError],
+  ] as const)('sends the start of relightImageAndWait() once after %s, even with retry.allowPost on the client', async (_, fault, Err) => {
+    fault();
+    const tasks = emu.proxy.tasks.size;
+    const client = proxy({ retry: { allowPost: true, limit: 3, backoffLimit: 5 } });
+    await expect(client.relightImageAndWait({ image: 'https://example.com/a.jpg' }, FAST)).rejects.toBeInstanceOf(Err);
+    expect(emu.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
+    expect(emu.proxy.tasks.size).toBe(tasks);
   });
 
   it('starts and waits in one call for each operation, the POST sent once', async () => {

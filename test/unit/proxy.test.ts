@@ -20,6 +20,7 @@ import {
   type RelightParams,
 } from '../../src/index.ts';
 import { defaultPollDelay } from '../../src/proxy/tasks.ts';
+import { recorder } from './log-recorder.ts';
 
 const BASE = 'https://proxy.test';
 const TOKEN = 'proxy_SECRET_token_42';
@@ -41,7 +42,10 @@ const accept = (status = 200, body: unknown = task()) =>
       return HttpResponse.json(body as object, { status });
     }),
   );
-const proxy = (o: Partial<ConstructorParameters<typeof ProxyClient>[0]> = {}) => new ProxyClient({ baseUrl: BASE, token: TOKEN, retry: { limit: 2, backoffLimit: 5 }, ...o });
+// What the clients log (retry warnings, mostly) is kept here, not printed.
+const log = recorder();
+afterEach(() => void (log.lines.length = 0));
+const proxy = (o: Partial<ConstructorParameters<typeof ProxyClient>[0]> = {}) => new ProxyClient({ baseUrl: BASE, token: TOKEN, retry: { limit: 2, backoffLimit: 5 }, logger: log.logger, ...o });
 
 describe('relightImage', () => {
   it('sends every field with the bearer token and resolves with the task', async () => {
@@ -171,10 +175,39 @@ describe('task record and retries', () => {
     expect(bodies).toHaveLength(1);
   });
 
-  it('re-sends when the caller opts in', async () => {
+  // Issue 23, item 4: allowPost on the client made relightImageAndWait() start the paid task twice.
+  it.each([
+    ['a 503', () => HttpResponse.json({ error: 'E', message: 'busy' }, { status: 503 }), InternalServerError],
+    ['a reset', () => HttpResponse.error(), APIConnectionError],
+  ] as const)('never re-sends a task start after %s, whatever retry.allowPost says', async (_, answer, Err) => {
+    server.use(
+      http.post(`${BASE}/proxy/:vendor/v1/ai/*`, async ({ request }) => {
+        bodies.push({ url: request.url, auth: request.headers.get('authorization'), body: await request.json() });
+        return answer();
+      }),
+    );
+    const retry = { limit: 3, allowPost: true, backoffLimit: 5 };
+    await expect(proxy({ retry }).relightImageAndWait({ image: 'x' }, { pollInterval: 5 })).rejects.toBeInstanceOf(Err);
+    await expect(proxy({ retry }).enhanceSkinCreativeAndWait({ image: 'x' }, { pollInterval: 5 })).rejects.toBeInstanceOf(Err);
+    await expect(proxy().relightImage({ image: 'x' }, { retry })).rejects.toBeInstanceOf(Err);
+    await expect(proxy().enhanceSkinCreative({ image: 'x' }, { retry })).rejects.toBeInstanceOf(Err);
+    expect(bodies.map((b) => new URL(b.url).pathname)).toEqual([
+      '/proxy/vendor/v1/ai/image-relight',
+      '/proxy/vendor/v1/ai/skin-enhancer/creative',
+      '/proxy/vendor/v1/ai/image-relight',
+      '/proxy/vendor/v1/ai/skin-enhancer/creative',
+    ]);
+  });
+
+  it("request() re-sends a POST only when the call itself says allowPost (the client's does not cover it)", async () => {
     accept(503, { error: 'E', message: 'busy' });
-    await expect(proxy().relightImage({ image: 'x' }, { retry: { limit: 1, allowPost: true, backoffLimit: 5 } })).rejects.toBeInstanceOf(InternalServerError);
-    expect(bodies).toHaveLength(2);
+    const retry = { limit: 1, allowPost: true, backoffLimit: 5 };
+    const post = { method: 'POST', path: '/proxy/acme/v1/ai/image-upscaler', body: { image: 'x' } } as const;
+    await expect(proxy({ retry }).request(post)).rejects.toBeInstanceOf(InternalServerError);
+    expect(bodies).toHaveLength(1);
+    await expect(proxy().request({ ...post, options: { retry } })).rejects.toBeInstanceOf(InternalServerError);
+    expect(bodies).toHaveLength(3);
+    expect(log.of('warn').map((l) => l.message)).toEqual([expect.stringMatching(/^\[platformui\] POST .*image-upscaler: HTTP 503; retrying in \d+ ms \(attempt 2 of 2\)$/)]);
   });
 });
 

@@ -3,6 +3,7 @@ import { inspect } from 'node:util';
 import { http, HttpResponse, delay, passthrough } from 'msw';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { interceptHttp } from './msw.ts';
+import { recorder } from './log-recorder.ts';
 import {
   APIConnectionError,
   APIError,
@@ -10,6 +11,7 @@ import {
   APIUserAbortError,
   AuthenticationError,
   BadRequestError,
+  CloudClient,
   ConflictError,
   InsufficientCreditsError,
   InternalServerError,
@@ -30,7 +32,10 @@ const page = (nodes: unknown[] = [], extra: Record<string, unknown> = {}) => ({ 
 const { server, seen } = interceptHttp();
 
 const fast = { limit: 2, backoffLimit: 5 };
-const client = (o: ConstructorParameters<typeof RegistryClient>[0] = {}) => new RegistryClient({ baseUrl: BASE, token: TOKEN, retry: fast, ...o });
+// What the clients log (retry warnings, mostly) is kept here, not printed.
+const log = recorder();
+afterEach(() => void (log.lines.length = 0));
+const client = (o: ConstructorParameters<typeof RegistryClient>[0] = {}) => new RegistryClient({ baseUrl: BASE, token: TOKEN, retry: fast, logger: log.logger, ...o });
 
 describe('auth per endpoint', () => {
   it('sends no credentials to search and list publishers, even when configured in default headers', async () => {
@@ -60,6 +65,23 @@ describe('auth per endpoint', () => {
     await c.listPublisherNodes('acme');
     await c.deletePublisher('acme');
     expect(seen.map((r) => r.headers.get('authorization'))).toEqual(Array(3).fill(`Bearer ${TOKEN}`));
+  });
+
+  // Issue 23, item 3: a keyless client lost the caller's Authorization, so it could not authenticate to its own relay.
+  it("keeps the caller's credential headers where the client sends none, and replaces only the one it sends", async () => {
+    server.use(
+      http.get('https://cloud.test/api/object_info', () => HttpResponse.json({})),
+      http.get(`${BASE}/publishers/acme/nodes/v2`, () => HttpResponse.json(page())),
+    );
+    const headers = { Authorization: 'Bearer relay-token', 'X-API-Key': 'relay-key' };
+    await new CloudClient({ baseUrl: 'https://cloud.test', server: 'cloud', keyless: true, headers }).getObjectInfo();
+    await new CloudClient({ baseUrl: 'https://cloud.test', server: 'cloud', apiKey: 'the-key', headers }).getObjectInfo();
+    await client({ headers }).listPublisherNodes('acme');
+    expect(seen.map((r) => [r.headers.get('authorization'), r.headers.get('x-api-key')])).toEqual([
+      ['Bearer relay-token', 'relay-key'],
+      ['Bearer relay-token', 'the-key'],
+      [`Bearer ${TOKEN}`, 'relay-key'],
+    ]);
   });
 
   it('calls a token function per request, async included', async () => {
@@ -209,12 +231,24 @@ describe('retries', () => {
   });
 
   it('never re-sends a POST unless the caller opts in', async () => {
-    server.use(http.post(`${BASE}/publishers/acme/nodes`, () => HttpResponse.json({ error: 'E', message: 'm' }, { status: 503 })));
-    await expect(client().createNode('acme', { id: 'n' })).rejects.toBeInstanceOf(InternalServerError);
+    server.use(http.post(`${BASE}/bulk/nodes/versions`, () => HttpResponse.json({ error: 'E', message: 'm' }, { status: 503 })));
+    await expect(client().bulkNodeVersions([{ node_id: 'n', version: '1.0.0' }])).rejects.toBeInstanceOf(InternalServerError);
     expect(seen).toHaveLength(1);
     seen.length = 0;
-    await expect(client().createNode('acme', { id: 'n' }, { retry: { limit: 1, allowPost: true, backoffLimit: 5 } })).rejects.toBeInstanceOf(InternalServerError);
+    await expect(client().bulkNodeVersions([{ node_id: 'n', version: '1.0.0' }], { retry: { limit: 1, allowPost: true, backoffLimit: 5 } })).rejects.toBeInstanceOf(InternalServerError);
     expect(seen).toHaveLength(2);
+  });
+
+  it('never re-sends a create or a publication, even when the caller opts in', async () => {
+    server.use(
+      http.post(`${BASE}/publishers/acme/nodes`, () => HttpResponse.json({ error: 'E', message: 'm' }, { status: 503 })),
+      http.post(`${BASE}/publishers/acme/nodes/n/versions`, () => HttpResponse.error()),
+    );
+    const retry = { limit: 3, allowPost: true, backoffLimit: 5 };
+    await expect(client({ retry }).createNode('acme', { id: 'n' })).rejects.toBeInstanceOf(InternalServerError);
+    const publish = { publisherId: 'acme', nodeId: 'n', personalAccessToken: 'pat_SECRET', node: { id: 'n' }, nodeVersion: { version: '1.0.0' }, archive: new Uint8Array([80, 75]) };
+    await expect(client({ retry }).publishNodeVersion(publish, { retry })).rejects.toBeInstanceOf(APIConnectionError);
+    expect(seen.map((r) => `${r.method} ${new URL(r.url).pathname}`)).toEqual(['POST /publishers/acme/nodes', 'POST /publishers/acme/nodes/n/versions']);
   });
 
   it('retries connection errors for GET', async () => {
@@ -463,6 +497,21 @@ describe('pagination', () => {
     for await (const n of client().searchNodes()) ids.push(n.id!);
     expect(ids).toHaveLength(10);
     expect(seen).toHaveLength(2);
+  });
+
+  it('yields each node once when nodes arrive while paging, and stops when two pages in a row bring nothing new', async () => {
+    // Page 2 repeats the end of page 1 (one node arrived at the front), then the server ignores the cursor.
+    const answers = [nodes.slice(0, 10), nodes.slice(9, 19), nodes.slice(9, 19), nodes.slice(9, 19), nodes.slice(19)];
+    server.use(
+      http.get(`${BASE}/nodes/search`, ({ request }) => {
+        const p = Number(new URL(request.url).searchParams.get('page'));
+        return HttpResponse.json({ limit: 10, page: p, total: 25, totalPages: 5, nodes: answers[p - 1] });
+      }),
+    );
+    const ids: string[] = [];
+    for await (const n of client().searchNodes()) ids.push(n.id!);
+    expect(ids).toEqual(nodes.slice(0, 19).map((n) => n.id));
+    expect(seen).toHaveLength(4);
   });
 
   it('stops on an empty page', async () => {
