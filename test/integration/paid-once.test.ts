@@ -193,7 +193,8 @@ describe('a keyless client behind a relay on loopback', () => {
   afterAll(() => new Promise<void>((r) => relay.close(() => r())));
 
   it('speaks the cloud protocol, sends its own headers, and an abort stops only its job', async () => {
-    const c = client(emu, { baseUrl: `http://127.0.0.1:${(relay.address() as AddressInfo).port}`, keyless: true, headers: { authorization: 'Bearer relay-token' } });
+    const c = new CloudClient({ baseUrl: `http://127.0.0.1:${(relay.address() as AddressInfo).port}`, keyless: true, headers: { authorization: 'Bearer relay-token' }, logLevel: 'off' });
+    clients.push(c);
     expect(c.server).toBe('cloud');
     const other = client(emu);
     const image = (await c.uploadImage(PNG, { filename: 'in.png' })).name;

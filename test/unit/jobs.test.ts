@@ -267,34 +267,41 @@ describe('getQueue', () => {
 });
 
 describe('stopping a job', () => {
-  const capture = (base: string) => {
+  /** Records the control POSTs; `atomic` is how the server answers `POST /api/jobs/{id}/cancel`. */
+  const capture = (base: string, atomic: 200 | 404 | 405) => {
     const posted: Array<[string, unknown]> = [];
     server.use(
+      http.post(`${base}/api/jobs/:id/cancel`, ({ params }) => {
+        posted.push(['cancel', params.id]);
+        return atomic === 200 ? HttpResponse.json({}) : new HttpResponse(atomic === 404 ? '404: Not Found' : '405: Method Not Allowed', { status: atomic });
+      }),
       http.post(`${base}/api/queue`, async ({ request }) => (posted.push(['queue', await request.json()]), new HttpResponse('', { status: 200 }))),
       http.post(`${base}/api/interrupt`, async ({ request }) => (posted.push(['interrupt', await request.text()]), new HttpResponse('', { status: 200 }))),
     );
     return posted;
   };
 
-  it('on the cloud: a queue delete only, never an interrupt', async () => {
-    const posted = capture(CLOUD);
-    await cloud().stopJob('p1');
-    expect(posted).toEqual([['queue', { delete: ['p1'] }]]);
-  });
-
-  it('on a local server: the delete, then an interrupt naming the prompt', async () => {
-    const posted = capture(LOCAL);
-    await local().stopJob('p1');
-    expect(posted).toEqual([
-      ['queue', { delete: ['p1'] }],
-      ['interrupt', '{"prompt_id":"p1"}'],
-    ]);
-    expect(seen.every((r) => r.headers.get('x-api-key') === null)).toBe(true);
+  it.each([
+    ['the cloud with the atomic cancel', () => cloud(), CLOUD, 200, [['cancel', 'p1']]],
+    ['the cloud without it: a queue delete, never an interrupt', () => cloud(), CLOUD, 404, [['cancel', 'p1'], ['queue', { delete: ['p1'] }]]],
+    ['a local server with it', () => local(), LOCAL, 200, [['cancel', 'p1']]],
+    ['a local server without it (0.8.0): the delete, then an interrupt naming the prompt', () => local(), LOCAL, 405, [['cancel', 'p1'], ['queue', { delete: ['p1'] }], ['interrupt', '{"prompt_id":"p1"}']]],
+  ] as const)('%s', async (_name, make, base, atomic, expected) => {
+    const posted = capture(base, atomic);
+    const c = make();
+    await c.stopJob('p1');
+    expect(posted).toEqual(expected);
+    // A missing route is remembered: the next stop goes straight to the fallback.
+    posted.length = 0;
+    await c.stopJob('p1');
+    expect(posted).toEqual(atomic === 200 ? expected : expected.slice(1));
+    if (base === LOCAL) expect(seen.every((r) => r.headers.get('x-api-key') === null)).toBe(true);
   });
 
   it('on a local server still interrupts when the delete fails, then reports the failure', async () => {
     const interrupts: string[] = [];
     server.use(
+      http.post(`${LOCAL}/api/jobs/:id/cancel`, () => new HttpResponse('404: Not Found', { status: 404 })),
       http.post(`${LOCAL}/api/queue`, () => HttpResponse.json({ error: 'boom' }, { status: 500 })),
       http.post(`${LOCAL}/api/interrupt`, async ({ request }) => (interrupts.push(await request.text()), new HttpResponse('', { status: 200 }))),
     );
@@ -302,14 +309,17 @@ describe('stopping a job', () => {
     expect(interrupts).toEqual(['{"prompt_id":"p1"}']);
   });
 
-  it('interrupt() sends no body on the cloud, and { prompt_id } when asked', async () => {
-    const posted = capture(CLOUD);
+  it('interrupt() sends no body on the cloud; with promptId it stops that job alone (the cloud), or names it (a local server)', async () => {
+    const posted = capture(CLOUD, 200);
     await cloud().interrupt();
     await cloud().interrupt({ promptId: 'p2' });
     expect(posted).toEqual([
       ['interrupt', ''],
-      ['interrupt', '{"prompt_id":"p2"}'],
+      ['cancel', 'p2'],
     ]);
+    const local_ = capture(LOCAL, 404);
+    await local().interrupt({ promptId: 'p3' });
+    expect(local_).toEqual([['interrupt', '{"prompt_id":"p3"}']]);
     await expect(cloud().interrupt({ promptId: '' })).rejects.toBeInstanceOf(InvalidArgumentError);
   });
 });
