@@ -9,11 +9,12 @@
 import { InvalidArgumentError } from '../../errors.ts';
 import type { ObjectInfo, UploadResponse } from '../../schemas/cloud.ts';
 import { describeError, type Log } from '../../transport/log.ts';
-import type { CloudClient } from '../client.ts';
+import { isObject } from '../../schemas/rule.ts';
+import { CloudClient } from '../client.ts';
 import { sleep } from '../run.ts';
 import type { CloudSocket } from '../socket.ts';
 import type { Placeable } from './placement.ts';
-import type { PoolEvents } from './types.ts';
+import type { PoolEvents, PoolServer } from './types.ts';
 import type { UploadTarget } from './uploads.ts';
 
 const PROBE_FIRST_MS = 250;
@@ -47,10 +48,29 @@ export interface Server extends Placeable, UploadTarget {
   uploads: Map<string, Promise<UploadResponse>>;
 }
 
-/** A server joining the pool: `starting` until its nodes are read. Opens the client's socket. */
-export function newServer(id: string, client: CloudClient, weight: number, maxConcurrent: number): Server {
+/**
+ * A server joining the pool, its fields checked (a bad one, or an id `taken`
+ * already, throws before any request): `starting` until its nodes are read.
+ * Opens its client's socket (a client of its own, unless given one).
+ */
+export function newServer(server: PoolServer, taken: (id: string) => boolean): Server {
+  if (!isObject(server)) throw new InvalidArgumentError('must be CloudClient options or { client }', 'server');
+  const { id, weight = 1, maxConcurrent = 2 } = server as PoolServer;
+  if (typeof weight !== 'number' || !(weight > 0) || !Number.isFinite(weight)) throw new InvalidArgumentError(`must be a positive number, got ${String(weight)}`, 'weight');
+  if (!Number.isInteger(maxConcurrent) || maxConcurrent < 1) throw new InvalidArgumentError(`must be a whole number ≥ 1, got ${String(maxConcurrent)}`, 'maxConcurrent');
+  let client: CloudClient;
+  if (server.client !== undefined) {
+    if (!(server.client instanceof CloudClient)) throw new InvalidArgumentError('must be a CloudClient', 'client');
+    client = server.client;
+  } else {
+    const { id: _id, weight: _w, maxConcurrent: _m, client: _c, ...clientOptions } = server;
+    client = new CloudClient(clientOptions);
+  }
+  const name = id ?? client.baseUrl;
+  if (typeof name !== 'string' || !name) throw new InvalidArgumentError('must be a non-empty string', 'id');
+  if (taken(name)) throw new InvalidArgumentError(`a server ${JSON.stringify(name)} is already in the pool`, 'id');
   return {
-    id,
+    id: name,
     client,
     socket: client.connect(),
     weight,

@@ -14,7 +14,6 @@
  * @module
  */
 import { APIConnectionError, APIUserAbortError, ExecutionError, InvalidArgumentError, JobCancelledError, PlacementError, PoolClosedError, ServerLostError } from '../../errors.ts';
-import { isObject } from '../../schemas/rule.ts';
 import { createLog, describeError, type Log } from '../../transport/log.ts';
 import { checkInterval } from '../../transport/options.ts';
 import { CloudClient, type WorkflowInput } from '../client.ts';
@@ -118,26 +117,11 @@ export class CloudPool {
    */
   addServer(server: PoolServer): string {
     if (this.#closed) throw new InvalidArgumentError('the pool is closed', 'server');
-    if (!isObject(server)) throw new InvalidArgumentError('must be CloudClient options or { client }', 'server');
-    const { id, weight = 1, maxConcurrent = 2 } = server as PoolServer;
-    if (typeof weight !== 'number' || !(weight > 0) || !Number.isFinite(weight)) throw new InvalidArgumentError(`must be a positive number, got ${String(weight)}`, 'weight');
-    if (!Number.isInteger(maxConcurrent) || maxConcurrent < 1) throw new InvalidArgumentError(`must be a whole number ≥ 1, got ${String(maxConcurrent)}`, 'maxConcurrent');
-    let client: CloudClient;
-    if (server.client !== undefined) {
-      if (!(server.client instanceof CloudClient)) throw new InvalidArgumentError('must be a CloudClient', 'client');
-      client = server.client;
-    } else {
-      const { id: _id, weight: _w, maxConcurrent: _m, client: _c, ...clientOptions } = server;
-      client = new CloudClient(clientOptions);
-    }
-    const name = id ?? client.baseUrl;
-    if (typeof name !== 'string' || !name) throw new InvalidArgumentError('must be a non-empty string', 'id');
-    if (this.#servers.some((s) => s.id === name)) throw new InvalidArgumentError(`a server ${JSON.stringify(name)} is already in the pool`, 'id');
-    const s = newServer(name, client, weight, maxConcurrent);
-    this.#removed.delete(name);
+    const s = newServer(server, (id) => this.#servers.some((o) => o.id === id));
+    this.#removed.delete(s.id);
     this.#servers.push(s);
     this.#health.watch(s);
-    return name;
+    return s.id;
   }
 
   /**
@@ -359,7 +343,7 @@ export class CloudPool {
     }
     // Where the submission's answer was lost, the job may exist on `s` under the id it was sent with.
     if (stage === 'submit' && sent === 'maybe') entry.promptId = (err as APIConnectionError).promptId;
-    const facts: FailureFacts = {
+    const decision = decideAfterFailure({
       stage,
       sent,
       lost: lost?.reason,
@@ -367,14 +351,8 @@ export class CloudPool {
       moves: entry.moves,
       resubmitted: !!entry.resubmittedFrom,
       ended,
-      elsewhere: !nowhere(
-        this.#servers.filter((o) => o !== s),
-        entry,
-        Date.now(),
-        this.#lostAfter,
-      ),
-    };
-    const decision = decideAfterFailure(facts);
+      elsewhere: !nowhere(this.#servers.filter((o) => o !== s), entry, Date.now(), this.#lostAfter),
+    });
     if (decision === 'reject') return this.#reject(entry, s, err, stage);
     entry.moves++;
     if (decision === 'move') {
