@@ -8,7 +8,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { APIConnectionError, APIError, type PoolJobResult } from '../../src/index.ts';
 import { makePng } from '../../src/emulator/index.ts';
 import { recorder } from '../unit/log-recorder.ts';
-import { until } from './helpers.ts';
 import { allUp, closeAll, countBy, jobsOf, open, outcome, poolOf, server, submissions, three, uploads, workflow } from './pool-helpers.ts';
 
 afterEach(closeAll);
