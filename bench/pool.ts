@@ -13,6 +13,11 @@
 //     warm-up; the difference of the medians (and of the means) per job. Target: ≤ 1 ms.
 //     Also printed: CPU time per job of each side (this process: client, pool and
 //     emulator together), a steadier sign of the pool's own work than wall time.
+// (c) A fresh pool's first burst (issue 23): the same 60 jobs handed at once to a new
+//     CloudPool over 3 servers, without waiting for its servers to answer first, and no
+//     maxConcurrent limit (60): its first jobs wait for every server's first answer (the
+//     start window) and then spread. Target: every server runs at least a quarter of them
+//     (before the window, the server that answered first took all 60).
 //
 // Every emulator runs in this process: its cost is the same for both sides of each
 // comparison. Needs a build (dist/). Erasable TS only: run by `node --experimental-strip-types`.
@@ -55,7 +60,7 @@ async function ready(pool: InstanceType<Sdk['CloudPool']>): Promise<void> {
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 export async function run(): Promise<{ name: string; lines: string[]; ok: boolean }> {
-  const name = 'CloudPool: 60 jobs over 3 servers vs 1, and its cost per job vs CloudClient.run()';
+  const name = 'CloudPool: 60 jobs over 3 servers vs 1, a fresh pool’s first burst, and its cost per job vs CloudClient.run()';
   const { CloudClient, CloudPool } = (await import(`${root}dist/index.js`)) as Sdk;
   const { startEmulator } = (await import(`${root}dist/emulator.js`)) as Emu;
   const lines: string[] = [];
@@ -105,6 +110,21 @@ export async function run(): Promise<{ name: string; lines: string[]; ok: boolea
       lines.push(`    CloudClient.run() x${JOBS}, 1 server: ${client.ms.toFixed(0).padStart(6)} ms  (reference)`);
       lines.push(`    pool over ${SERVERS} servers:         ${three.ms.toFixed(0).padStart(6)} ms  (${(three.ms / JOBS).toFixed(1)} ms/job; ideal ${Math.ceil(JOBS / SERVERS) * jobMs} ms); jobs per server ${[...spread.entries()].sort().map(([s, n]) => `${s}=${n}`).join(' ')}`);
       lines.push(`    throughput ratio ${ratio.toFixed(2)}x (target >= ${RATIO_TARGET}x): ${pass ? 'PASS' : 'FAIL'}`);
+
+      // (c) a fresh pool's first burst, nothing limiting where the jobs go but the placement itself.
+      const fresh = new CloudPool(emus.map((e, i) => ({ baseUrl: e.url, id: `s${i}`, maxConcurrent: JOBS })));
+      try {
+        const burst = await timeJobs((w) => fresh.run(w, { timeout: 60_000 }), 'burst');
+        const per = new Map<string, number>();
+        for (const { server } of burst.results as Array<{ server: string }>) per.set(server, (per.get(server) ?? 0) + 1);
+        const fewest = Math.min(...Array.from({ length: SERVERS }, (_, i) => per.get(`s${i}`) ?? 0));
+        const spreadPass = fewest >= JOBS / 4;
+        ok &&= spreadPass;
+        lines.push(`(c) a fresh pool over ${SERVERS} servers (maxConcurrent ${JOBS}) handed the ${JOBS} jobs at once: ${burst.ms.toFixed(0)} ms, jobs per server ${[...per.entries()].sort().map(([id, n]) => `${id}=${n}`).join(' ')}`);
+        lines.push(`    fewest on one server ${fewest} (target >= ${JOBS / 4}): ${spreadPass ? 'PASS' : 'FAIL'}`);
+      } finally {
+        await fresh.close();
+      }
     } finally {
       await Promise.all(emus.map((e) => e.close()));
     }

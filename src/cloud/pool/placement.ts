@@ -5,8 +5,8 @@
  *
  * @module
  */
-import type { ObjectInfo, Workflow } from '../schemas/cloud.ts';
-import { validateWorkflow } from '../workflow/validate.ts';
+import type { ObjectInfo, Workflow } from '../../schemas/cloud.ts';
+import { validateWorkflow } from '../../workflow/validate.ts';
 
 /** What placement needs to know of one server. */
 export interface Placeable {
@@ -19,7 +19,20 @@ export interface Placeable {
   readonly active: number;
   /** Work on the server: its queue as it last said, plus this pool's submissions it does not show yet. */
   readonly load: number;
+  /** When it went down (ms since the epoch); meaningful while `down`. */
+  readonly downSince: number;
 }
+
+/** What placement needs to know of one job. */
+export interface Judged {
+  /** Per server id: `[]` can run it, reasons otherwise; absent while its nodes are unknown. */
+  readonly verdicts: ReadonlyMap<string, readonly string[]>;
+  /** Servers the job must not go back to, with why (one lost it, or failed its upload). */
+  readonly avoid: ReadonlyMap<string, string>;
+}
+
+/** Whether a job may go to a server: its nodes and models are there, and it did not fail this job before. */
+export const canRun = (job: Judged, s: Placeable): boolean => !job.avoid.has(s.id) && job.verdicts.get(s.id)?.length === 0;
 
 /**
  * Why a server cannot run a workflow: its classes the server lacks and the
@@ -65,4 +78,28 @@ export function choose<S extends Placeable>(servers: readonly S[], canRun: (serv
     }
   }
   return best;
+}
+
+/**
+ * Why none of `servers` can take a job, by server id; `undefined` while one
+ * may (it can run the job, or its nodes are not known yet). A server down
+ * for `lostAfter` ms or more counts as unable.
+ *
+ * @example
+ * ```ts
+ * const reasons = nowhere(servers, job, Date.now(), 15_000);
+ * if (reasons) throw new PlacementError(reasons);
+ * ```
+ */
+export function nowhere(servers: readonly Placeable[], job: Judged, now: number, lostAfter: number): Record<string, string[]> | undefined {
+  const reasons: Record<string, string[]> = {};
+  for (const s of servers) {
+    const verdict = job.verdicts.get(s.id);
+    const avoided = job.avoid.get(s.id);
+    if (avoided !== undefined) reasons[s.id] = [avoided];
+    else if (verdict?.length) reasons[s.id] = [...verdict];
+    else if (s.state === 'down' && now - s.downSince >= lostAfter) reasons[s.id] = [`down for ${Math.round((now - s.downSince) / 1000)} s`];
+    else return undefined; // able, or not known yet
+  }
+  return reasons;
 }

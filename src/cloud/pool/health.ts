@@ -1,0 +1,236 @@
+/**
+ * Each server of a pool as the pool sees it, and whether it answers: its
+ * socket watched for queue counts and as the first sign of trouble, a cheap
+ * GET probing it with backoff while the socket is down, `serverDown` /
+ * `serverUp` when that changes.
+ *
+ * @module
+ */
+import { InvalidArgumentError } from '../../errors.ts';
+import type { ObjectInfo, UploadResponse } from '../../schemas/cloud.ts';
+import { describeError, type Log } from '../../transport/log.ts';
+import { isObject } from '../../schemas/rule.ts';
+import { CloudClient } from '../client.ts';
+import { sleep } from '../run.ts';
+import type { CloudSocket } from '../socket.ts';
+import type { Placeable } from './placement.ts';
+import type { PoolEvents, PoolServer } from './types.ts';
+import type { UploadTarget } from './uploads.ts';
+
+const PROBE_FIRST_MS = 250;
+const PROBE_MAX_MS = 5_000;
+const PROBE_TIMEOUT_MS = 5_000;
+
+/** One server of the pool, and what the pool knows of it. */
+export interface Server extends Placeable, UploadTarget {
+  id: string;
+  client: CloudClient;
+  socket: CloudSocket;
+  weight: number;
+  maxConcurrent: number;
+  state: 'starting' | 'up' | 'down';
+  active: number;
+  /** `queue_remaining` as the server last said. */
+  queued: number;
+  /** This pool's jobs placed there and not accepted yet (uploading, submitting): in no queue count. */
+  submitting: number;
+  /** This pool's accepted jobs that no queue count has shown yet (a status event or a `/queue` read resets it). */
+  unseen: number;
+  readonly load: number;
+  info: ObjectInfo | undefined;
+  downSince: number;
+  probing: boolean;
+  /** Aborted when the server leaves the pool (removeServer, close): ends its probes and their requests. */
+  gone: AbortController;
+  removed: boolean;
+  offs: Array<() => void>;
+  /** Uploads by content hash: once per server and content (cleared when it goes down: it may come back restarted). */
+  uploads: Map<string, Promise<UploadResponse>>;
+}
+
+/**
+ * A server joining the pool, its fields checked (a bad one, or an id `taken`
+ * already, throws before any request): `starting` until its nodes are read.
+ * Opens its client's socket (a client of its own, unless given one).
+ */
+export function newServer(server: PoolServer, taken: (id: string) => boolean): Server {
+  if (!isObject(server)) throw new InvalidArgumentError('must be CloudClient options or { client }', 'server');
+  const { id, weight = 1, maxConcurrent = 2 } = server as PoolServer;
+  if (typeof weight !== 'number' || !(weight > 0) || !Number.isFinite(weight)) throw new InvalidArgumentError(`must be a positive number, got ${String(weight)}`, 'weight');
+  if (!Number.isInteger(maxConcurrent) || maxConcurrent < 1) throw new InvalidArgumentError(`must be a whole number ≥ 1, got ${String(maxConcurrent)}`, 'maxConcurrent');
+  let client: CloudClient;
+  if (server.client !== undefined) {
+    if (!(server.client instanceof CloudClient)) throw new InvalidArgumentError('must be a CloudClient', 'client');
+    client = server.client;
+  } else {
+    const { id: _id, weight: _w, maxConcurrent: _m, client: _c, ...clientOptions } = server;
+    client = new CloudClient(clientOptions);
+  }
+  const name = id ?? client.baseUrl;
+  if (typeof name !== 'string' || !name) throw new InvalidArgumentError('must be a non-empty string', 'id');
+  if (taken(name)) throw new InvalidArgumentError(`a server ${JSON.stringify(name)} is already in the pool`, 'id');
+  return {
+    id: name,
+    client,
+    socket: client.connect(),
+    weight,
+    maxConcurrent,
+    state: 'starting',
+    active: 0,
+    queued: 0,
+    submitting: 0,
+    unseen: 0,
+    get load() {
+      return this.queued + this.submitting + this.unseen;
+    },
+    info: undefined,
+    downSince: 0,
+    probing: false,
+    gone: new AbortController(),
+    removed: false,
+    offs: [],
+    uploads: new Map(),
+  };
+}
+
+/** What the pool does when a server's health changes. */
+export interface HealthHooks {
+  /** The server answered with its nodes, and is up: judge the waiting jobs against them and place what can go. */
+  nodes(s: Server, info: ObjectInfo): void;
+  /** The server went down (or failed its first answer). */
+  down(s: Server): void;
+}
+
+/** Watches the pool's servers: up, down, their queues; the `serverDown` / `serverUp` events. */
+export class Health {
+  readonly #listeners: { [K in keyof PoolEvents]: Set<(e: PoolEvents[K]) => void> } = { serverDown: new Set(), serverUp: new Set() };
+  readonly #log: Log;
+  readonly #hooks: HealthHooks;
+  readonly #closed: () => boolean;
+
+  constructor(log: Log, hooks: HealthHooks, closed: () => boolean) {
+    this.#log = log;
+    this.#hooks = hooks;
+    this.#closed = closed;
+  }
+
+  /** Adds an event listener; returns a function that removes it. */
+  on<K extends keyof PoolEvents>(event: K, listener: (e: PoolEvents[K]) => void): () => void {
+    const set = this.#listeners[event] as Set<(e: PoolEvents[K]) => void> | undefined;
+    if (!set) throw new InvalidArgumentError("must be 'serverDown' or 'serverUp'", 'event');
+    set.add(listener);
+    return () => void set.delete(listener);
+  }
+
+  /** Starts watching a new server: its socket's queue counts and drops, and a first read of its nodes. */
+  watch(s: Server): void {
+    const socket = s.socket;
+    s.offs.push(
+      socket.on('status', (m) => {
+        const remaining = (m.data as { status?: { exec_info?: { queue_remaining?: unknown } } } | undefined)?.status?.exec_info?.queue_remaining;
+        if (typeof remaining === 'number' && remaining >= 0) {
+          s.queued = remaining;
+          s.unseen = 0;
+        }
+      }),
+      socket.on('open', () => {
+        if (s.state === 'down') void this.#readNodes(s, 'its socket is back');
+      }),
+      socket.on('reconnecting', () => void this.#probe(s)),
+    );
+    void this.#readNodes(s, 'started');
+  }
+
+  /** A request to the server failed without an answer: down, and probed until it answers. */
+  failed(s: Server, err: unknown): void {
+    this.#mark(s, 'down', describeError(err));
+    void this.#probe(s);
+  }
+
+  /** The server answers but forgot a job (it restarted): the files uploaded to it are gone. */
+  restarted(s: Server): void {
+    s.uploads.clear();
+  }
+
+  /** After a job ended there: without its socket the server tells no queue changes, so its queue is read now, not at the probe's next turn. */
+  jobEnded(s: Server): void {
+    if (s.socket.state !== 'open' && s.state === 'up') void this.#readQueue(s).catch(() => undefined);
+  }
+
+  /** Stops watching; closes the socket the pool opened (a given client stays usable: its next run() opens another). */
+  release(s: Server): void {
+    for (const off of s.offs.splice(0)) off();
+    s.client.close();
+  }
+
+  /** Reads the server's nodes and queue; up when both answer, down (and probed) otherwise. */
+  async #readNodes(s: Server, why: string): Promise<void> {
+    let info: ObjectInfo;
+    try {
+      // object_info at the client's own timeout: a server with many nodes takes seconds to list them.
+      [info] = await Promise.all([s.client.getObjectInfo({ signal: s.gone.signal }), this.#readQueue(s, {})]);
+    } catch (err) {
+      if (!s.removed && !this.#closed()) this.failed(s, err);
+      return;
+    }
+    if (s.removed || this.#closed()) return;
+    s.info = info;
+    this.#mark(s, 'up', why);
+    this.#hooks.nodes(s, info);
+  }
+
+  /** While the socket is down: a cheap GET, with backoff, until the server answers. */
+  async #probe(s: Server): Promise<void> {
+    if (s.probing) return;
+    s.probing = true;
+    try {
+      // Until the socket is back: it alone tells the queue's changes, so meanwhile the probe reads the queue.
+      for (let delay = PROBE_FIRST_MS; !s.removed && !this.#closed(); delay = Math.min(delay * 2, PROBE_MAX_MS)) {
+        if (s.state === 'up' && s.socket.state === 'open') return;
+        try {
+          await this.#readQueue(s);
+          if (s.state !== 'up') await this.#readNodes(s, 'it answers again');
+        } catch (err) {
+          this.#mark(s, 'down', describeError(err));
+        }
+        await sleep(delay, s.gone.signal).catch(() => undefined);
+      }
+    } finally {
+      s.probing = false;
+    }
+  }
+
+  /** The server's queue as the load: everything it holds, which includes this pool's accepted jobs. Not retried unless `retry` says. */
+  async #readQueue(s: Server, retry: { retry?: { limit: number } } = { retry: { limit: 0 } }): Promise<void> {
+    const queue = await s.client.getQueue({ timeout: PROBE_TIMEOUT_MS, ...retry, signal: s.gone.signal });
+    s.queued = queue.queue_running.length + queue.queue_pending.length;
+    s.unseen = 0;
+  }
+
+  #mark(s: Server, state: 'up' | 'down', reason: string): void {
+    if (s.state === state) return;
+    const was = s.state;
+    s.state = state;
+    if (state === 'down') {
+      s.downSince = Date.now();
+      // It may come back restarted, without the files uploaded to it.
+      s.uploads.clear();
+      this.#log.warn?.(`server ${s.id} is down: ${reason}`, { server: s.id, reason });
+      this.#emit('serverDown', { server: s.id, reason });
+      this.#hooks.down(s);
+    } else if (was === 'down') {
+      this.#log.info?.(`server ${s.id} is up: ${reason}`, { server: s.id, reason });
+      this.#emit('serverUp', { server: s.id, reason });
+    }
+  }
+
+  #emit<K extends keyof PoolEvents>(event: K, e: PoolEvents[K]): void {
+    for (const f of this.#listeners[event] as Set<(e: PoolEvents[K]) => void>) {
+      try {
+        f(e);
+      } catch (err) {
+        this.#log.error?.(`a ${event} listener threw: ${describeError(err)}`, { event });
+      }
+    }
+  }
+}

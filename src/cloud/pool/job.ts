@@ -1,0 +1,102 @@
+/**
+ * A job handed to the pool: its checked arguments, where it is and has been,
+ * and the {@link PoolJob} handle its caller holds.
+ *
+ * @module
+ */
+import { InvalidArgumentError } from '../../errors.ts';
+import type { Workflow } from '../../schemas/cloud.ts';
+import { isObject } from '../../schemas/rule.ts';
+import { checkInterval, checkTimeout } from '../../transport/options.ts';
+import { jsonOf, type WorkflowInput } from '../client.ts';
+import type { Server } from './health.ts';
+import type { Judged } from './placement.ts';
+import type { PoolJob, PoolJobResult, PoolRunOptions } from './types.ts';
+import { checkInputs, type InputFile } from './uploads.ts';
+
+/** A job of the pool, from `submit()` until it settles. */
+export interface Entry extends Judged {
+  readonly priority: number;
+  readonly workflow: Workflow;
+  readonly options: PoolRunOptions;
+  /** The input paths the pool fills with an upload: their placeholder values are not judged. */
+  readonly uploaded: ReadonlySet<string>;
+  readonly verdicts: Map<string, string[]>;
+  readonly avoid: Map<string, string>;
+  /** Its inputs, read and hashed at its first placement. */
+  files: Promise<InputFile[]> | undefined;
+  state: 'queued' | 'placed' | 'settled';
+  server: Server | undefined;
+  promptId: string | undefined;
+  resubmittedFrom: { server: string; promptId: string | undefined } | undefined;
+  /** How many times it changed server (moves and its re-run). */
+  moves: number;
+  /** Aborts the run on its server: the caller's cancel, or close(). */
+  readonly stop: AbortController;
+  closing: { cancel: boolean } | undefined;
+  readonly result: Promise<PoolJobResult>;
+  readonly resolve: (r: PoolJobResult) => void;
+  readonly reject: (e: unknown) => void;
+  /** Lets go of the caller's signal. */
+  done: () => void;
+}
+
+/**
+ * A new job's entry and its caller's handle, its arguments checked first
+ * (including `run()`'s own options: a bad one must fail before any upload).
+ * `cancel` is the pool's, for the handle and the caller's signal.
+ */
+export function newJob(workflow: WorkflowInput, options: PoolRunOptions, cancel: (entry: Entry) => void): { entry: Entry; job: PoolJob } {
+  const json = jsonOf(workflow);
+  if (!isObject(json)) throw new InvalidArgumentError('must be an API-format workflow (an object of nodes)', 'workflow');
+  const priority = options.priority ?? 0;
+  if (typeof priority !== 'number' || Number.isNaN(priority)) throw new InvalidArgumentError(`must be a number, got ${String(priority)}`, 'priority');
+  const uploaded = checkInputs(json, options.inputs);
+  checkTimeout(options.timeout, 'timeout');
+  checkInterval(options.pollInterval, 'pollInterval');
+  if (options.serverLostAfter !== Infinity) checkInterval(options.serverLostAfter, 'serverLostAfter', ' or Infinity');
+  let resolve!: (r: PoolJobResult) => void;
+  let reject!: (e: unknown) => void;
+  const result = new Promise<PoolJobResult>((res, rej) => ((resolve = res), (reject = rej)));
+  const entry: Entry = {
+    priority,
+    workflow: structuredClone(json),
+    options,
+    uploaded,
+    verdicts: new Map(),
+    avoid: new Map(),
+    files: undefined,
+    state: 'queued',
+    server: undefined,
+    promptId: undefined,
+    resubmittedFrom: undefined,
+    moves: 0,
+    stop: new AbortController(),
+    closing: undefined,
+    result,
+    resolve,
+    reject,
+    done: () => undefined,
+  };
+  const stop = () => cancel(entry);
+  if (options.signal) {
+    const signal = options.signal;
+    signal.addEventListener('abort', stop, { once: true });
+    entry.done = () => signal.removeEventListener('abort', stop);
+  }
+  const job: PoolJob = {
+    get state() {
+      return entry.state;
+    },
+    get server() {
+      return entry.server?.id;
+    },
+    get promptId() {
+      return entry.promptId;
+    },
+    result,
+    cancel: stop,
+    then: (onFulfilled, onRejected) => result.then(onFulfilled, onRejected),
+  };
+  return { entry, job };
+}
