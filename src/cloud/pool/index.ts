@@ -304,6 +304,8 @@ export class CloudPool {
         signal: entry.stop.signal,
         stopOnAbort: false, // the pool decides: close() without cancel must leave the job running
         serverLostAfter: runOptions.serverLostAfter ?? this.#lostAfter,
+        // A lost answer is looked up for as long as the pool waits on a silent server, not the client's 15 s.
+        confirmWithin: runOptions.confirmWithin ?? (Number.isFinite(this.#lostAfter) ? this.#lostAfter : undefined),
         onSubmitted: async (promptId) => {
           at.stage = 'accepted';
           s.submitting--;
