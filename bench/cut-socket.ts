@@ -1,6 +1,6 @@
 // How long after a job's end does run() settle when the job's WebSocket is cut mid-run?
 // Against a real local server (PLATFORMUI_REAL_SERVER_URL; skipped with one line without it),
-// through a TCP relay of this file's own that cuts the job's WebSocket mid-run and then, for
+// through a TCP relay of the tests' own (test/real-server/relay.ts) that cuts the job's WebSocket mid-run and then, for
 // 2 s, either refuses new ones ("refused") or lets them open and cuts them at once ("storm").
 // Two cases, by where the cut falls: four blurs before the job's end (it ends while the sockets
 // are down), or at its first blur of a job that lasts the window and a second more (it ends
@@ -12,8 +12,8 @@
 // Target: run()'s median lag ≤ 50 ms in every case (one short poll interval on loopback).
 // Needs a build (dist/). Erasable TS only: run by `node --experimental-strip-types`.
 import { randomUUID } from 'node:crypto';
-import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { startRelay } from '../test/real-server/relay.ts';
 import { blurChain } from '../test/real-server/workflows.ts';
 import { median } from './registry.ts';
 
@@ -21,59 +21,6 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const RUNS = 5;
 const DOWN_MS = 2000;
 const TARGET_MS = 50;
-
-type Mode = 'refused' | 'storm';
-
-/**
- * A TCP relay to `upstream`. `cut(mode)` ends every WebSocket it carries; for DOWN_MS after,
- * a new WebSocket is refused (its connection closed before any answer) or, in a storm, let
- * through to its 101 answer and cut right after. Plain HTTP always goes through. An upgrade
- * may come on a connection that carried plain requests before (a runtime's connection pool),
- * so every request is looked at, not only a connection's first.
- */
-export async function startRelay(upstream: URL): Promise<{ url: string; cut: (mode: Mode) => void; up: () => Promise<void>; close: () => Promise<void> }> {
-  const sockets = new Set<Socket>();
-  const all = new Set<Socket>();
-  let down: { mode: Mode; until: number } | undefined;
-  const isDown = (mode: Mode) => down?.mode === mode && Date.now() < down.until;
-  const server: Server = createServer((client) => {
-    const server = createConnection({ host: upstream.hostname, port: Number(upstream.port) });
-    // As a proxy does: no Nagle delay on small writes (it would add ~40 ms against the peer's delayed ACKs).
-    client.setNoDelay(true);
-    server.setNoDelay(true);
-    const end = () => [client, server].forEach((s) => s.destroy());
-    all.add(client);
-    client.on('close', () => all.delete(client));
-    client.on('error', end).on('close', end);
-    server.on('error', end).on('close', end);
-    let storm = false;
-    client.on('data', (chunk: Buffer) => {
-      // HTTP/1.1 without pipelining: each request starts a chunk.
-      if (chunk.subarray(0, 7).toString('latin1') === 'GET /ws') {
-        if (isDown('refused')) return end();
-        sockets.add(client);
-        storm = isDown('storm');
-      }
-      server.write(chunk);
-    });
-    server.on('data', (chunk: Buffer) => {
-      client.write(chunk);
-      if (storm) setImmediate(end);
-    });
-    client.on('close', () => sockets.delete(client));
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
-  return {
-    url: `http://127.0.0.1:${port}`,
-    cut(mode) {
-      down = { mode, until: Date.now() + DOWN_MS };
-      for (const s of sockets) s.destroy();
-    },
-    up: () => new Promise((r) => setTimeout(r, Math.max(0, (down?.until ?? 0) - Date.now()) + 50)),
-    close: () => new Promise((r) => (server.close(() => r()), all.forEach((s) => s.destroy()))),
-  };
-}
 
 /** The server's record of a job's run: its `execution_start` and `execution_success` timestamps (the history is written just after the job says it ended). */
 async function timesOf(base: string, id: string): Promise<{ start: number; end: number }> {
@@ -174,7 +121,7 @@ export async function run(): Promise<{ name: string; lines: string[]; ok: boolea
             const [blurs, cutNode] = shape();
             let cutAt = 0;
             const onMessage = (m: { type: string; data?: Record<string, unknown> }) => {
-              if (m.type === 'executing' && m.data?.node === cutNode && !cutAt) (cutAt = Date.now()), relay.cut(mode);
+              if (m.type === 'executing' && m.data?.node === cutNode && !cutAt) (cutAt = Date.now()), relay.cut(mode, DOWN_MS);
             };
             let id: string;
             let settledAt: number;

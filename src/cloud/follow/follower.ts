@@ -111,6 +111,8 @@ export class JobFollower {
   #reject!: (err: unknown) => void;
 
   #state: FollowState = 'submitting';
+  /** Whether the job is followed (its submission accepted, or attached to): only then does its end get an outcome line. */
+  #followed = false;
   #promptId: string;
   /** Socket listeners and the signal's, undone when the job ends. */
   #offs: Array<() => void> = [];
@@ -236,6 +238,7 @@ export class JobFollower {
   /** The job is the follower's now: listen to the signal and the silence, deliver what came first, then enter `live` or `polling`. */
   #accept(deliverFirstEvents: () => void): void {
     if (this.#state !== 'submitting') return;
+    this.#followed = true;
     const { signal } = this.#opts;
     if (signal) {
       const onAbort = () => {
@@ -514,15 +517,12 @@ export class JobFollower {
 
   /** Ends the run at once with `err`. */
   #giveUp(err: unknown): void {
-    if (this.#state === 'settling' || this.#state === 'settled') return;
-    const accepted = this.#state !== 'submitting';
-    if (this.#send({ type: 'gave_up' })) this.#finish(undefined, err instanceof Error ? err : new Error(String(err)), accepted);
+    if (this.#send({ type: 'gave_up' })) this.#finish(undefined, err);
   }
 
-  #finish(result: JobResult | undefined, err: unknown, accepted = true): void {
+  #finish(result: JobResult | undefined, err: unknown): void {
     this.#send({ type: 'done' });
-    // Only a job that was followed has an outcome to tell; a submission that failed has its own error.
-    if (accepted) this.#logOutcome(result, err);
+    if (this.#followed) this.#logOutcome(result, err);
     if (result) this.#resolve(result);
     else this.#reject(err);
   }
@@ -552,7 +552,7 @@ export class JobFollower {
       return true;
     } catch (err) {
       this.#stopOnServer('a callback threw');
-      this.#giveUp(err);
+      this.#giveUp(err instanceof Error ? err : new Error(String(err)));
       return false;
     }
   }
