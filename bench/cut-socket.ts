@@ -1,15 +1,16 @@
 // How long after a job's end does run() settle when the job's WebSocket is cut mid-run?
 // Against a real local server (PLATFORMUI_REAL_SERVER_URL; skipped with one line without it),
-// through a TCP relay of the tests' own (test/real-server/relay.ts) that cuts the job's WebSocket mid-run and then, for
-// 2 s, either refuses new ones ("refused") or lets them open and cuts them at once ("storm").
-// Two cases, by where the cut falls: four blurs before the job's end (it ends while the sockets
-// are down), or at its first blur of a job that lasts the window and a second more (it ends
-// after). The lag is from the job's end as the server recorded it (the `execution_success`
-// timestamp in /history's status messages) to the moment the client settled. Side by side in
-// the same run (interleaved): run() with its defaults, run() with a slow reconnect (the socket
-// cannot be counted on to come back soon), and a hand-written baseline that reconnects at once
-// and reads the record (/history) whenever its socket opens or says the job ended.
-// Target: run()'s median lag ≤ 50 ms in every case (one short poll interval on loopback).
+// through a TCP relay of the tests' own (test/real-server/relay.ts) that cuts the job's
+// WebSocket mid-run and then, for 2 s, either refuses new ones ("refused") or lets them open
+// and cuts them at once ("storm"). Two cases, by where the cut falls: four blurs before the
+// job's end (it ends while the sockets are down), or at its first blur of a job that lasts
+// the window and a second more (it ends after). The lag is from the job's end as the server
+// recorded it (the `execution_success` timestamp in /history's status messages) to the moment
+// the client settled. Side by side in the same run (interleaved): run() with its defaults,
+// run() with a slow reconnect (the socket cannot be counted on to come back soon), and a
+// hand-written baseline that reconnects at once and reads the record (/history) whenever its
+// socket opens or says the job ended. Target: run()'s median lag ≤ 50 ms in every case (one
+// short poll gap on loopback). Jobs run one at a time; about 3 minutes in all.
 // Needs a build (dist/). Erasable TS only: run by `node --experimental-strip-types`.
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';

@@ -17,7 +17,6 @@ import { checkInterval, type RequestOptions } from '../transport/options.ts';
 import type { SubmitOptions } from './client.ts';
 import { realClock, sleep, type Clock } from './follow/clock.ts';
 import { JobFollower, type FollowSocket } from './follow/follower.ts';
-import { newJobId } from './follow/job-id.ts';
 import { readCompletedRecord, settleEnded } from './follow/records.ts';
 import type { ImageFrame } from './frames.ts';
 import { isFinalPhase, type JobBackend, type JobRecord } from './jobs.ts';
@@ -120,7 +119,7 @@ export async function waitForJob(jobs: JobBackend, promptId: string, options: Wa
  * `clock` is for tests.
  */
 export function runJob(jobs: JobBackend, socket: FollowSocket, workflow: Workflow, opts: RunOptions = {}, clock: Clock = realClock): Promise<JobResult> {
-  const follower = new JobFollower(jobs, socket, opts.promptId ?? newJobId(), { ...opts, stopOnAbort: opts.stopOnAbort ?? true }, clock, true);
+  const follower = new JobFollower(jobs, socket, opts.promptId ?? crypto.randomUUID(), { ...opts, stopOnAbort: opts.stopOnAbort ?? true }, clock, true);
   return follower.submit(workflow);
 }
 

@@ -170,11 +170,6 @@ export class JobFollower {
     return this.#state;
   }
 
-  /** The job's id: the one chosen before the submission, or the server's own when it answered with another. */
-  get promptId(): string {
-    return this.#promptId;
-  }
-
   /** Subscribes under the job's id, submits `workflow`, and follows the job to its end. */
   submit(workflow: Workflow): Promise<JobResult> {
     this.#submit(workflow).catch((err: unknown) => this.#giveUp(err));
@@ -196,25 +191,17 @@ export class JobFollower {
     this.#subscribe();
     await firstAttempt(this.#socket, FIRST_ATTEMPT_MS, signal, this.#clock);
     if (signal?.aborted) return this.#giveUp(abortError(signal));
+    const { headers, partnerApiKey, extraData, validate, resubmitUnconfirmed, confirmWithin } = this.#opts;
     let id: string;
     try {
       // Not given the signal: an aborted submission may still have created a job we could then not stop.
-      ({ prompt_id: id } = await this.#jobs.submit(workflow, {
-        ...(this.#opts.headers ? { headers: this.#opts.headers } : {}),
-        ...(this.#opts.partnerApiKey !== undefined ? { partnerApiKey: this.#opts.partnerApiKey } : {}),
-        ...(this.#opts.extraData ? { extraData: this.#opts.extraData } : {}),
-        ...(this.#opts.validate ? { validate: true } : {}),
-        ...(this.#opts.resubmitUnconfirmed !== undefined ? { resubmitUnconfirmed: this.#opts.resubmitUnconfirmed } : {}),
-        ...(this.#opts.confirmWithin !== undefined ? { confirmWithin: this.#opts.confirmWithin } : {}),
-        promptId: this.#promptId,
-        clientId: this.#socket.clientId,
-      }));
+      ({ prompt_id: id } = await this.#jobs.submit(workflow, { headers, partnerApiKey, extraData, validate, resubmitUnconfirmed, confirmWithin, promptId: this.#promptId, clientId: this.#socket.clientId }));
     } catch (err) {
       return this.#giveUp(err);
     }
     if (id !== this.#promptId) {
       // A server that does not honour chosen ids: follow its own (the socket holds that job's early events).
-      this.#jobs.log?.debug?.(`job ${id}: the server chose its own id (${this.#promptId} was sent); following ${id}`, { promptId: id, sentPromptId: this.#promptId });
+      this.#jobs.log?.debug?.(`job ${id}: the server chose this id (${this.#promptId} was sent)`, { promptId: id, sent: this.#promptId });
       this.#unsubscribe?.();
       this.#promptId = id;
       this.#subscribe();
@@ -402,23 +389,20 @@ export class JobFollower {
   #onPollError(err: unknown): void {
     const id = this.#promptId;
     const now = this.#clock.now();
-    const connection = err instanceof APIConnectionError || err instanceof APIUserAbortError;
+    const origin = this.#jobs.baseUrl ?? 'the server';
+    const busy = err instanceof APIError && err.status === 429;
     // Connection failures, timeouts, 5xx and 429 are tried again (or settled by the next reconnect);
     // a revoked key, an unknown job or an off-spec answer will not get better.
-    if (!connection && !(err instanceof APIError && (err.status >= 500 || err.status === 408 || err.status === 429))) {
+    if (!(err instanceof APIConnectionError || err instanceof APIUserAbortError || busy || (err instanceof APIError && (err.status >= 500 || err.status === 408)))) {
       this.#lastAnswer = now;
-      const origin = this.#jobs.baseUrl ?? 'the server';
       // The server took this job and now does not know it: it restarted and lost its queue.
-      if (err instanceof NotFoundError && this.#justSubmitted) this.#giveUp(new ServerLostError(id, origin, 'forgotten', 0, { cause: err }));
-      else this.#giveUp(err);
-      return;
+      return this.#giveUp(err instanceof NotFoundError && this.#justSubmitted ? new ServerLostError(id, origin, 'forgotten', 0, { cause: err }) : err);
     }
     // An open socket is an answer of its own, and so is a server that says it is busy.
-    if (this.#state === 'live' || (err instanceof APIError && err.status === 429)) this.#lastAnswer = now;
+    if (this.#state === 'live' || busy) this.#lastAnswer = now;
     this.#failures++;
     const silentMs = now - this.#lastAnswer;
     if (silentMs < this.#lostAfter) return;
-    const origin = this.#jobs.baseUrl ?? 'the server';
     this.#jobs.log?.warn?.(`job ${id}: no answer from ${origin} for ${silentMs} ms; giving the job up as lost`, { promptId: id, server: origin, silentMs, ...errorDetails(err) });
     this.#giveUp(new ServerLostError(id, origin, 'unreachable', silentMs, { cause: err }));
   }
