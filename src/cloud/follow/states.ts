@@ -4,17 +4,21 @@
  * (`follower.ts`); this table says only where an input leads.
  *
  * ```text
- *                 accepted (socket open)
- *  submitting ─────────────────────────────▶ live ◀──────┐
- *      │  accepted (socket down)             │   socket  │ socket
- *      ├────────────────────────▶ polling ◀──┘   down    │ open
- *      │                            │ └──────────────────┘
- *      │ gave up                    │ ended (live or polling)
- *      ▼                            ▼
- *   settled ◀────── done ────── settling
- *      ▲
- *      └──── gave up (live or polling): abort, silence, a callback threw, server lost, an error the job ended with
+ *   from             input                    to
+ *   submitting       accepted, socket open    live
+ *   submitting       accepted, socket down    polling
+ *   live             socket down              polling
+ *   polling          socket open              live
+ *   live, polling    ended                    settling
+ *   settling         done                     settled
+ *   submitting,
+ *   live, polling    gave up                  settled
  * ```
+ *
+ * "ended": the job's end was heard or polled and its outputs or error are read
+ * (`settling`). "gave up": the run ends without reading more (an abort, a
+ * silence, a callback that threw, a lost server, a failed submission, an
+ * error event).
  *
  * @module
  */
