@@ -200,6 +200,21 @@ describe('the follower, driven through its states', () => {
     expect(b.calls.map((c) => c.call)).toEqual(['submit']); // no poll, no record: the socket heard it all
   });
 
+  it('more early events than the socket would hold: the record is read, as when the socket drops', async () => {
+    const { socket, outcome, calls } = start({}, {
+      submit: async (options) => {
+        socket.push(options.promptId!, 'execution_start');
+        for (let i = 0; i < 2000; i++) socket.push(options.promptId!, 'progress', { value: i, max: 2000 });
+        socket.push(options.promptId!, 'executed', { node: '9', output: file('a.png') });
+        return { prompt_id: options.promptId! };
+      },
+    });
+    await settle();
+    socket.push('job-1', 'execution_success');
+    expect((await outcome).result?.files).toHaveLength(1);
+    expect(calls.map((c) => c.call)).toEqual(['submit', 'record']);
+  });
+
   it('sends the chosen id, confirmWithin and resubmitUnconfirmed with the submission; a random UUID by default', async () => {
     const { calls, outcome, socket } = start({ promptId: 'chosen', confirmWithin: 5000, resubmitUnconfirmed: true });
     await settle();
@@ -304,6 +319,20 @@ describe('polling while the socket is down (manual clock)', () => {
     const count = polls().length;
     await clock.advance(1000);
     expect(polls()).toHaveLength(count); // live: the next confirming poll is 20 intervals away
+  });
+
+  it('a storm (the socket opening and dropping again and again) keeps one poll in flight and one queued', async () => {
+    const { clock, socket, polls } = start({ pollInterval: 1000 }, { rtt: 10 });
+    await settle();
+    await clock.advance(1000);
+    for (let i = 0; i < 20; i++) {
+      socket.drop();
+      socket.open();
+    }
+    socket.drop();
+    await clock.advance(12);
+    // The first return read at once; the others asked for one more read, made once the first was answered.
+    expect(polls()).toEqual([t0 + 1000, t0 + 1010]);
   });
 
   it('a job followed later is polled at once and every interval until the socket hears from it', async () => {
