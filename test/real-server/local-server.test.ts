@@ -6,9 +6,10 @@
 import { WebSocket as WsWebSocket } from 'ws';
 import { afterAll, describe, expect, it } from 'vitest';
 import { blurChain as chain } from './workflows.ts';
-// The CloudPool suite (two servers) runs in this file, so never beside this suite's jobs: see pool-suite.ts.
+// The CloudPool suite (two servers), the follower suite and issue 23's lost-answer suite run in this
+// file, so never beside this suite's jobs: see pool-suite.ts.
 import './pool-suite.ts';
-// Issue 23's suite (a relay that loses answers) too.
+import './follower-suite.ts';
 import './paid-once-suite.ts';
 import { APIUserAbortError, CloudClient, NotFoundError, SubmissionError, type CloudClientOptions, type JobResult } from '../../src/index.ts';
 import { makePng } from '../../src/emulator/cloud-files.ts';

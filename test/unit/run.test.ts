@@ -1,7 +1,7 @@
 // runJob over a stand-in socket and a scripted JobBackend: which ending wins, when the
 // job record is read for outputs, and that nothing is left behind.
 import { afterEach, describe, expect, it } from 'vitest';
-import { ExecutionError, ResponseValidationError, type JobBackend, type JobRecord, type JobStatusResult } from '../../src/index.ts';
+import { ExecutionError, RateLimitError, ResponseValidationError, type JobBackend, type JobRecord, type JobStatusResult } from '../../src/index.ts';
 import { CloudSocket } from '../../src/cloud/socket.ts';
 import { runJob } from '../../src/cloud/run.ts';
 import { FakeSocket } from './fake-socket.ts';
@@ -196,5 +196,72 @@ describe('runJob endings', () => {
     ws.push({ type: 'execution_success', data: { prompt_id: 'p1' } });
     expect((await following).files.map((f) => f.filename)).toEqual(['a.png', 'b.png']);
     expect(calls).toContain('record');
+  });
+});
+
+describe('runJob with job ids chosen before the request (issue 23)', () => {
+  it('subscribes under the chosen id before submitting and sends it: events that beat the answer are the job\'s, and onSubmitted gets that id', async () => {
+    const { socket, ws } = await openSocket();
+    const sent: Array<{ promptId?: string; confirmWithin?: number }> = [];
+    const jobs: JobBackend = {
+      // A server that honours chosen ids, and runs the job before its answer arrives.
+      submit: async (_w, options) => {
+        sent.push(options);
+        ws.push({ type: 'execution_start', data: { prompt_id: options.promptId } });
+        ws.push({ type: 'executed', data: { prompt_id: options.promptId, node: '9', output: file('a.png') } });
+        ws.push({ type: 'execution_success', data: { prompt_id: options.promptId } });
+        return { prompt_id: options.promptId! };
+      },
+      getJobStatus: async () => Promise.reject(new Error('not polled')),
+      getJob: async () => Promise.reject(new Error('not read')),
+      stopJob: async () => undefined,
+    };
+    const submitted: string[] = [];
+    const result = await runJob(jobs, socket, { '9': { inputs: {} } }, { promptId: 'my-id', confirmWithin: 2000, onSubmitted: (id) => void submitted.push(id) });
+    expect(sent).toMatchObject([{ promptId: 'my-id', confirmWithin: 2000, clientId: socket.clientId }]);
+    expect(submitted).toEqual(['my-id']);
+    expect(result).toMatchObject({ promptId: 'my-id', files: [{ filename: 'a.png' }] });
+    expect(socket.listenerCount).toBe(0);
+  });
+
+  it('a submission that rejects leaves no subscription behind', async () => {
+    const { socket } = await openSocket();
+    const lost = new Error('answer lost');
+    const jobs: JobBackend = { submit: async () => Promise.reject(lost), getJobStatus: async () => ({}) as JobStatusResult, getJob: async () => ({}) as JobRecord, stopJob: async () => undefined };
+    await expect(runJob(jobs, socket, { '9': { inputs: {} } }, { promptId: 'p-lost' })).rejects.toBe(lost);
+    expect(socket.listenerCount).toBe(0);
+  });
+});
+
+describe('runJob while the socket is down (issue 23)', () => {
+  /** A socket that opens, then drops for good (its next attempt is a minute away). */
+  async function socketThatDrops() {
+    const socket = new CloudSocket({ baseUrl: 'https://cloud.test', credential: async () => 'k', hasCredential: true }, { WebSocket: FakeSocket as never, reconnect: { baseDelay: 60_000, maxDelay: 60_000 } });
+    sockets.push(socket);
+    await socket.ready();
+    return { socket, drop: () => FakeSocket.all.at(-1)!.drop() };
+  }
+
+  it('finds an ending by polling at a short gap, not once per pollInterval', async () => {
+    const { socket, drop } = await socketThatDrops();
+    let polls = 0;
+    // The job ends after the third poll; the socket, down, never says so.
+    const { jobs } = backend({ status: () => (++polls > 3 ? { status: 'success', phase: 'completed', outputs: { a: file('a.png') } } : {}) });
+    const run = runJob(jobs, socket, { '1': { inputs: {} } }, { pollInterval: 60_000 });
+    await new Promise((r) => setTimeout(r, 5));
+    drop();
+    expect((await run).files).toHaveLength(1);
+    expect(polls).toBe(4);
+  });
+
+  it('a 429 answer to a poll is tried again, not the end of the run', async () => {
+    const { socket, drop } = await socketThatDrops();
+    let polls = 0;
+    const busy = new RateLimitError({ status: 429, body: { error: 'slow down' }, method: 'GET', url: 'https://cloud.test/api/job/p1/status' } as never);
+    const { jobs } = backend({ status: () => (++polls === 1 ? (() => { throw busy; })() : { status: 'success', phase: 'completed', outputs: { a: file('a.png') } }) });
+    const run = runJob(jobs, socket, { '1': { inputs: {} } }, { pollInterval: 5 });
+    await new Promise((r) => setTimeout(r, 5));
+    drop();
+    expect((await run).files).toHaveLength(1);
   });
 });

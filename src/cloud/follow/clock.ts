@@ -1,0 +1,53 @@
+/**
+ * Time as the job follower sees it: the current time and timers, injectable
+ * so that tests drive a follower's polls, silences and waits without sleeping.
+ *
+ * @module
+ */
+import { APIUserAbortError } from '../../errors.ts';
+
+/** The longest delay a runtime timer takes; longer ones would fire at once. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/** A timer handle, as {@link Clock.setTimeout} returns it. */
+export type TimerHandle = unknown;
+
+/** The time source and timers of a job follower. */
+export interface Clock {
+  /** The current time, ms since the epoch. */
+  now(): number;
+  /** Calls `fn` once after `ms`. */
+  setTimeout(fn: () => void, ms: number): TimerHandle;
+  /** Cancels a timer (an `undefined` handle is nothing to cancel). */
+  clearTimeout(handle: TimerHandle): void;
+}
+
+/** The runtime's clock; delays beyond what a timer takes are cut to the longest it takes. */
+export const realClock: Clock = {
+  now: () => Date.now(),
+  setTimeout: (fn, ms) => setTimeout(fn, Math.min(ms, MAX_TIMER_MS)),
+  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+};
+
+/**
+ * Waits `ms`; rejects with {@link APIUserAbortError} when the signal aborts first.
+ *
+ * @example
+ * ```ts
+ * await sleep(250, controller.signal);
+ * ```
+ */
+export function sleep(ms: number, signal?: AbortSignal, clock: Clock = realClock): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(new APIUserAbortError(undefined, { cause: signal.reason }));
+    const onAbort = () => {
+      clock.clearTimeout(t);
+      reject(new APIUserAbortError(undefined, { cause: signal!.reason }));
+    };
+    const t = clock.setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
