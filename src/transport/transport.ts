@@ -32,6 +32,7 @@ import { createLog, describeError, errorDetails, nextRequestId, type Log } from 
 import type { WithResponse } from './promise.ts';
 import { redactText, redactUrl, scrub } from './redact.ts';
 import { mayResend } from './resend.ts';
+import { sleep } from './sleep.ts';
 
 /** How a client authenticates when an endpoint asks for it. */
 export type AuthScheme = 'bearer' | 'apiKey';
@@ -400,9 +401,7 @@ export class Transport {
           delayMs: Math.round(wait),
         });
       }
-      await sleep(wait, signal).catch(() => {
-        throw new APIUserAbortError(undefined, { cause: signal?.reason });
-      });
+      await sleep(wait, signal);
       // Errors a hook throws are the caller's own: they propagate as they are.
       const cause = error instanceof Error ? error : new Error(String(error));
       for (const hook of this.#hooks?.beforeRetry ?? []) await hook({ request: new Request(url, { method: spec.method, headers }), error: cause, retryCount: attempt + 1 });
@@ -664,18 +663,3 @@ function retryAfter(value: string | null): number | undefined {
   return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
 
-/** Resolves after `ms`, or rejects as soon as `signal` aborts. */
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
