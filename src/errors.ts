@@ -11,6 +11,7 @@ import type { NodeErrors } from './schemas/cloud.ts';
 import type { WorkflowIssue } from './workflow/validate.ts';
 import type { ExceptionTypeValue } from './schemas/events.ts';
 import type { NodeVersion } from './schemas/registry.ts';
+import { isObject, optString } from './schemas/rule.ts';
 
 /** Base class of every error thrown by `@platformui/sdk`. */
 export class PlatformUIError extends Error {
@@ -170,11 +171,12 @@ export class APIConnectionError extends PlatformUIError {
   /** What failed, without the request (the message's first part). */
   readonly #detail: string;
   constructor(method: string, url: string, message = 'Connection failed', code?: string, init: ConnectionErrorInit = {}) {
-    super(`${message}: ${method} ${url}${init.promptId ? ` (job ${init.promptId}${init.sent === 'no' || (init.sent === undefined && NEVER_SENT.has(code ?? '')) ? ' was not sent' : ' may exist'})` : ''}`, init.cause === undefined ? undefined : { cause: init.cause });
+    const sent = init.sent ?? (NEVER_SENT.has(code ?? '') ? 'no' : 'maybe');
+    super(`${message}: ${method} ${url}${init.promptId ? ` (job ${init.promptId} ${sent === 'no' ? 'was not sent' : 'may exist'})` : ''}`, init.cause === undefined ? undefined : { cause: init.cause });
     this.method = method;
     this.url = url;
     this.code = code;
-    this.sent = init.sent ?? (NEVER_SENT.has(code ?? '') ? 'no' : 'maybe');
+    this.sent = sent;
     this.promptId = init.promptId;
     this.#detail = message;
   }
@@ -456,8 +458,6 @@ export class SubmissionError extends PlatformUIError {
  * bundle, and importing the cloud schemas here would put them in a registry-only one.
  */
 function isNodeErrors(v: unknown): v is NodeErrors {
-  const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
-  const optString = (x: unknown) => x === undefined || typeof x === 'string';
   return (
     isObject(v) &&
     Object.values(v).every(

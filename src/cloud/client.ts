@@ -347,8 +347,8 @@ export class CloudClient implements JobBackend {
       if (options.confirmWithin !== undefined) checkInterval(options.confirmWithin, 'confirmWithin');
       const id = options.promptId ?? crypto.randomUUID();
       if (options.validate) {
-        const { validate: _, partnerApiKey: _k, extraData: _e, clientId: _c, promptId: _p, resubmitUnconfirmed: _r, confirmWithin: _w, ...request } = options;
-        const issues = await this.validateWorkflow(prompt, request);
+        // The submission's own options go along unread: object_info is fetched with its request options.
+        const issues = await this.validateWorkflow(prompt, options);
         if (issues.some((i) => i.severity === 'error')) throw new WorkflowValidationError(issues);
       }
       const extra: Record<string, unknown> = { ...options.extraData };

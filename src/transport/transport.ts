@@ -272,7 +272,7 @@ export class Transport {
     return guardBody(res, {
       timeout,
       idle: () => fail(new APITimeoutError(method, shown, timeout || undefined)),
-      failed: (cause) => fail(cause instanceof PlatformUIError ? cause : new APIConnectionError(method, shown, scrub(describeCause(cause), this.#secrets), causeCode(cause))),
+      failed: (cause) => fail(cause instanceof PlatformUIError ? cause : this.#connectionError(method, shown, cause)),
     });
   }
 
@@ -523,7 +523,7 @@ export class Transport {
         ? new APIUserAbortError(undefined, { cause: user.reason })
         : timer.signal.aborted
           ? new APITimeoutError(method, spec.shown, timeout === false ? undefined : timeout)
-          : new APIConnectionError(method, spec.shown, scrub(describeCause(err), this.#secrets), causeCode(err));
+          : this.#connectionError(method, spec.shown, err);
       throw this.#handedOver(requestId, spec, error);
     }
     clearTimeout(handle);
@@ -537,6 +537,11 @@ export class Transport {
     throw this.#handedOver(requestId, spec, new Cls({ status: res.status, body: scrub(body, this.#secrets), method, url: spec.shown, headers: res.headers }));
   }
 
+  /** A connection failure as the caller sees it: the cause's text and system code, never the cause itself (it may hold the Request and its headers). */
+  #connectionError(method: string, url: string, cause: unknown): APIConnectionError {
+    return new APIConnectionError(method, url, scrub(describeCause(cause), this.#secrets), causeCode(cause));
+  }
+
   #mapError(err: unknown, spec: RequestSpec, signal: AbortSignal | undefined, timeout: number | false): unknown {
     const url = this.displayUrl(spec.path, spec.query);
     if (err instanceof PlatformUIError) return err;
@@ -546,8 +551,7 @@ export class Transport {
       return new Cls({ status: err.response.status, body: scrub(err.body ?? '', this.#secrets), method: spec.method, url, headers: err.response.headers });
     }
     if (err instanceof AttemptTimeout) return new APITimeoutError(spec.method, url, timeout === false ? undefined : timeout);
-    // Only the cause's text is kept, never the error itself (it may hold the Request and its headers).
-    if (err instanceof NetworkFailure) return new APIConnectionError(spec.method, url, scrub(describeCause(err.cause), this.#secrets), causeCode(err.cause));
+    if (err instanceof NetworkFailure) return this.#connectionError(spec.method, url, err.cause);
     // Anything else was thrown by the caller's own code (a hook, a custom fetch's bug): it is theirs, unchanged.
     return err;
   }
