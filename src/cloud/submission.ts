@@ -85,11 +85,9 @@ export async function submitWithId(deps: SubmissionDeps, body: Record<string, un
       log.info?.(`job ${id}: found; the submission went through`, { promptId: id });
       return { data: { prompt_id: id, node_errors: {} } as SubmissionResponse, response: found.response };
     }
-    if (!options.resubmitUnconfirmed || sends === 2) {
-      log.warn?.(`job ${id}: its submission's answer was lost and the server does not show it after ${window} ms; it may exist (not sent again)`, { promptId: id, windowMs: window });
-      throw namingJob(failure, id, 'maybe');
-    }
-    log.warn?.(`job ${id}: not found after ${window} ms; sending it once more (resubmitUnconfirmed)`, { promptId: id });
+    const again = options.resubmitUnconfirmed === true && sends === 1;
+    log.warn?.(`job ${id}: its submission's answer was lost and the server does not show it after ${window} ms; ${again ? 'sending it once more (resubmitUnconfirmed)' : 'it may exist (not sent again)'}`, { promptId: id, windowMs: window });
+    if (!again) throw namingJob(failure, id, 'maybe');
   }
 }
 
@@ -97,7 +95,7 @@ export async function submitWithId(deps: SubmissionDeps, body: Record<string, un
 function namingJob(err: unknown, promptId: string | undefined, sent: 'no' | 'maybe'): APIConnectionError {
   if (err instanceof APIConnectionError) return err.aboutJob(promptId, sent);
   const e = err as APIError;
-  return new APIConnectionError(e.method, e.url, `HTTP ${e.status} after the request was sent`, undefined, { promptId, sent, cause: err });
+  return new APIConnectionError(e.method, e.url, `HTTP ${e.status}`, undefined, { promptId, sent, cause: err });
 }
 
 /** Looks the job up until found or `window` ms have passed; `undefined` when it never showed. */

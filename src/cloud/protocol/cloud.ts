@@ -21,7 +21,6 @@ export function cloudProtocol(transport: Transport): ServerProtocol {
   /** Whether `GET /api/job/{id}/status` exists here: unknown until a status call says. */
   let statusRoute: boolean | undefined;
   return {
-    kind: 'cloud',
     async status(id, options) {
       if (statusRoute !== false) {
         try {

@@ -15,7 +15,6 @@ import type { ServerProtocol } from './types.ts';
 export function localProtocol(transport: Transport): ServerProtocol {
   const record = jobRecords(transport);
   return {
-    kind: 'local',
     status: record,
     record,
     stopJob: atomicCancel(transport, async (id, options) => {

@@ -16,7 +16,6 @@ export type ServerKind = 'cloud' | 'local';
 
 /** One kind of server's answers to the questions whose routes differ. */
 export interface ServerProtocol {
-  readonly kind: ServerKind;
   /**
    * The job's status with its phase; {@link NotFoundError} when the server
    * does not know it. Also how a submission whose answer was lost is looked up.
