@@ -12,6 +12,7 @@ import type { WorkflowIssue } from './workflow/validate.ts';
 import type { ExceptionTypeValue } from './schemas/events.ts';
 import type { NodeVersion } from './schemas/registry.ts';
 import { isObject, optString } from './schemas/rule.ts';
+import { clip } from './transport/redact.ts';
 
 /** Base class of every error thrown by `@platformui/sdk`. */
 export class PlatformUIError extends Error {
@@ -473,7 +474,6 @@ function isNodeErrors(v: unknown): v is NodeErrors {
 
 const SUBMISSION_NODES_SHOWN = 3;
 const SUBMISSION_ERRORS_PER_NODE = 2;
-const clip = (text: string, max = 160) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
 
 /** `{ type, message, details }` → `message (details)`; details that only repeat are left out. */
@@ -496,7 +496,7 @@ function describeNodeErrorItem(item: unknown): string | undefined {
   if (details === input || details === message) details = undefined;
   const text = [message, details && `(${details})`].filter(Boolean).join(' ');
   if (!text) return undefined;
-  return clip(input ? `${input}: ${text}` : text);
+  return clip(input ? `${input}: ${text}` : text, 160);
 }
 
 /** `SaveImage #2: filename_prefix: Required input is missing; …; and N more nodes` (bounded). */

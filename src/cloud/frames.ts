@@ -309,7 +309,7 @@ function parseMetadata(text: string): PreviewMetadata {
     throw new FrameDecodeError('metadata', 'is not valid JSON');
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new FrameDecodeError('metadata', `is not a JSON object (got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value})`);
+    throw new FrameDecodeError('metadata', `is not a JSON object (got ${typeOf(value)})`);
   }
   const meta = value as Record<string, unknown>;
   // Missing members are fine (lenient); a present one of the wrong type would make the typed view lie.

@@ -171,8 +171,7 @@ export class CloudSocket {
   #state: SocketState = 'connecting';
   /** Failed attempts in a row: reset only by a connection that stayed open {@link STABLE_AFTER_MS}. */
   #attempt = 0;
-  #everOpened = false;
-  /** When the current connection opened (ms since epoch). */
+  /** When the current (or last) connection opened (ms since epoch); 0 before the first. */
   #openedAt = 0;
   /** What `ready()` and `once()` reject with once the socket is closed (a refusal, when there was one). */
   #closedError: PlatformUIError | undefined;
@@ -397,8 +396,7 @@ export class CloudSocket {
     ws.binaryType = 'arraybuffer';
     this.#ws = ws;
     ws.onopen = () => {
-      const reconnect = this.#everOpened;
-      this.#everOpened = true;
+      const reconnect = this.#openedAt > 0;
       // #attempt stays: only a connection that lasts resets it (see #ended).
       this.#state = 'open';
       this.#openedAt = this.#lastMessageAt = Date.now();

@@ -30,7 +30,7 @@ import { checkTimeout, fromEnv, resolveRetry, type ClientOptions, type Credentia
 import { guardBody } from './body.ts';
 import { createLog, describeError, errorDetails, nextRequestId, type Log } from './log.ts';
 import type { WithResponse } from './promise.ts';
-import { redactText, redactUrl, scrub } from './redact.ts';
+import { clip, redactText, redactUrl, scrub } from './redact.ts';
 import { mayResend } from './resend.ts';
 import { sleep } from './sleep.ts';
 
@@ -583,7 +583,7 @@ function checkBaseUrl(option: string | undefined, env: string): string {
     const fixed = !value.includes('://') && URL.canParse(`http://${value}`) ? new URL(`http://${value}`) : undefined;
     const hint = fixed?.hostname ? ` (did you mean ${JSON.stringify(redactUrl(fixed).replace(/\/$/, ''))}?)` : '';
     const shown = parsed ? redactUrl(parsed) : fixed ? redactUrl(fixed).slice('http://'.length).replace(/\/$/, '') : value;
-    throw new InvalidArgumentError(`must be an absolute http(s) URL${source}, got ${JSON.stringify(shown.length > 60 ? `${shown.slice(0, 59)}…` : shown)}${hint}`, 'baseUrl');
+    throw new InvalidArgumentError(`must be an absolute http(s) URL${source}, got ${JSON.stringify(clip(shown, 60))}${hint}`, 'baseUrl');
   }
   return value;
 }
