@@ -290,8 +290,19 @@ function checkExpr(value: Value, e: string, ctx: CodeContext): string {
       return `(${(v.values as Value[]).map((x) => `${e} === ${JSON.stringify(x)}`).join(' || ')})`;
     case 'optional':
     case 'nullable': {
-      const inner = checkExpr(v.of!, e, ctx);
-      return inner === 'true' ? 'true' : `(${e} === ${v.type === 'optional' ? 'undefined' : 'null'} || ${inner})`;
+      // An optional nullable is one call: `optNullable(v.x, isString)`.
+      const both = v.type === 'optional' && isNullable(v.of!);
+      const inner = checkExpr(both ? (v.of as Record<string, Value>).of! : v.of!, e, ctx);
+      if (inner === 'true') return 'true';
+      const helper = both ? 'optNullable' : v.type;
+      // A named check of the value itself is passed by name (`optional(v.tags, isTags)`): one short call per field.
+      const named = inner.startsWith('is') && inner.endsWith(`(${e})`) ? inner.slice(0, -e.length - 2) : undefined;
+      if (named && /^[A-Za-z_$][\w$]*$/.test(named)) {
+        ctx.helpers.add(helper);
+        return `${helper}(${e}, ${named})`;
+      }
+      if (both) return `(${e} === undefined || ${e} === null || ${inner})`;
+      return `(${e} === ${v.type === 'optional' ? 'undefined' : 'null'} || ${inner})`;
     }
     case 'union':
       return `(${(v.of as Value[]).map((o) => checkExpr(o, e, ctx)).join(' || ')})`;
@@ -317,6 +328,8 @@ const and = (parts: string[]): string => {
   const flat = parts.join(' && ');
   return flat.length <= WIDTH - 10 ? flat : `(\n    ${parts.join(' &&\n    ')}\n  )`;
 };
+
+const isNullable = (r: Value): boolean => typeof r === 'object' && r !== null && !(r instanceof Ref) && !Array.isArray(r) && (r as Record<string, Value>).type === 'nullable';
 
 // As rule.ts `isOptional`: a nullable optional may be absent too.
 const isOptionalValue = (r: Value): boolean => {

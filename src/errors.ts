@@ -11,6 +11,8 @@ import type { NodeErrors } from './schemas/cloud.ts';
 import type { WorkflowIssue } from './workflow/validate.ts';
 import type { ExceptionTypeValue } from './schemas/events.ts';
 import type { NodeVersion } from './schemas/registry.ts';
+import { isObject, optString } from './schemas/rule.ts';
+import { clip } from './transport/redact.ts';
 
 /** Base class of every error thrown by `@platformui/sdk`. */
 export class PlatformUIError extends Error {
@@ -170,11 +172,12 @@ export class APIConnectionError extends PlatformUIError {
   /** What failed, without the request (the message's first part). */
   readonly #detail: string;
   constructor(method: string, url: string, message = 'Connection failed', code?: string, init: ConnectionErrorInit = {}) {
-    super(`${message}: ${method} ${url}${init.promptId ? ` (job ${init.promptId}${init.sent === 'no' || (init.sent === undefined && NEVER_SENT.has(code ?? '')) ? ' was not sent' : ' may exist'})` : ''}`, init.cause === undefined ? undefined : { cause: init.cause });
+    const sent = init.sent ?? (NEVER_SENT.has(code ?? '') ? 'no' : 'maybe');
+    super(`${message}: ${method} ${url}${init.promptId ? ` (job ${init.promptId} ${sent === 'no' ? 'was not sent' : 'may exist'})` : ''}`, init.cause === undefined ? undefined : { cause: init.cause });
     this.method = method;
     this.url = url;
     this.code = code;
-    this.sent = init.sent ?? (NEVER_SENT.has(code ?? '') ? 'no' : 'maybe');
+    this.sent = sent;
     this.promptId = init.promptId;
     this.#detail = message;
   }
@@ -456,8 +459,6 @@ export class SubmissionError extends PlatformUIError {
  * bundle, and importing the cloud schemas here would put them in a registry-only one.
  */
 function isNodeErrors(v: unknown): v is NodeErrors {
-  const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
-  const optString = (x: unknown) => x === undefined || typeof x === 'string';
   return (
     isObject(v) &&
     Object.values(v).every(
@@ -473,7 +474,6 @@ function isNodeErrors(v: unknown): v is NodeErrors {
 
 const SUBMISSION_NODES_SHOWN = 3;
 const SUBMISSION_ERRORS_PER_NODE = 2;
-const clip = (text: string, max = 160) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
 
 /** `{ type, message, details }` → `message (details)`; details that only repeat are left out. */
@@ -496,7 +496,7 @@ function describeNodeErrorItem(item: unknown): string | undefined {
   if (details === input || details === message) details = undefined;
   const text = [message, details && `(${details})`].filter(Boolean).join(' ');
   if (!text) return undefined;
-  return clip(input ? `${input}: ${text}` : text);
+  return clip(input ? `${input}: ${text}` : text, 160);
 }
 
 /** `SaveImage #2: filename_prefix: Required input is missing; …; and N more nodes` (bounded). */

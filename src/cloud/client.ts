@@ -27,8 +27,9 @@ import { redactUrl, scrub } from '../transport/redact.ts';
 import type { Log } from '../transport/log.ts';
 import { Transport, type RequestBody } from '../transport/transport.ts';
 import { JobPage, toQueueState, type JobBackend, type JobRecord, type JobStatusResult, type QueueState } from './jobs.ts';
-import { CloudProtocol } from './protocol/cloud.ts';
-import { LocalProtocol } from './protocol/local.ts';
+import { cloudProtocol } from './protocol/cloud.ts';
+import { localProtocol } from './protocol/local.ts';
+import { deleteFromQueue } from './protocol/routes.ts';
 import type { ServerKind, ServerProtocol } from './protocol/types.ts';
 import { submitWithId } from './submission.ts';
 import { followJob, runJob, waitForJob, type FollowOptions, type JobResult, type RunOptions, type WaitForJobOptions } from './run.ts';
@@ -228,7 +229,7 @@ export class CloudClient implements JobBackend {
       credentialHint: server === 'cloud' ? '' : " (a self-hosted server needs none: use a loopback baseUrl or pass server: 'local')",
     });
     this.baseUrl = redactUrl(this.#transport.baseUrl);
-    this.#protocol = this.server === 'local' ? new LocalProtocol(this.#transport) : new CloudProtocol(this.#transport);
+    this.#protocol = this.server === 'local' ? localProtocol(this.#transport) : cloudProtocol(this.#transport);
   }
 
   /**
@@ -346,8 +347,8 @@ export class CloudClient implements JobBackend {
       if (options.confirmWithin !== undefined) checkInterval(options.confirmWithin, 'confirmWithin');
       const id = options.promptId ?? crypto.randomUUID();
       if (options.validate) {
-        const { validate: _, partnerApiKey: _k, extraData: _e, clientId: _c, promptId: _p, resubmitUnconfirmed: _r, confirmWithin: _w, ...request } = options;
-        const issues = await this.validateWorkflow(prompt, request);
+        // The submission's own options go along unread: object_info is fetched with its request options.
+        const issues = await this.validateWorkflow(prompt, options);
         if (issues.some((i) => i.severity === 'error')) throw new WorkflowValidationError(issues);
       }
       const extra: Record<string, unknown> = { ...options.extraData };
@@ -364,7 +365,7 @@ export class CloudClient implements JobBackend {
         r = await submitWithId(
           {
             send: (json) => t.request<SubmissionResponse>({ method: 'POST', path: 'api/prompt', json, auth: true, schema: rules.SubmissionResponse, options, paid: true }),
-            lookup: (promptId, timeout) => this.#protocol.lookup(promptId, { headers: options.headers, signal: options.signal, timeout: Math.min(timeout, 10_000), retry: { limit: 0 } }),
+            lookup: (promptId, timeout) => this.#protocol.status(promptId, { headers: options.headers, signal: options.signal, timeout: Math.min(timeout, 10_000), retry: { limit: 0 } }),
             log: t.log,
             honoursIds: this.#honoursIds,
           },
@@ -465,7 +466,7 @@ export class CloudClient implements JobBackend {
   cancel(promptIds: string | string[], options?: RequestOptions): APIPromise<unknown> {
     return APIPromise.from(() => {
       const ids = checkArgs(rules.PromptIds, typeof promptIds === 'string' ? [promptIds] : promptIds, 'promptIds');
-      return this.#transport.request({ method: 'POST', path: 'api/queue', json: { delete: ids }, auth: true, options });
+      return deleteFromQueue(this.#transport, ids, options);
     });
   }
 

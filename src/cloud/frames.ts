@@ -129,9 +129,9 @@ export type EncodableFrame =
 
 // Created once: a TextDecoder is not free to construct and decoding is on the hot path.
 // ignoreBOM keeps a leading U+FEFF as content, so decoding is the exact inverse of TextEncoder.
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-const lenientUtf8 = new TextDecoder('utf-8', { ignoreBOM: true });
-const utf8Encoder = new TextEncoder();
+const strictUtf8 = /* @__PURE__ */ new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+const lenientUtf8 = /* @__PURE__ */ new TextDecoder('utf-8', { ignoreBOM: true });
+const utf8Encoder = /* @__PURE__ */ new TextEncoder();
 
 const METADATA_STRING_KEYS = ['node_id', 'display_node_id', 'real_node_id', 'prompt_id'] as const;
 
@@ -309,7 +309,7 @@ function parseMetadata(text: string): PreviewMetadata {
     throw new FrameDecodeError('metadata', 'is not valid JSON');
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new FrameDecodeError('metadata', `is not a JSON object (got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value})`);
+    throw new FrameDecodeError('metadata', `is not a JSON object (got ${typeOf(value)})`);
   }
   const meta = value as Record<string, unknown>;
   // Missing members are fine (lenient); a present one of the wrong type would make the typed view lie.

@@ -171,8 +171,7 @@ export class CloudSocket {
   #state: SocketState = 'connecting';
   /** Failed attempts in a row: reset only by a connection that stayed open {@link STABLE_AFTER_MS}. */
   #attempt = 0;
-  #everOpened = false;
-  /** When the current connection opened (ms since epoch). */
+  /** When the current (or last) connection opened (ms since epoch); 0 before the first. */
   #openedAt = 0;
   /** What `ready()` and `once()` reject with once the socket is closed (a refusal, when there was one). */
   #closedError: PlatformUIError | undefined;
@@ -397,8 +396,7 @@ export class CloudSocket {
     ws.binaryType = 'arraybuffer';
     this.#ws = ws;
     ws.onopen = () => {
-      const reconnect = this.#everOpened;
-      this.#everOpened = true;
+      const reconnect = this.#openedAt > 0;
       // #attempt stays: only a connection that lasts resets it (see #ended).
       this.#state = 'open';
       this.#openedAt = this.#lastMessageAt = Date.now();
@@ -436,9 +434,7 @@ export class CloudSocket {
    * sooner, is one more failed attempt.
    */
   #ended(ws: WebSocket, code: number | undefined, why?: string): void {
-    detach(ws);
-    if (this.#ws === ws) this.#ws = undefined;
-    if (this.#state === 'closed') return;
+    if (!this.#forget(ws)) return;
     const lived = this.#state === 'open' ? Date.now() - this.#openedAt : undefined;
     if (lived !== undefined && lived >= STABLE_AFTER_MS) {
       this.#attempt = 0;
@@ -471,16 +467,29 @@ export class CloudSocket {
     this.#log.warn?.(`socket could not connect to ${this.#displayUrl}: ${reason}; retrying, and run() polls job status meanwhile`, { url: this.#displayUrl, reason });
   }
 
-  /** The server refused the socket with its close code: retrying would be refused again. */
-  #refused(ws: WebSocket, code: number, reason: string): void {
+  /** Detaches a connection that is over; `false` when the socket is closed for good (nothing more to do). */
+  #forget(ws: WebSocket): boolean {
     detach(ws);
     if (this.#ws === ws) this.#ws = undefined;
-    if (this.#state === 'closed') return;
+    return this.#state !== 'closed';
+  }
+
+  /** The server refused the socket with its close code: retrying would be refused again. */
+  #refused(ws: WebSocket, code: number, reason: string): void {
+    if (!this.#forget(ws)) return;
     const error = new SocketRefusedError(code, reason);
+    this.#giveUp(error, { code, reason, error }, this.#log.warn, { code, reason });
+  }
+
+  /**
+   * Closes for good when reconnecting ends (a refusal, or `maxAttempts`): one
+   * line, which says whether runs in flight go on by polling, then `error`, then `close`.
+   */
+  #giveUp(error: PlatformUIError, close: CloudSocketEvents['close'], line: Log['warn'], details: Record<string, unknown>): void {
     const jobs = this.#jobs.size;
-    this.#log.warn?.(`socket ${this.#displayUrl}: ${error.message}${jobs ? `; ${jobs === 1 ? 'the run in flight goes' : `${jobs} runs in flight go`} on by polling` : ''}`, { url: this.#displayUrl, code, reason, jobs });
+    line?.(`socket ${this.#displayUrl}: ${error.message}${jobs ? '; runs in flight go on by polling' : ''}`, { url: this.#displayUrl, ...details, jobs });
     this.#emit('error', { error });
-    this.#shutdown({ code, reason, error });
+    this.#shutdown(close);
   }
 
   #scheduleReconnect(code: number | undefined): void {
@@ -493,9 +502,7 @@ export class CloudSocket {
       // (`maxAttempts: 0` asked for no reconnect at all: no news.)
       const unseen = this.#jobs.size === 0 && !this.#listeners.has('error') && maxAttempts > 0;
       const line = unseen ? this.#log.error : maxAttempts > 0 ? this.#log.warn : this.#log.debug;
-      line?.(`socket ${this.#displayUrl}: ${error.message}; it is closed${this.#jobs.size ? '; runs go on by polling' : ''}`, { url: this.#displayUrl, attempts: maxAttempts, jobs: this.#jobs.size });
-      this.#emit('error', { error });
-      this.close(`gave up after ${maxAttempts} reconnect attempts`);
+      this.#giveUp(error, { code: 1000, reason: `gave up after ${maxAttempts} reconnect attempts` }, line, { attempts: maxAttempts });
       return;
     }
     this.#state = 'reconnecting';

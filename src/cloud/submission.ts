@@ -13,7 +13,7 @@ import { APIConnectionError, APIError, APIUserAbortError } from '../errors.ts';
 import type { SubmissionResponse } from '../schemas/cloud.ts';
 import { describeError, type Log } from '../transport/log.ts';
 import type { WithResponse } from '../transport/promise.ts';
-import { sleep } from './run.ts';
+import { sleep } from '../transport/sleep.ts';
 
 /** How long a lost submission is looked up by its id, by default (ms). */
 export const CONFIRM_WITHIN_MS = 15_000;
@@ -27,8 +27,8 @@ const MIN_LOOKUP_TIMEOUT_MS = 1_000;
 export interface SubmissionDeps {
   /** Sends `POST /api/prompt` once (a paid request: the transport never repeats it). */
   send(body: Record<string, unknown>): Promise<WithResponse<SubmissionResponse>>;
-  /** The job's status or record, `undefined` when the server does not know it; throws when there is no answer. */
-  lookup(id: string, timeout: number): Promise<WithResponse<unknown> | undefined>;
+  /** The job's status; throws when the server does not know it (yet) or gives no answer. */
+  lookup(id: string, timeout: number): Promise<WithResponse<unknown>>;
   log: Log;
   /** Per client: whether this server uses the ids it is sent (`undefined` until it has answered one). */
   honoursIds: { value: boolean | undefined };
@@ -59,50 +59,43 @@ export function answerLost(err: unknown): 'no' | 'maybe' | undefined {
  * naming the job (`sent: 'no'`: it was never sent; `'maybe'`: it may exist).
  */
 export async function submitWithId(deps: SubmissionDeps, body: Record<string, unknown>, id: string, options: SubmissionOptions = {}): Promise<WithResponse<SubmissionResponse>> {
-  const log = deps.log;
+  const { log, honoursIds } = deps;
   for (let sends = 1; ; sends++) {
-    let lost: 'no' | 'maybe' | undefined;
     let failure: unknown;
     try {
       const r = await deps.send({ ...body, prompt_id: id });
-      noteHonoured(deps, id, r.data?.prompt_id);
+      const answered = r.data?.prompt_id;
+      if (answered !== id && honoursIds.value !== false) {
+        log.debug?.(`this server ignores the job ids it is sent (sent ${id}, got ${String(answered)}): a lost answer cannot be looked up`, { sent: id, answered });
+      }
+      honoursIds.value = answered === id;
       return r;
     } catch (err) {
-      lost = answerLost(err);
-      if (lost === undefined || err instanceof APIUserAbortError) throw err;
       failure = err;
     }
-    const shown = asConnectionError(failure);
+    const lost = answerLost(failure);
+    if (lost === undefined) throw failure;
     // A server that ignores chosen ids gave this job another: nothing to look up, nothing to name.
-    if (lost === 'no' || deps.honoursIds.value === false) throw shown.aboutJob(deps.honoursIds.value === false ? undefined : id, lost);
+    if (honoursIds.value === false) throw namingJob(failure, undefined, lost);
+    if (lost === 'no') throw namingJob(failure, id, lost);
     const window = options.confirmWithin ?? CONFIRM_WITHIN_MS;
-    log.info?.(`job ${id}: the answer to its submission was lost (${describeError(failure)}); looking it up by id for ${window} ms`, { promptId: id, windowMs: window });
+    log.info?.(`job ${id}: its submission's answer was lost (${describeError(failure)}); looking it up for ${window} ms`, { promptId: id, windowMs: window });
     const found = await lookUp(deps, id, window, options.signal);
     if (found) {
-      log.info?.(`job ${id}: found on the server; the submission went through`, { promptId: id });
+      log.info?.(`job ${id}: found; the submission went through`, { promptId: id });
       return { data: { prompt_id: id, node_errors: {} } as SubmissionResponse, response: found.response };
     }
-    if (!options.resubmitUnconfirmed || sends >= 2) {
-      log.warn?.(`job ${id}: its submission got no answer and the server does not show it after ${window} ms; it may still exist (not sent again)`, { promptId: id, windowMs: window });
-      throw shown.aboutJob(id, 'maybe');
-    }
-    log.warn?.(`job ${id}: not found after ${window} ms; sending it once more with the same id (resubmitUnconfirmed)`, { promptId: id });
+    const again = options.resubmitUnconfirmed === true && sends === 1;
+    log.warn?.(`job ${id}: its submission's answer was lost and the server does not show it after ${window} ms; ${again ? 'sending it once more (resubmitUnconfirmed)' : 'it may exist (not sent again)'}`, { promptId: id, windowMs: window });
+    if (!again) throw namingJob(failure, id, 'maybe');
   }
 }
 
-function noteHonoured(deps: SubmissionDeps, sent: string, answered: unknown): void {
-  const honours = answered === sent;
-  if (deps.honoursIds.value !== honours && !honours) {
-    deps.log.debug?.(`this server does not use the job ids it is sent (sent ${sent}, it chose ${String(answered)}): a submission whose answer is lost cannot be looked up here`, { sent, answered });
-  }
-  deps.honoursIds.value = honours;
-}
-
-/** The failure as a connection error (a 5xx after sending is one: the answer that counts was lost). */
-function asConnectionError(err: unknown): APIConnectionError {
-  if (err instanceof APIConnectionError) return err;
+/** The failure as a connection error naming the job (a 5xx after sending is one: the answer that counts was lost). */
+function namingJob(err: unknown, promptId: string | undefined, sent: 'no' | 'maybe'): APIConnectionError {
+  if (err instanceof APIConnectionError) return err.aboutJob(promptId, sent);
   const e = err as APIError;
-  return new APIConnectionError(e.method, e.url, `HTTP ${e.status} after the request was sent`, undefined, { sent: 'maybe', cause: err });
+  return new APIConnectionError(e.method, e.url, `HTTP ${e.status}`, undefined, { promptId, sent, cause: err });
 }
 
 /** Looks the job up until found or `window` ms have passed; `undefined` when it never showed. */
@@ -112,11 +105,10 @@ async function lookUp(deps: SubmissionDeps, id: string, window: number, signal: 
     await sleep(Math.min(gap, Math.max(0, deadline - Date.now())), signal);
     try {
       // A look-up may end a little after the window: one cut short by its timeout would still reach the server.
-      const found = await deps.lookup(id, Math.max(MIN_LOOKUP_TIMEOUT_MS, deadline - Date.now()));
-      if (found) return found;
+      return await deps.lookup(id, Math.max(MIN_LOOKUP_TIMEOUT_MS, deadline - Date.now()));
     } catch (err) {
       if (err instanceof APIUserAbortError) throw err;
-      // No answer (yet): the server may be restarting, or the network still down.
+      // Not known (yet), or no answer: the request may still be on its way, the server restarting, the network down.
     }
     if (Date.now() >= deadline) return undefined;
   }

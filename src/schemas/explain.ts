@@ -16,7 +16,7 @@
  * @module
  */
 import type { SchemaIssue } from '../errors.ts';
-import { redactUrl } from '../transport/redact.ts';
+import { clip, redactUrl } from '../transport/redact.ts';
 import { codePoints, isObject, isOptional, isPlainObject, type LeafType, type Rule } from './rule.ts';
 
 /** An issue as {@link explain} reports it: zod's fields, a message ready to print. */
@@ -288,7 +288,7 @@ export function describeValue(value: unknown, path: readonly PropertyKey[] = [])
     case 'string': {
       if (secret) return value === '' ? 'an empty string' : 'a string (not shown)';
       const text = /^[a-z][a-z\d+.-]*:\/\//i.test(value) && URL.canParse(value) ? redactUrl(value) : value;
-      return JSON.stringify(text.length > MAX_SHOWN ? `${text.slice(0, MAX_SHOWN - 1)}…` : text);
+      return JSON.stringify(clip(text, MAX_SHOWN));
     }
     case 'number':
     case 'boolean':

@@ -75,6 +75,10 @@ export function isPlainObject(v: unknown): v is Record<string, unknown> {
 /** @internal */ export const isInteger = (v: unknown): boolean => Number.isSafeInteger(v);
 /** @internal */ export const optInteger = (v: unknown): boolean => v === undefined || Number.isSafeInteger(v);
 /** @internal */ export const optBoolean = (v: unknown): boolean => v === undefined || typeof v === 'boolean';
+// Optional and nullable fields pass the check of their value by name (`optional(v.tags, isTags)`).
+/** @internal */ export const optional = (v: unknown, is: (v: unknown) => boolean): boolean => v === undefined || is(v);
+/** @internal */ export const nullable = (v: unknown, is: (v: unknown) => boolean): boolean => v === null || is(v);
+/** @internal */ export const optNullable = (v: unknown, is: (v: unknown) => boolean): boolean => v === undefined || v === null || is(v);
 
 /** Whether an object may lack the key this rule checks. */
 export const isOptional = (rule: Rule): boolean =>

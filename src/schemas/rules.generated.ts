@@ -3,7 +3,7 @@
 import type * as z from 'zod/mini';
 import type * as S from './index.ts';
 import { isImageInput } from './predicates.ts';
-import { isInteger, isNumber, isObject, isPlainObject, isString, optBoolean, optInteger, optNumber, optString, type Typed } from './rule.ts';
+import { isInteger, isNumber, isObject, isPlainObject, isString, nullable, optBoolean, optInteger, optNullable, optNumber, optString, optional, type Typed } from './rule.ts';
 
 export const NodeVersionStatus: Typed<z.output<typeof S.NodeVersionStatus>> = 'string';
 export const NodeVersion: Typed<z.output<typeof S.NodeVersion>> = {
@@ -43,17 +43,17 @@ function isNodeVersion(v: any): boolean {
     optString(v.changelog) &&
     optString(v.platform_node_extract_status) &&
     optString(v.createdAt) &&
-    (v.dependencies === undefined || isNodeVersion_1(v.dependencies)) &&
+    optional(v.dependencies, isNodeVersion_1) &&
     optBoolean(v.deprecated) &&
     optString(v.downloadUrl) &&
     optString(v.status_reason) &&
-    (v.supported_accelerators === undefined || isNodeVersion_1(v.supported_accelerators)) &&
+    optional(v.supported_accelerators, isNodeVersion_1) &&
     optString(v.supported_platformui_frontend_version) &&
     optString(v.supported_platformui_version) &&
-    (v.supported_os === undefined || isNodeVersion_1(v.supported_os)) &&
-    (v.tags === undefined || isNodeVersion_1(v.tags)) &&
-    (v.tags_admin === undefined || isNodeVersion_1(v.tags_admin)) &&
-    (v.status === undefined || isString(v.status))
+    optional(v.supported_os, isNodeVersion_1) &&
+    optional(v.tags, isNodeVersion_1) &&
+    optional(v.tags_admin, isNodeVersion_1) &&
+    optional(v.status, isString)
   );
 }
 export const BulkNodeVersionItem: Typed<z.output<typeof S.BulkNodeVersionItem>> = {
@@ -73,9 +73,9 @@ function isBulkNodeVersionItem(v: any): boolean {
   return (
     isObject(v) &&
     isString(v.status) &&
-    (v.node_version === undefined || isNodeVersion(v.node_version)) &&
+    optional(v.node_version, isNodeVersion) &&
     optString(v.error_message) &&
-    (v.identifier === undefined || isBulkNodeVersionItem_1(v.identifier))
+    optional(v.identifier, isBulkNodeVersionItem_1)
   );
 }
 export const BulkNodeVersionsResponse: Typed<z.output<typeof S.BulkNodeVersionsResponse>> = {
@@ -105,7 +105,7 @@ export const PublisherMember: Typed<z.output<typeof S.PublisherMember>> = {
   is: isPublisherMember,
 };
 function isPublisherMember(v: any): boolean {
-  return isObject(v) && optString(v.id) && optString(v.role) && (v.user === undefined || isPublisherUser(v.user));
+  return isObject(v) && optString(v.id) && optString(v.role) && optional(v.user, isPublisherUser);
 }
 export const CreateNodeRequest: Typed<z.output<typeof S.CreateNodeRequest>> = {
   type: 'object',
@@ -195,16 +195,16 @@ function isCreateNodeRequest_7(v: any): boolean {
     optString(v.changelog) &&
     optString(v.platform_node_extract_status) &&
     optString(v.createdAt) &&
-    (v.dependencies === undefined || isNodeVersion_1(v.dependencies)) &&
+    optional(v.dependencies, isNodeVersion_1) &&
     optBoolean(v.deprecated) &&
     optString(v.downloadUrl) &&
     optString(v.status_reason) &&
-    (v.supported_accelerators === undefined || isNodeVersion_1(v.supported_accelerators)) &&
+    optional(v.supported_accelerators, isNodeVersion_1) &&
     optString(v.supported_platformui_frontend_version) &&
     optString(v.supported_platformui_version) &&
-    (v.supported_os === undefined || isNodeVersion_1(v.supported_os)) &&
-    (v.tags === undefined || isNodeVersion_1(v.tags)) &&
-    (v.tags_admin === undefined || isNodeVersion_1(v.tags_admin))
+    optional(v.supported_os, isNodeVersion_1) &&
+    optional(v.tags, isNodeVersion_1) &&
+    optional(v.tags_admin, isNodeVersion_1)
   ))) return false;
   for (const k in v) if (!(k === "id" || k === "node_id" || k === "version" || k === "changelog" || k === "platform_node_extract_status" || k === "createdAt" || k === "dependencies" || k === "deprecated" || k === "downloadUrl" || k === "status_reason" || k === "supported_accelerators" || k === "supported_platformui_frontend_version" || k === "supported_platformui_version" || k === "supported_os" || k === "tags" || k === "tags_admin")) return false;
   return true;
@@ -221,7 +221,7 @@ function isCreateNodeRequest_13(v: any): boolean {
     optString(v.name) &&
     optString(v.description) &&
     optString(v.logo) &&
-    (v.members === undefined || isCreateNodeRequest_14(v.members)) &&
+    optional(v.members, isCreateNodeRequest_14) &&
     optString(v.source_code_repo) &&
     optString(v.support) &&
     optString(v.website) &&
@@ -244,20 +244,20 @@ function isCreateNodeRequest(v: any): boolean {
     optInteger(v.downloads) &&
     optInteger(v.github_stars) &&
     optString(v.license) &&
-    (v.preempted_platform_node_names === undefined || isNodeVersion_1(v.preempted_platform_node_names)) &&
+    optional(v.preempted_platform_node_names, isNodeVersion_1) &&
     optNumber(v.rating) &&
     optString(v.repository) &&
     optInteger(v.search_ranking) &&
     optString(v.status_detail) &&
-    (v.supported_accelerators === undefined || isNodeVersion_1(v.supported_accelerators)) &&
+    optional(v.supported_accelerators, isNodeVersion_1) &&
     optString(v.supported_platformui_frontend_version) &&
     optString(v.supported_platformui_version) &&
-    (v.supported_os === undefined || isNodeVersion_1(v.supported_os)) &&
-    (v.tags === undefined || isNodeVersion_1(v.tags)) &&
-    (v.tags_admin === undefined || isNodeVersion_1(v.tags_admin)) &&
-    (v.translations === undefined || isCreateNodeRequest_6(v.translations)) &&
-    (v.latest_version === undefined || isCreateNodeRequest_7(v.latest_version)) &&
-    (v.publisher === undefined || isCreateNodeRequest_13(v.publisher)) &&
+    optional(v.supported_os, isNodeVersion_1) &&
+    optional(v.tags, isNodeVersion_1) &&
+    optional(v.tags_admin, isNodeVersion_1) &&
+    optional(v.translations, isCreateNodeRequest_6) &&
+    optional(v.latest_version, isCreateNodeRequest_7) &&
+    optional(v.publisher, isCreateNodeRequest_13) &&
     (v.status === undefined || (v.status === "NodeStatusActive" || v.status === "NodeStatusDeleted" || v.status === "NodeStatusBanned"))
   );
 }
@@ -294,9 +294,9 @@ function isNodeOutputs_1(v: any): boolean {
 function isNodeOutputs(v: any): boolean {
   return (
     isObject(v) &&
-    (v.images === undefined || isNodeOutputs_1(v.images)) &&
-    (v.video === undefined || isNodeOutputs_1(v.video)) &&
-    (v.audio === undefined || isNodeOutputs_1(v.audio))
+    optional(v.images, isNodeOutputs_1) &&
+    optional(v.video, isNodeOutputs_1) &&
+    optional(v.audio, isNodeOutputs_1)
   );
 }
 export const ExecutedData: Typed<z.output<typeof S.ExecutedData>> = {
@@ -314,7 +314,7 @@ function isExecutedData(v: any): boolean {
     isObject(v) &&
     isString(v.node) &&
     optString(v.display_node) &&
-    (v.output === null || isNodeOutputs(v.output)) &&
+    nullable(v.output, isNodeOutputs) &&
     isString(v.prompt_id)
   );
 }
@@ -328,12 +328,7 @@ export const ExecutingData: Typed<z.output<typeof S.ExecutingData>> = {
   is: isExecutingData,
 };
 function isExecutingData(v: any): boolean {
-  return (
-    isObject(v) &&
-    (v.node === null || isString(v.node)) &&
-    (v.display_node === undefined || (v.display_node === null || isString(v.display_node))) &&
-    optString(v.prompt_id)
-  );
+  return isObject(v) && nullable(v.node, isString) && optNullable(v.display_node, isString) && optString(v.prompt_id);
 }
 export const ExecutionCachedData: Typed<z.output<typeof S.ExecutionCachedData>> = {
   type: 'object',
@@ -364,9 +359,9 @@ function isExecutionErrorData(v: any): boolean {
     optString(v.exception_type) &&
     optString(v.exception_message) &&
     (v.traceback === undefined || (isNodeVersion_1(v.traceback) || isString(v.traceback))) &&
-    (v.node_id === undefined || (v.node_id === null || isString(v.node_id))) &&
-    (v.node_type === undefined || (v.node_type === null || isString(v.node_type))) &&
-    (v.executed === undefined || isNodeVersion_1(v.executed)) &&
+    optNullable(v.node_id, isString) &&
+    optNullable(v.node_type, isString) &&
+    optional(v.executed, isNodeVersion_1) &&
     optNumber(v.timestamp)
   );
 }
@@ -385,9 +380,9 @@ function isExecutionInterruptedData(v: any): boolean {
   return (
     isObject(v) &&
     isString(v.prompt_id) &&
-    (v.node_id === undefined || (v.node_id === null || isString(v.node_id))) &&
-    (v.node_type === undefined || (v.node_type === null || isString(v.node_type))) &&
-    (v.executed === undefined || isNodeVersion_1(v.executed)) &&
+    optNullable(v.node_id, isString) &&
+    optNullable(v.node_type, isString) &&
+    optional(v.executed, isNodeVersion_1) &&
     optNumber(v.timestamp)
   );
 }
@@ -440,17 +435,17 @@ function isHistory_3(v: any): boolean {
 function isHistory_4(v: any): boolean {
   return (
     isObject(v) &&
-    (v.status_str === undefined || (v.status_str === null || isString(v.status_str))) &&
+    optNullable(v.status_str, isString) &&
     optBoolean(v.completed) &&
-    (v.messages === undefined || isHistory_2(v.messages))
+    optional(v.messages, isHistory_2)
   );
 }
 function isHistory_1(v: any): boolean {
   return (
     isObject(v) &&
-    (v.prompt === undefined || isHistory_2(v.prompt)) &&
-    (v.outputs === undefined || (v.outputs === null || isHistory_3(v.outputs))) &&
-    (v.status === undefined || (v.status === null || isHistory_4(v.status)))
+    optional(v.prompt, isHistory_2) &&
+    optNullable(v.outputs, isHistory_3) &&
+    optNullable(v.status, isHistory_4)
   );
 }
 function isHistory(v: any): boolean {
@@ -474,10 +469,10 @@ export const JobExecutionError: Typed<z.output<typeof S.JobExecutionError>> = {
 function isJobExecutionError(v: any): boolean {
   return (
     isObject(v) &&
-    (v.node_id === undefined || (v.node_id === null || isString(v.node_id))) &&
-    (v.node_type === undefined || (v.node_type === null || isString(v.node_type))) &&
-    (v.exception_message === undefined || (v.exception_message === null || isString(v.exception_message))) &&
-    (v.exception_type === undefined || (v.exception_type === null || isString(v.exception_type)))
+    optNullable(v.node_id, isString) &&
+    optNullable(v.node_type, isString) &&
+    optNullable(v.exception_message, isString) &&
+    optNullable(v.exception_type, isString)
   );
 }
 export const JobSummary: Typed<z.output<typeof S.JobSummary>> = {
@@ -503,13 +498,13 @@ function isJobSummary(v: any): boolean {
     isObject(v) &&
     isString(v.id) &&
     isString(v.status) &&
-    (v.create_time === undefined || (v.create_time === null || isNumber(v.create_time))) &&
-    (v.execution_error === undefined || (v.execution_error === null || isJobExecutionError(v.execution_error))) &&
-    (v.preview_output === undefined || (v.preview_output === null || isJobSummary_1(v.preview_output))) &&
-    (v.outputs_count === undefined || (v.outputs_count === null || isNumber(v.outputs_count))) &&
-    (v.workflow_id === undefined || (v.workflow_id === null || isString(v.workflow_id))) &&
-    (v.execution_start_time === undefined || (v.execution_start_time === null || isNumber(v.execution_start_time))) &&
-    (v.execution_end_time === undefined || (v.execution_end_time === null || isNumber(v.execution_end_time)))
+    optNullable(v.create_time, isNumber) &&
+    optNullable(v.execution_error, isJobExecutionError) &&
+    optNullable(v.preview_output, isJobSummary_1) &&
+    optNullable(v.outputs_count, isNumber) &&
+    optNullable(v.workflow_id, isString) &&
+    optNullable(v.execution_start_time, isNumber) &&
+    optNullable(v.execution_end_time, isNumber)
   );
 }
 export const JobList: Typed<z.output<typeof S.JobList>> = {
@@ -537,8 +532,8 @@ function isJobList_2(v: any): boolean {
   return (
     isObject(v) &&
     isNumber(v.offset) &&
-    (v.limit === undefined || (v.limit === null || isNumber(v.limit))) &&
-    (v.total === undefined || (v.total === null || isNumber(v.total))) &&
+    optNullable(v.limit, isNumber) &&
+    optNullable(v.total, isNumber) &&
     typeof v.has_more === 'boolean'
   );
 }
@@ -570,15 +565,15 @@ function isJobRecordBody(v: any): boolean {
     isObject(v) &&
     isString(v.id) &&
     isString(v.status) &&
-    (v.create_time === undefined || (v.create_time === null || isNumber(v.create_time))) &&
-    (v.execution_error === undefined || (v.execution_error === null || isJobExecutionError(v.execution_error))) &&
-    (v.preview_output === undefined || (v.preview_output === null || isJobSummary_1(v.preview_output))) &&
-    (v.outputs_count === undefined || (v.outputs_count === null || isNumber(v.outputs_count))) &&
-    (v.workflow_id === undefined || (v.workflow_id === null || isString(v.workflow_id))) &&
-    (v.execution_start_time === undefined || (v.execution_start_time === null || isNumber(v.execution_start_time))) &&
-    (v.execution_end_time === undefined || (v.execution_end_time === null || isNumber(v.execution_end_time))) &&
-    (v.outputs === undefined || (v.outputs === null || isHistory_3(v.outputs))) &&
-    (v.update_time === undefined || (v.update_time === null || isNumber(v.update_time)))
+    optNullable(v.create_time, isNumber) &&
+    optNullable(v.execution_error, isJobExecutionError) &&
+    optNullable(v.preview_output, isJobSummary_1) &&
+    optNullable(v.outputs_count, isNumber) &&
+    optNullable(v.workflow_id, isString) &&
+    optNullable(v.execution_start_time, isNumber) &&
+    optNullable(v.execution_end_time, isNumber) &&
+    optNullable(v.outputs, isHistory_3) &&
+    optNullable(v.update_time, isNumber)
   );
 }
 export const JobStatus: Typed<z.output<typeof S.JobStatus>> = {
@@ -595,12 +590,7 @@ export const JobStatus: Typed<z.output<typeof S.JobStatus>> = {
   is: isJobStatus,
 };
 function isJobStatus(v: any): boolean {
-  return (
-    isObject(v) &&
-    isString(v.status) &&
-    optString(v.id) &&
-    (v.error_message === undefined || (v.error_message === null || isString(v.error_message)))
-  );
+  return isObject(v) && isString(v.status) && optString(v.id) && optNullable(v.error_message, isString);
 }
 export const ListJobsParams: Typed<z.output<typeof S.ListJobsParams>> = {
   type: 'object',
@@ -666,13 +656,13 @@ function isListNodesParams(v: any): boolean {
     isObject(v) &&
     (v.page === undefined || (Number.isSafeInteger(v.page) && (v.page as number) >= 1)) &&
     (v.limit === undefined || (Number.isSafeInteger(v.limit) && (v.limit as number) >= 1)) &&
-    (v.node_id === undefined || isListNodesParams_1(v.node_id)) &&
+    optional(v.node_id, isListNodesParams_1) &&
     optString(v.supported_os) &&
     optString(v.supported_accelerator) &&
     optBoolean(v.include_banned) &&
     optString(v.timestamp) &&
     optBoolean(v.latest) &&
-    (v.sort === undefined || isNodeVersion_1(v.sort)) &&
+    optional(v.sort, isNodeVersion_1) &&
     optString(v.platformui_version) &&
     optString(v.form_factor)
   ))) return false;
@@ -723,12 +713,12 @@ function isPublisher(v: any): boolean {
     optString(v.name) &&
     optString(v.description) &&
     optString(v.logo) &&
-    (v.members === undefined || isCreateNodeRequest_14(v.members)) &&
+    optional(v.members, isCreateNodeRequest_14) &&
     optString(v.source_code_repo) &&
     optString(v.support) &&
     optString(v.website) &&
     optString(v.createdAt) &&
-    (v.status === undefined || isString(v.status))
+    optional(v.status, isString)
   );
 }
 export const NodeStatus: Typed<z.output<typeof S.NodeStatus>> = 'string';
@@ -778,21 +768,21 @@ function isNode(v: any): boolean {
     optInteger(v.downloads) &&
     optInteger(v.github_stars) &&
     optString(v.license) &&
-    (v.preempted_platform_node_names === undefined || isNodeVersion_1(v.preempted_platform_node_names)) &&
+    optional(v.preempted_platform_node_names, isNodeVersion_1) &&
     optNumber(v.rating) &&
     optString(v.repository) &&
     optInteger(v.search_ranking) &&
     optString(v.status_detail) &&
-    (v.supported_accelerators === undefined || isNodeVersion_1(v.supported_accelerators)) &&
+    optional(v.supported_accelerators, isNodeVersion_1) &&
     optString(v.supported_platformui_frontend_version) &&
     optString(v.supported_platformui_version) &&
-    (v.supported_os === undefined || isNodeVersion_1(v.supported_os)) &&
-    (v.tags === undefined || isNodeVersion_1(v.tags)) &&
-    (v.tags_admin === undefined || isNodeVersion_1(v.tags_admin)) &&
-    (v.translations === undefined || isCreateNodeRequest_6(v.translations)) &&
-    (v.latest_version === undefined || isNodeVersion(v.latest_version)) &&
-    (v.publisher === undefined || isPublisher(v.publisher)) &&
-    (v.status === undefined || isString(v.status))
+    optional(v.supported_os, isNodeVersion_1) &&
+    optional(v.tags, isNodeVersion_1) &&
+    optional(v.tags_admin, isNodeVersion_1) &&
+    optional(v.translations, isCreateNodeRequest_6) &&
+    optional(v.latest_version, isNodeVersion) &&
+    optional(v.publisher, isPublisher) &&
+    optional(v.status, isString)
   );
 }
 export const NodeDefinition: Typed<z.output<typeof S.NodeDefinition>> = {
@@ -815,13 +805,13 @@ export const NodeDefinition: Typed<z.output<typeof S.NodeDefinition>> = {
 function isNodeDefinition_1(v: any): boolean {
   return (
     isObject(v) &&
-    (v.required === undefined || isCreateNodeRequest_6(v.required)) &&
-    (v.optional === undefined || isCreateNodeRequest_6(v.optional)) &&
-    (v.hidden === undefined || isCreateNodeRequest_6(v.hidden))
+    optional(v.required, isCreateNodeRequest_6) &&
+    optional(v.optional, isCreateNodeRequest_6) &&
+    optional(v.hidden, isCreateNodeRequest_6)
   );
 }
 function isNodeDefinition(v: any): boolean {
-  return isObject(v) && (v.input === undefined || isNodeDefinition_1(v.input));
+  return isObject(v) && optional(v.input, isNodeDefinition_1);
 }
 export const NodePage: Typed<z.output<typeof S.NodePage>> = {
   type: 'object',
@@ -872,7 +862,7 @@ function isNodeProgress(v: any): boolean {
     isString(v.node_id) &&
     optString(v.prompt_id) &&
     optString(v.display_node_id) &&
-    (v.parent_node_id === undefined || (v.parent_node_id === null || isString(v.parent_node_id))) &&
+    optNullable(v.parent_node_id, isString) &&
     optString(v.real_node_id)
   );
 }
@@ -911,13 +901,7 @@ export const ProgressData: Typed<z.output<typeof S.ProgressData>> = {
   is: isProgressData,
 };
 function isProgressData(v: any): boolean {
-  return (
-    isObject(v) &&
-    isNumber(v.value) &&
-    isNumber(v.max) &&
-    isString(v.prompt_id) &&
-    (v.node === undefined || (v.node === null || isString(v.node)))
-  );
+  return isObject(v) && isNumber(v.value) && isNumber(v.max) && isString(v.prompt_id) && optNullable(v.node, isString);
 }
 export const ProgressStateData: Typed<z.output<typeof S.ProgressStateData>> = {
   type: 'object',
@@ -1046,7 +1030,7 @@ function isRelightParams(v: any): boolean {
     (v.transfer_light_from_lightmap === undefined || isImageInput.is(v.transfer_light_from_lightmap)) &&
     (v.transfer_light_from_reference_image === undefined || isImageInput.is(v.transfer_light_from_reference_image)) &&
     optString(v.webhook_url) &&
-    (v.advanced_settings === undefined || isRelightAdvancedSettings(v.advanced_settings))
+    optional(v.advanced_settings, isRelightAdvancedSettings)
   ))) return false;
   for (const k in v) if (!(k === "image" || k === "prompt" || k === "style" || k === "change_background" || k === "interpolate_from_original" || k === "light_transfer_strength" || k === "preserve_details" || k === "transfer_light_from_lightmap" || k === "transfer_light_from_reference_image" || k === "webhook_url" || k === "advanced_settings")) return false;
   return true;
@@ -1172,7 +1156,7 @@ function isSubmissionErrorBody_1(v: any): boolean {
     isString(v.type) &&
     isString(v.message) &&
     optString(v.details) &&
-    (v.extra_info === undefined || isCreateNodeRequest_6(v.extra_info))
+    optional(v.extra_info, isCreateNodeRequest_6)
   );
 }
 function isSubmissionErrorBody_5(v: any): boolean {
@@ -1184,7 +1168,7 @@ function isSubmissionErrorBody_4(v: any): boolean {
   return (
     isObject(v) &&
     isSubmissionErrorBody_5(v.errors) &&
-    (v.dependent_outputs === undefined || isNodeVersion_1(v.dependent_outputs)) &&
+    optional(v.dependent_outputs, isNodeVersion_1) &&
     optString(v.class_type)
   );
 }
@@ -1197,7 +1181,7 @@ function isSubmissionErrorBody(v: any): boolean {
   return (
     isObject(v) &&
     (isSubmissionErrorBody_1(v.error) || isString(v.error)) &&
-    (v.node_errors === undefined || isSubmissionErrorBody_3(v.node_errors))
+    optional(v.node_errors, isSubmissionErrorBody_3)
   );
 }
 export const SubmissionResponse: Typed<z.output<typeof S.SubmissionResponse>> = {
@@ -1228,7 +1212,7 @@ function isSubmitOptionsParams(v: any): boolean {
   return (
     isObject(v) &&
     (v.partnerApiKey === undefined || ((typeof v.partnerApiKey === 'string' && v.partnerApiKey !== '') || (v.partnerApiKey === true))) &&
-    (v.extraData === undefined || isCreateNodeRequest_6(v.extraData)) &&
+    optional(v.extraData, isCreateNodeRequest_6) &&
     optString(v.clientId) &&
     optBoolean(v.validate) &&
     (v.promptId === undefined || (typeof v.promptId === 'string' && v.promptId !== '')) &&
@@ -1242,12 +1226,7 @@ export const Task: Typed<z.output<typeof S.Task>> = {
   is: isTask,
 };
 function isTask(v: any): boolean {
-  return (
-    isObject(v) &&
-    isString(v.task_id) &&
-    isString(v.status) &&
-    (v.generated === undefined || isNodeVersion_1(v.generated))
-  );
+  return isObject(v) && isString(v.task_id) && isString(v.status) && optional(v.generated, isNodeVersion_1);
 }
 export const TaskNotification: Typed<z.output<typeof S.TaskNotification>> = {
   type: 'object',
@@ -1259,12 +1238,7 @@ export const TaskNotification: Typed<z.output<typeof S.TaskNotification>> = {
   is: isTaskNotification,
 };
 function isTaskNotification(v: any): boolean {
-  return (
-    isObject(v) &&
-    optString(v.task_id) &&
-    optString(v.status) &&
-    (v.generated === undefined || isNodeVersion_1(v.generated))
-  );
+  return isObject(v) && optString(v.task_id) && optString(v.status) && optional(v.generated, isNodeVersion_1);
 }
 export const TaskRecord: Typed<z.output<typeof S.TaskRecord>> = {
   type: 'object',
@@ -1299,7 +1273,7 @@ function isWorkflowNode(v: any): boolean {
     isObject(v) &&
     isCreateNodeRequest_6(v.inputs) &&
     optString(v.class_type) &&
-    (v._meta === undefined || isWorkflowNode_2(v._meta))
+    optional(v._meta, isWorkflowNode_2)
   );
 }
 export const Workflow: Typed<z.output<typeof S.Workflow>> = { type: 'record', of: WorkflowNode, is: isWorkflow };

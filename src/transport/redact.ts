@@ -14,6 +14,9 @@ const SECRET_SUFFIX = /(token|key|sig|signature|credential|secret|password|auth)
 const isSecretParam = (name: string) =>
   SECRET_SUFFIX.test(name) || name.replace(/([a-z\d])([A-Z])/g, '$1 $2').toLowerCase().split(/[^a-z\d]+/).some((w) => SECRET_WORDS.has(w));
 
+/** `text` cut to `max` characters, the last one an ellipsis when it was longer. */
+export const clip = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+
 /** Placeholder that replaces a secret. */
 export const REDACTED = '[REDACTED]';
 
@@ -51,7 +54,7 @@ export function redactUrl(url: string | URL): string {
  */
 export function redactText(text: string, max = 200): string {
   const shown = text.replace(/\b[a-z][a-z\d+.-]*:\/\/[^\s'"<>`]+/gi, (u) => redactUrl(u)).replace(/(token|key|sig|signature)=[^&\s'"]+/gi, `$1=${REDACTED}`);
-  return shown.length > max ? `${shown.slice(0, max - 1)}…` : shown;
+  return clip(shown, max);
 }
 
 /**

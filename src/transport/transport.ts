@@ -30,8 +30,9 @@ import { checkTimeout, fromEnv, resolveRetry, type ClientOptions, type Credentia
 import { guardBody } from './body.ts';
 import { createLog, describeError, errorDetails, nextRequestId, type Log } from './log.ts';
 import type { WithResponse } from './promise.ts';
-import { redactText, redactUrl, scrub } from './redact.ts';
+import { clip, redactText, redactUrl, scrub } from './redact.ts';
 import { mayResend } from './resend.ts';
+import { sleep } from './sleep.ts';
 
 /** How a client authenticates when an endpoint asks for it. */
 export type AuthScheme = 'bearer' | 'apiKey';
@@ -271,7 +272,7 @@ export class Transport {
     return guardBody(res, {
       timeout,
       idle: () => fail(new APITimeoutError(method, shown, timeout || undefined)),
-      failed: (cause) => fail(cause instanceof PlatformUIError ? cause : new APIConnectionError(method, shown, scrub(describeCause(cause), this.#secrets), causeCode(cause))),
+      failed: (cause) => fail(cause instanceof PlatformUIError ? cause : this.#connectionError(method, shown, cause)),
     });
   }
 
@@ -400,9 +401,7 @@ export class Transport {
           delayMs: Math.round(wait),
         });
       }
-      await sleep(wait, signal).catch(() => {
-        throw new APIUserAbortError(undefined, { cause: signal?.reason });
-      });
+      await sleep(wait, signal);
       // Errors a hook throws are the caller's own: they propagate as they are.
       const cause = error instanceof Error ? error : new Error(String(error));
       for (const hook of this.#hooks?.beforeRetry ?? []) await hook({ request: new Request(url, { method: spec.method, headers }), error: cause, retryCount: attempt + 1 });
@@ -524,7 +523,7 @@ export class Transport {
         ? new APIUserAbortError(undefined, { cause: user.reason })
         : timer.signal.aborted
           ? new APITimeoutError(method, spec.shown, timeout === false ? undefined : timeout)
-          : new APIConnectionError(method, spec.shown, scrub(describeCause(err), this.#secrets), causeCode(err));
+          : this.#connectionError(method, spec.shown, err);
       throw this.#handedOver(requestId, spec, error);
     }
     clearTimeout(handle);
@@ -538,6 +537,11 @@ export class Transport {
     throw this.#handedOver(requestId, spec, new Cls({ status: res.status, body: scrub(body, this.#secrets), method, url: spec.shown, headers: res.headers }));
   }
 
+  /** A connection failure as the caller sees it: the cause's text and system code, never the cause itself (it may hold the Request and its headers). */
+  #connectionError(method: string, url: string, cause: unknown): APIConnectionError {
+    return new APIConnectionError(method, url, scrub(describeCause(cause), this.#secrets), causeCode(cause));
+  }
+
   #mapError(err: unknown, spec: RequestSpec, signal: AbortSignal | undefined, timeout: number | false): unknown {
     const url = this.displayUrl(spec.path, spec.query);
     if (err instanceof PlatformUIError) return err;
@@ -547,8 +551,7 @@ export class Transport {
       return new Cls({ status: err.response.status, body: scrub(err.body ?? '', this.#secrets), method: spec.method, url, headers: err.response.headers });
     }
     if (err instanceof AttemptTimeout) return new APITimeoutError(spec.method, url, timeout === false ? undefined : timeout);
-    // Only the cause's text is kept, never the error itself (it may hold the Request and its headers).
-    if (err instanceof NetworkFailure) return new APIConnectionError(spec.method, url, scrub(describeCause(err.cause), this.#secrets), causeCode(err.cause));
+    if (err instanceof NetworkFailure) return this.#connectionError(spec.method, url, err.cause);
     // Anything else was thrown by the caller's own code (a hook, a custom fetch's bug): it is theirs, unchanged.
     return err;
   }
@@ -580,7 +583,7 @@ function checkBaseUrl(option: string | undefined, env: string): string {
     const fixed = !value.includes('://') && URL.canParse(`http://${value}`) ? new URL(`http://${value}`) : undefined;
     const hint = fixed?.hostname ? ` (did you mean ${JSON.stringify(redactUrl(fixed).replace(/\/$/, ''))}?)` : '';
     const shown = parsed ? redactUrl(parsed) : fixed ? redactUrl(fixed).slice('http://'.length).replace(/\/$/, '') : value;
-    throw new InvalidArgumentError(`must be an absolute http(s) URL${source}, got ${JSON.stringify(shown.length > 60 ? `${shown.slice(0, 59)}…` : shown)}${hint}`, 'baseUrl');
+    throw new InvalidArgumentError(`must be an absolute http(s) URL${source}, got ${JSON.stringify(clip(shown, 60))}${hint}`, 'baseUrl');
   }
   return value;
 }
@@ -664,18 +667,3 @@ function retryAfter(value: string | null): number | undefined {
   return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
 
-/** Resolves after `ms`, or rejects as soon as `signal` aborts. */
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}

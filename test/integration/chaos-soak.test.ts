@@ -97,7 +97,7 @@ describe.each(['cloud', 'local'] as const)('chaos soak (%s)', (personality) => {
     expect(outcomes).toContain('aborted');
     expect(outcomes).toContain('unconfirmed');
     // What was logged at warn is about unconfirmed submissions and the socket only.
-    for (const l of log.of('warn')) expect(l.message).toMatch(/its submission got no answer|socket/);
+    for (const l of log.of('warn')) expect(l.message).toMatch(/its submission's answer was lost|socket/);
     expect(log.of('error')).toEqual([]);
   }, 120_000);
 });

@@ -81,7 +81,7 @@ describe.each(['local', 'cloud'] as const)('a submission whose answer is lost (%
     expect(err.message).toContain(`job ${err.promptId} may exist`);
     expect(prompts(emu)).toHaveLength(before + 1);
     expect(emu.cloud.engine.submissions.has(err.promptId)).toBe(false);
-    expect(log.of('warn').map((l) => l.message)).toContainEqual(expect.stringContaining(`job ${err.promptId}: its submission got no answer and the server does not show it after 300 ms; it may still exist (not sent again)`));
+    expect(log.of('warn').map((l) => l.message)).toContainEqual(expect.stringContaining(`job ${err.promptId}: its submission's answer was lost and the server does not show it after 300 ms; it may exist (not sent again)`));
   });
 
   it('resubmitUnconfirmed sends it once more, with the same id', async () => {

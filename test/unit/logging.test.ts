@@ -590,7 +590,7 @@ describe('socket lines', () => {
     await new Promise((r) => setTimeout(r, 30));
     expect(socket.state).toBe('closed');
     expect(rec.lines.map((l) => l.level)).toEqual(['warn', 'error']);
-    expect(rec.lines[1]).toEqual({ level: 'error', message: `[platformui] socket ${socket.url}: Gave up reconnecting after 1 attempts; it is closed`, details: { url: socket.url, attempts: 1, jobs: 0 } });
+    expect(rec.lines[1]).toEqual({ level: 'error', message: `[platformui] socket ${socket.url}: Gave up reconnecting after 1 attempts`, details: { url: socket.url, attempts: 1, jobs: 0 } });
     expect(JSON.stringify(rec.lines)).not.toContain(API_KEY);
   });
 

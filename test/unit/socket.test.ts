@@ -311,7 +311,7 @@ describe('CloudSocket reconnects', () => {
       await new Promise((r) => setTimeout(r, 10));
       expect(FakeSocket.all).toHaveLength(1); // never tried again
       expect(warnings()).toEqual([expect.stringContaining(`refused the WebSocket (close code ${code}`)]);
-      expect(warnings()[0]).toContain('the run in flight goes on by polling');
+      expect(warnings()[0]).toContain('runs in flight go on by polling');
     });
   }
 

@@ -10,63 +10,33 @@
  */
 import type { JobStatus } from '../../schemas/cloud.ts';
 import * as rules from '../../schemas/rules.generated.ts';
-import type { RequestOptions } from '../../transport/options.ts';
-import type { WithResponse } from '../../transport/promise.ts';
 import { path, type Transport } from '../../transport/transport.ts';
-import { NotFoundError } from '../../errors.ts';
-import { jobPhase, type JobStatusResult } from '../jobs.ts';
-import { AtomicCancel, Records, routeMissing } from './routes.ts';
+import { jobPhase } from '../jobs.ts';
+import { atomicCancel, deleteFromQueue, jobRecords, routeMissing } from './routes.ts';
 import type { ServerProtocol } from './types.ts';
 
 /** The cloud service's protocol. */
-export class CloudProtocol implements ServerProtocol {
-  readonly kind = 'cloud';
-  readonly #records: Records;
-  readonly #cancel: AtomicCancel;
+export function cloudProtocol(transport: Transport): ServerProtocol {
+  const record = jobRecords(transport);
   /** Whether `GET /api/job/{id}/status` exists here: unknown until a status call says. */
-  #statusEndpoint: boolean | undefined;
-
-  readonly #transport: Transport;
-
-  constructor(transport: Transport) {
-    this.#transport = transport;
-    this.#records = new Records(transport);
-    this.#cancel = new AtomicCancel(transport);
-  }
-
-  async status(id: string, options?: RequestOptions): Promise<WithResponse<JobStatusResult>> {
-    if (this.#statusEndpoint !== false) {
-      try {
-        const r = await this.#transport.request<JobStatus>({ method: 'GET', path: path`api/job/${id}/status`, auth: true, schema: rules.JobStatus, options });
-        this.#statusEndpoint = true;
-        return { data: { ...r.data, phase: jobPhase(r.data.status) }, response: r.response };
-      } catch (err) {
-        // A JSON 404 is this job unknown; a bare one is the route missing.
-        if (!routeMissing(err) || this.#statusEndpoint === true) throw err;
-        this.#statusEndpoint = false;
+  let statusRoute: boolean | undefined;
+  return {
+    async status(id, options) {
+      if (statusRoute !== false) {
+        try {
+          const r = await transport.request<JobStatus>({ method: 'GET', path: path`api/job/${id}/status`, auth: true, schema: rules.JobStatus, options });
+          statusRoute = true;
+          return { data: { ...r.data, phase: jobPhase(r.data.status) }, response: r.response };
+        } catch (err) {
+          // A JSON 404 is this job unknown; a bare one is the route missing.
+          if (!routeMissing(err) || statusRoute === true) throw err;
+          statusRoute = false;
+        }
       }
-    }
-    return this.#records.read(id, options);
-  }
-
-  record(id: string, options?: RequestOptions) {
-    return this.#records.read(id, options);
-  }
-
-  async stopJob(id: string, options?: RequestOptions): Promise<Response> {
-    const cancelled = await this.#cancel.stop(id, options);
-    if (cancelled) return cancelled;
-    return (await this.#transport.request({ method: 'POST', path: 'api/queue', json: { delete: [id] }, auth: true, options })).response;
-  }
-
-  interruptBody(): undefined {
-    return undefined;
-  }
-
-  async lookup(id: string, options?: RequestOptions) {
-    return this.status(id, options).catch((err: unknown) => {
-      if (err instanceof NotFoundError && !routeMissing(err)) return undefined;
-      throw err;
-    });
-  }
+      return record(id, options);
+    },
+    record,
+    stopJob: atomicCancel(transport, async (id, options) => (await deleteFromQueue(transport, [id], options)).response),
+    interruptBody: () => undefined,
+  };
 }

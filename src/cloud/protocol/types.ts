@@ -1,9 +1,9 @@
 /**
  * What differs between the cloud and a local server, behind one interface
  * (DESIGN "Rooms of 2026-11-27"): where a job's status and record are read,
- * how one job is stopped, what an interrupt sends, how a job is looked up by
- * its id. One file per kind (`cloud.ts`, `local.ts`); `CloudClient` chooses
- * one in its constructor and never branches on the kind again.
+ * how one job is stopped, what an interrupt sends. One file per kind
+ * (`cloud.ts`, `local.ts`); `CloudClient` chooses one in its constructor and
+ * never branches on the kind again.
  *
  * @module
  */
@@ -16,8 +16,10 @@ export type ServerKind = 'cloud' | 'local';
 
 /** One kind of server's answers to the questions whose routes differ. */
 export interface ServerProtocol {
-  readonly kind: ServerKind;
-  /** The job's status with its phase. */
+  /**
+   * The job's status with its phase; {@link NotFoundError} when the server
+   * does not know it. Also how a submission whose answer was lost is looked up.
+   */
   status(id: string, options?: RequestOptions): Promise<WithResponse<JobStatusResult>>;
   /** The job's record, outputs included; {@link NotFoundError} when the server does not know it. */
   record(id: string, options?: RequestOptions): Promise<WithResponse<JobRecord>>;
@@ -25,10 +27,4 @@ export interface ServerProtocol {
   stopJob(id: string, options?: RequestOptions): Promise<Response>;
   /** The body of `POST /api/interrupt` for "stop `promptId` if it runs"; `undefined`: no body (the cloud's interrupt takes none). */
   interruptBody(promptId: string | undefined): { prompt_id: string } | undefined;
-  /**
-   * Whether the server knows the job: its answer, or `undefined` when it
-   * does not (it may still be about to). Used to confirm a submission whose
-   * answer was lost. Throws when the server gives no answer.
-   */
-  lookup(id: string, options?: RequestOptions): Promise<WithResponse<JobRecord | JobStatusResult> | undefined>;
 }
