@@ -32,6 +32,7 @@ import { localProtocol } from './protocol/local.ts';
 import { deleteFromQueue } from './protocol/routes.ts';
 import type { ServerKind, ServerProtocol } from './protocol/types.ts';
 import { submitWithId } from './submission.ts';
+import { randomUuid } from './uuid.ts';
 import { followJob, runJob, waitForJob, type FollowOptions, type JobResult, type RunOptions, type WaitForJobOptions } from './run.ts';
 import { CloudSocket, type CloudSocketOptions } from './socket.ts';
 import { validateWorkflow, type WorkflowIssue } from '../workflow/validate.ts';
@@ -344,8 +345,7 @@ export class CloudClient implements JobBackend {
       const prompt = checkArgs(rules.Workflow, jsonOf(workflow), 'workflow');
       if (Object.keys(prompt).length === 0) throw new InvalidArgumentError('has no nodes', 'workflow');
       checkArgs(rules.SubmitOptionsParams, options, 'options');
-      if (options.confirmWithin !== undefined) checkInterval(options.confirmWithin, 'confirmWithin');
-      const id = options.promptId ?? crypto.randomUUID();
+      const id = options.promptId ?? randomUuid();
       if (options.validate) {
         // The submission's own options go along unread: object_info is fetched with its request options.
         const issues = await this.validateWorkflow(prompt, options);

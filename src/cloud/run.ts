@@ -21,6 +21,7 @@ import { readCompletedRecord, settleEnded } from './follow/records.ts';
 import type { ImageFrame } from './frames.ts';
 import { isFinalPhase, type JobBackend, type JobRecord } from './jobs.ts';
 import type { SocketEvent } from './socket.ts';
+import { randomUuid } from './uuid.ts';
 
 export { readCompletedRecord, sleep };
 
@@ -119,7 +120,7 @@ export async function waitForJob(jobs: JobBackend, promptId: string, options: Wa
  * `clock` is for tests.
  */
 export function runJob(jobs: JobBackend, socket: FollowSocket, workflow: Workflow, opts: RunOptions = {}, clock: Clock = realClock): Promise<JobResult> {
-  const follower = new JobFollower(jobs, socket, opts.promptId ?? crypto.randomUUID(), { ...opts, stopOnAbort: opts.stopOnAbort ?? true }, clock, true);
+  const follower = new JobFollower(jobs, socket, opts.promptId ?? randomUuid(), { ...opts, stopOnAbort: opts.stopOnAbort ?? true }, clock, true);
   return follower.submit(workflow);
 }
 

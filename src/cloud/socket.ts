@@ -26,6 +26,7 @@ import { describeError, errorDetails, SILENT, type Log } from '../transport/log.
 import { redactText, redactUrl, scrub } from '../transport/redact.ts';
 import { decodeFrame, type PreviewFrame } from './frames.ts';
 import { parseMessage, promptIdOf, type CloudMessage } from './messages.ts';
+import { randomUuid } from './uuid.ts';
 
 /** A decoded binary frame, as delivered by the socket. */
 export interface BinaryEvent {
@@ -198,7 +199,7 @@ export class CloudSocket {
   constructor(target: SocketTarget, options: CloudSocketOptions = {}) {
     this.#target = target;
     this.#opts = { idleTimeout: 30_000, holdFor: 5000, ...options };
-    this.clientId = options.clientId ?? randomId();
+    this.clientId = options.clientId ?? randomUuid();
     this.#displayUrl = redactUrl(this.#url(target.hasCredential ? '[REDACTED]' : undefined));
     this.#log = target.log ?? SILENT;
     void this.#connect();
@@ -699,10 +700,6 @@ function detach(ws: WebSocket): void {
   ws.onopen = ws.onmessage = ws.onclose = null;
   // Not null: the `ws` package throws an `error` with no listener (closing while connecting).
   ws.onerror = () => undefined;
-}
-
-function randomId(): string {
-  return globalThis.crypto?.randomUUID?.() ?? `${Date.now().toString(16)}-${Math.random().toString(16).slice(2)}`;
 }
 
 // Connection errors from some WebSocket implementations quote the URL, token included.

@@ -19,6 +19,7 @@ import { isObject } from '../schemas/rule.ts';
 import { checkInterval, checkTimeout } from '../transport/options.ts';
 import { count, SILENT, type Log } from '../transport/log.ts';
 import type { WithResponse } from '../transport/promise.ts';
+import { sleep } from '../transport/sleep.ts';
 
 /**
  * An operation whose tasks can be read back: `'image-relight'`, or
@@ -157,18 +158,3 @@ export async function pollTask(
   }
 }
 
-/** Resolves after `ms`, or rejects as soon as `signal` aborts. */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-}

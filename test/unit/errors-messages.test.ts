@@ -392,3 +392,20 @@ describe('SubmissionError.nodeErrors agrees with the schema', () => {
     }
   });
 });
+
+describe('random ids', () => {
+  it('are version 4 UUIDs, also where crypto.randomUUID is missing (a page over plain http on another host)', async () => {
+    const { randomUuid } = await import('../../src/cloud/uuid.ts');
+    const v4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+    expect(randomUuid()).toMatch(v4);
+    const native = crypto.randomUUID;
+    (crypto as { randomUUID?: unknown }).randomUUID = undefined;
+    try {
+      const ids = Array.from({ length: 200 }, () => randomUuid());
+      for (const id of ids) expect(id).toMatch(v4);
+      expect(new Set(ids).size).toBe(200);
+    } finally {
+      crypto.randomUUID = native;
+    }
+  });
+});

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { APIUserAbortError } from '../../errors.ts';
+import { sleep as wait, type Timers } from '../../transport/sleep.ts';
 
 /** The longest delay a runtime timer takes; longer ones would fire at once. */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -13,7 +13,7 @@ const MAX_TIMER_MS = 2_147_483_647;
 export type TimerHandle = unknown;
 
 /** The time source and timers of a job follower. */
-export interface Clock {
+export interface Clock extends Timers {
   /** The current time, ms since the epoch. */
   now(): number;
   /** Calls `fn` once after `ms`. */
@@ -29,25 +29,5 @@ export const realClock: Clock = {
   clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
 };
 
-/**
- * Waits `ms`; rejects with {@link APIUserAbortError} when the signal aborts first.
- *
- * @example
- * ```ts
- * await sleep(250, controller.signal);
- * ```
- */
-export function sleep(ms: number, signal?: AbortSignal, clock: Clock = realClock): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(new APIUserAbortError(undefined, { cause: signal.reason }));
-    const onAbort = () => {
-      clock.clearTimeout(t);
-      reject(new APIUserAbortError(undefined, { cause: signal!.reason }));
-    };
-    const t = clock.setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
+/** Waits `ms` on a clock's timers; rejects with `APIUserAbortError` when the signal aborts first. */
+export const sleep = (ms: number, signal?: AbortSignal, clock: Clock = realClock): Promise<void> => wait(ms, signal, clock);
