@@ -139,6 +139,7 @@ export interface ConnectionErrorInit {
   promptId?: string | undefined;
   /** Overrides what the code says about whether the request reached the server. */
   sent?: 'no' | 'maybe' | undefined;
+  /** The failure this one stands for (an answer lost after sending, the original connection error). */
   cause?: unknown;
 }
 
@@ -197,6 +198,11 @@ export class APITimeoutError extends APIConnectionError {
   constructor(method: string, url: string, ms?: number, init: ConnectionErrorInit = {}) {
     super(method, url, ms === undefined ? 'Timed out' : `Timed out after ${ms} ms`, undefined, { ...init, sent: 'maybe' });
     this.timeout = ms;
+  }
+
+  /** The same timeout, naming the job the request was about: still an `APITimeoutError`, with its `timeout`. */
+  override aboutJob(promptId: string | undefined): APIConnectionError {
+    return new APITimeoutError(this.method, this.url, this.timeout, { promptId, cause: this.cause ?? this });
   }
 }
 
@@ -328,8 +334,11 @@ export class PoolClosedError extends PlatformUIError {
 /** The caller's `AbortSignal` fired. `cause` is the signal's `reason` (an `AbortError` `DOMException` unless the caller gave one). */
 export class APIUserAbortError extends PlatformUIError {
   override name = 'APIUserAbortError';
-  constructor(message = 'Request was aborted', options?: { cause?: unknown }) {
-    super(message, options);
+  /** The job an aborted submission was about: its request may have been sent, so the job may exist. */
+  readonly promptId: string | undefined;
+  constructor(message = 'Request was aborted', options?: { cause?: unknown; promptId?: string }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.promptId = options?.promptId;
   }
 }
 

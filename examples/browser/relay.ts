@@ -10,7 +10,7 @@
 //  - JSON bodies on JSON routes, multipart on the upload.
 // Put your own users' authentication in front of it too.
 import { STATUS_CODES, createServer, type IncomingMessage, type Server } from 'node:http';
-import { WebSocket, WebSocketServer } from 'ws';
+import { WebSocket, WebSocketServer, type RawData } from 'ws';
 
 /** What a route's body must be (else 415). `none`: no body is forwarded. */
 type Body = 'none' | 'json' | 'multipart';
@@ -126,7 +126,12 @@ export function createRelay({ cloud, key, origins }: { cloud: URL; key: string; 
       target.searchParams.set('token', key);
       const upstream = new WebSocket(target);
       upstream.on('message', (data, isBinary) => page.send(data, { binary: isBinary }));
-      upstream.on('close', () => page.close());
+      // The page's first message (its feature flags) can come before the cloud's socket is open.
+      const early: Array<[RawData, boolean]> = [];
+      page.on('message', (data, isBinary) => (upstream.readyState === WebSocket.OPEN ? upstream.send(data, { binary: isBinary }) : early.push([data, isBinary])));
+      upstream.on('open', () => early.splice(0).forEach(([data, isBinary]) => upstream.send(data, { binary: isBinary })));
+      // The cloud's close code goes on to the page: a refused token (1008, 4xxx) must stop its reconnects too.
+      upstream.on('close', (code, reason) => page.close(code === 1000 || code === 1008 || (code >= 3000 && code <= 4999) ? code : 1000, reason));
       upstream.on('error', () => page.terminate());
       page.on('close', () => upstream.close());
       page.on('error', () => page.terminate());

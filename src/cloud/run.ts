@@ -17,13 +17,11 @@ import { checkInterval, type RequestOptions } from '../transport/options.ts';
 import type { SubmitOptions } from './client.ts';
 import { realClock, sleep, type Clock } from './follow/clock.ts';
 import { JobFollower, type FollowSocket } from './follow/follower.ts';
-import { readCompletedRecord, settleEnded } from './follow/records.ts';
+import { settleEnded } from './follow/records.ts';
 import type { ImageFrame } from './frames.ts';
 import { isFinalPhase, type JobBackend, type JobRecord } from './jobs.ts';
 import type { SocketEvent } from './socket.ts';
 import { randomUuid } from './uuid.ts';
-
-export { readCompletedRecord, sleep };
 
 /** Options of `CloudClient.follow`: how to follow a job to its end. */
 export interface FollowOptions {
@@ -45,11 +43,11 @@ export interface FollowOptions {
   stopOnAbort?: boolean;
   /**
    * Polling interval (ms), default 1000. While the socket is down the status
-   * is polled at a gap of ten round trips of the poll itself, at least 25 ms
+   * is polled at a gap of four round trips of the poll itself, at least 25 ms
    * and at most this interval (doubling while polls get no answer): an ending
    * is found within one gap (25 ms on loopback, about this interval on a
-   * distant server), and a follower keeps the server busy at most a tenth of
-   * the time. When the socket comes back, the status is read at once. While
+   * distant server), and a follower keeps at most a quarter of one connection
+   * to the server busy. When the socket comes back, the status is read at once. While
    * the socket is open, the status is polled once every 20 intervals (20 s by
    * default), so a job whose ending the socket never tells (a lost worker)
    * still ends.

@@ -126,7 +126,7 @@ export const STABLE_AFTER_MS = 5000;
  * taken for a server's refusal: the socket detaches from a connection before closing it.
  */
 const IDLE_DROP_CODE = 4000;
-/** Close codes by which the server refuses the credential or the request: trying again would only be refused again. */
+/** Close codes by which the server refuses the credential or the request, when they close a connection that just opened: trying again would only be refused again. */
 const isRefusal = (code: number): boolean => code === 1008 || (code >= 4000 && code <= 4999);
 
 /** Bounds of the events held for unclaimed jobs (besides `holdFor`): jobs, events of one job, and message text in all (UTF-16 code units of the text frames). */
@@ -422,8 +422,11 @@ export class CloudSocket {
       const reason = redactText(token ? scrub(ev.reason ?? '', [token]) : (ev.reason ?? ''), 100);
       this.#log.debug?.(`socket closed: code ${ev.code}${reason ? ` (${reason})` : ''}`, { code: ev.code, reason });
       // Only the server's close frames reach here: the socket's own closes (the idle drop's
-      // 4000 included) detach first, so they are never taken for a refusal.
-      if (isRefusal(ev.code)) this.#refused(ws, ev.code, reason);
+      // 4000 included) detach first, so they are never taken for a refusal. A connection that
+      // lived long and then got such a code (a session that expired) is tried again: if the
+      // credential is refused, the next one is closed at once, and that is the refusal.
+      const lived = this.#state === 'open' ? Date.now() - this.#openedAt : 0;
+      if (isRefusal(ev.code) && lived < STABLE_AFTER_MS) this.#refused(ws, ev.code, reason);
       else this.#ended(ws, ev.code, `closed with code ${ev.code}`);
     };
   }

@@ -65,22 +65,29 @@ export async function submitWithId(deps: SubmissionDeps, body: Record<string, un
     try {
       const r = await deps.send({ ...body, prompt_id: id });
       const answered = r.data?.prompt_id;
-      if (answered !== id && honoursIds.value !== false) {
-        log.debug?.(`this server ignores the job ids it is sent (sent ${id}, got ${String(answered)}): a lost answer cannot be looked up`, { sent: id, answered });
+      // Only an answer that names a job says whether the id was used (an `error` body names none).
+      if (typeof answered === 'string') {
+        if (answered !== id && honoursIds.value !== false) {
+          log.debug?.(`this server ignores the job ids it is sent (sent ${id}, got ${answered}): a lost answer cannot be looked up`, { sent: id, answered });
+        }
+        honoursIds.value = answered === id;
       }
-      honoursIds.value = answered === id;
       return r;
     } catch (err) {
       failure = err;
     }
-    const lost = answerLost(failure);
+    if (failure instanceof APIUserAbortError) throw abortedJob(failure, id);
+    // After a first send whose answer was lost, nothing proves the job does not exist.
+    const lost = sends > 1 ? 'maybe' : answerLost(failure);
     if (lost === undefined) throw failure;
     // A server that ignores chosen ids gave this job another: nothing to look up, nothing to name.
     if (honoursIds.value === false) throw namingJob(failure, undefined, lost);
     if (lost === 'no') throw namingJob(failure, id, lost);
     const window = options.confirmWithin ?? CONFIRM_WITHIN_MS;
     log.info?.(`job ${id}: its submission's answer was lost (${describeError(failure)}); looking it up for ${window} ms`, { promptId: id, windowMs: window });
-    const found = await lookUp(deps, id, window, options.signal);
+    const found = await lookUp(deps, id, window, options.signal).catch((err: unknown) => {
+      throw err instanceof APIUserAbortError ? abortedJob(err, id) : err;
+    });
     if (found) {
       log.info?.(`job ${id}: found; the submission went through`, { promptId: id });
       return { data: { prompt_id: id, node_errors: {} } as SubmissionResponse, response: found.response };
@@ -100,6 +107,7 @@ function namingJob(err: unknown, promptId: string | undefined, sent: 'no' | 'may
 
 /** Looks the job up until found or `window` ms have passed; `undefined` when it never showed. */
 async function lookUp(deps: SubmissionDeps, id: string, window: number, signal: AbortSignal | undefined): Promise<WithResponse<unknown> | undefined> {
+  if (window <= 0) return undefined;
   const deadline = Date.now() + window;
   for (let gap = FIRST_LOOKUP_MS; ; gap = Math.min(gap * 2, MAX_LOOKUP_GAP_MS)) {
     await sleep(Math.min(gap, Math.max(0, deadline - Date.now())), signal);
@@ -112,4 +120,9 @@ async function lookUp(deps: SubmissionDeps, id: string, window: number, signal: 
     }
     if (Date.now() >= deadline) return undefined;
   }
+}
+
+/** The caller gave up on a submission that may have left: its job may exist, so the error names it. */
+function abortedJob(err: APIUserAbortError, id: string): APIUserAbortError {
+  return new APIUserAbortError(`Aborted; job ${id} may exist (its submission may have been sent)`, { cause: err.cause, promptId: id });
 }

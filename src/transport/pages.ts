@@ -62,12 +62,12 @@ export async function* walkPages<T, P extends WalkablePage<P>>(
     let fresh = false;
     for (const item of items(current)) {
       const id = (item as { id?: unknown } | null)?.id;
-      // An item without an id cannot be told from a repeat: yielded, but no sign of progress.
+      // An item without an id cannot be told from a repeat: yielded, and taken as progress.
       if (id !== undefined) {
         if (yielded.has(id)) continue;
         yielded.add(id);
-        fresh = true;
       }
+      fresh = true;
       yield item;
     }
     stale = fresh ? 0 : stale + 1;

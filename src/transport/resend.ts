@@ -31,5 +31,6 @@ export interface ResendQuestion {
  */
 export function mayResend(q: ResendQuestion): boolean {
   if (q.paid || q.streamBody) return false;
-  return q.method === 'GET' || q.method === 'DELETE' || q.allowPost;
+  // PUT, like GET and DELETE, is idempotent by definition: sending it again changes nothing.
+  return q.method !== 'POST' || q.allowPost;
 }

@@ -335,7 +335,9 @@ export class Transport {
     const headers = { ...this.#headers, ...lowerKeys(opts.headers), ...spec.headers };
     // Unauthenticated endpoints get no credential at all, even one a caller put in default headers.
     if (!spec.auth) for (const h of CREDENTIAL_HEADERS) delete headers[h];
-    // On the others the SDK's credential replaces the caller's header of that name; without one (keyless, local) the caller's own go as they are.
+    // On the others the SDK's credential replaces the caller's header of that name; without one (keyless, local) the caller's own go as they are,
+    // and are scrubbed like the SDK's own from anything shown (a relay that echoes its token).
+    else for (const h of CREDENTIAL_HEADERS) if (headers[h]) this.rememberSecret(headers[h].replace(/^(bearer|basic|token)\s+/i, ''));
     const value = spec.auth ? await this.optionalCredential() : undefined;
     if (value !== undefined) {
       if (this.#scheme === 'bearer') headers.authorization = `Bearer ${value}`;

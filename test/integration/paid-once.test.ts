@@ -127,6 +127,34 @@ describe('ids the server does not use, and requests that never left', () => {
   });
 });
 
+describe('giving up while submitting', () => {
+  it('run() aborted while a lost answer is looked up rejects at once, naming the job', async () => {
+    const emu = await emulator('local');
+    const c = client(emu);
+    const image = (await c.uploadImage(PNG, { filename: 'in.png' })).name;
+    emu.faults.dropNext({ method: 'POST', path: '/api/prompt' });
+    const ac = new AbortController();
+    const run = c.run(invertWorkflow(image, 'abort-lookup'), { signal: ac.signal, confirmWithin: 20_000 });
+    await until(() => emu.requests.some((r) => /\/jobs\/[^/]+$/.test(r.path)), 5000, 'the look-up');
+    ac.abort();
+    const err: any = await run.catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(APIUserAbortError);
+    expect(err.promptId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(err.message).toBe(`Aborted while submitting job ${err.promptId}; it is stopped if it was made`);
+  });
+
+  it('with resubmitUnconfirmed, a second send that is refused still says the job may exist', async () => {
+    // A server that takes the first submission, resets it, and is gone: the look-up and the second send are refused.
+    const gone = createServer((req) => void (req.socket.destroy(), gone.close()));
+    await new Promise<void>((r) => gone.listen(0, '127.0.0.1', r));
+    const c = new CloudClient({ baseUrl: `http://127.0.0.1:${(gone.address() as AddressInfo).port}`, logLevel: 'off' });
+    clients.push(c);
+    const err: any = await c.submit({ '1': { class_type: 'SaveImage', inputs: {} } }, { confirmWithin: 200, resubmitUnconfirmed: true }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(APIConnectionError);
+    expect(err).toMatchObject({ code: 'ECONNREFUSED', sent: 'maybe', promptId: expect.any(String) });
+  });
+});
+
 describe('stopping one job, and never another', () => {
   it('local: the atomic cancel where the server has it; no interrupt', async () => {
     const emu = await emulator('local', 40);
@@ -191,6 +219,20 @@ describe('a keyless client behind a relay on loopback', () => {
     await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
   });
   afterAll(() => new Promise<void>((r) => relay.close(() => r())));
+
+  it("the caller's own credential is scrubbed like the SDK's: a relay that echoes it in an error shows it nowhere", async () => {
+    const echo = createServer((req, res) => res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'boom', message: `bad auth ${String(req.headers.authorization)}` })));
+    await new Promise<void>((r) => echo.listen(0, '127.0.0.1', r));
+    const c = new CloudClient({ baseUrl: `http://127.0.0.1:${(echo.address() as AddressInfo).port}`, keyless: true, headers: { authorization: 'Bearer relay-SECRET-7' }, retry: false, logLevel: 'off' });
+    try {
+      const err: any = await c.getQueue().catch((e: unknown) => e);
+      expect(err.status).toBe(500);
+      for (const text of [err.message, JSON.stringify(err), String(err.stack)]) expect(text).not.toContain('relay-SECRET-7');
+    } finally {
+      c.close();
+      echo.close();
+    }
+  });
 
   it('speaks the cloud protocol, sends its own headers, and an abort stops only its job', async () => {
     const c = new CloudClient({ baseUrl: `http://127.0.0.1:${(relay.address() as AddressInfo).port}`, keyless: true, headers: { authorization: 'Bearer relay-token' }, logLevel: 'off' });

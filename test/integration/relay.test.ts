@@ -127,6 +127,19 @@ describe("the relay over loopback, in front of the emulator's cloud", () => {
       ws.once('error', reject);
     });
 
+  it("passes the cloud's refusal of its socket on to the page (so the page's socket stops reconnecting too)", async () => {
+    emulator.cloud.closeSocketsOnOpen({ code: 4001, reason: 'Invalid token' });
+    try {
+      const ws = await openSocket(PAGE);
+      if (typeof ws === 'number') throw new Error(`the upgrade was refused: ${ws}`);
+      ws.send(JSON.stringify({ type: 'feature_flags', data: {} }));
+      const [code, reason] = await new Promise<[number, string]>((resolve) => ws.once('close', (c, r) => resolve([c, String(r)])));
+      expect([code, reason]).toEqual([4001, 'Invalid token']);
+    } finally {
+      emulator.cloud.closeSocketsOnOpen(null);
+    }
+  });
+
   it("forwards the page's calls with the key: an upload, a job, its events on the socket, its output through /api/view's redirect, its cancel by id", async () => {
     const ws = await openSocket(PAGE);
     if (typeof ws === 'number') throw new Error(`the upgrade was refused: ${ws}`);

@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { interceptHttp } from './msw.ts';
 import {
   APIConnectionError,
+  APIUserAbortError,
   AuthenticationError,
   BadRequestError,
   CloudClient,
@@ -144,6 +145,26 @@ describe('submit', () => {
     expect(err).toMatchObject({ sent: 'maybe', promptId: bodies[0].prompt_id });
     expect(err.cause).toBeInstanceOf(InternalServerError);
     expect(bodies).toHaveLength(1);
+  });
+
+  it('an answer that names no job (an error body) does not make the client stop looking lost answers up', async () => {
+    const c = cloud();
+    answer(200, { error: 'no credits for partner node' });
+    await expect(c.submit(workflow)).rejects.toBeInstanceOf(SubmissionError);
+    const looked: string[] = [];
+    server.use(http.get(`${BASE}/api/job/:id/status`, ({ params }) => (looked.push(String(params.id)), HttpResponse.json({ error: 'Job not found' }, { status: 404 }))));
+    answer(502, { error: 'E', message: 'gateway' });
+    const err: any = await c.submit(workflow, { confirmWithin: 50 }).catch((e) => e);
+    expect(err).toMatchObject({ sent: 'maybe', promptId: bodies[1].prompt_id });
+    expect(looked).toContain(bodies[1].prompt_id);
+  });
+
+  it('a caller who aborts after sending gets an error naming the job, which may exist', async () => {
+    server.use(http.post(`${BASE}/api/prompt`, async ({ request }) => (bodies.push(await request.json()), await new Promise((r) => setTimeout(r, 300)), HttpResponse.json({ prompt_id: 'x' }))));
+    const err: any = await cloud().submit(workflow, { signal: AbortSignal.timeout(50) }).catch((e) => e);
+    expect(err).toBeInstanceOf(APIUserAbortError);
+    expect(err.promptId).toBe(bodies[0].prompt_id);
+    expect(err.message).toBe(`Aborted; job ${bodies[0].prompt_id} may exist (its submission may have been sent)`);
   });
 
   it.each([

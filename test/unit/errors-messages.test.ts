@@ -264,6 +264,10 @@ describe('every failure is a PlatformUIError', () => {
     expect(lost).toMatchObject({ sent: 'maybe', promptId: 'p-9' });
     expect(lost.message).toBe('Timed out after 50 ms: POST https://h/api/prompt (job p-9 may exist)');
     expect(new APIConnectionError('POST', 'u', 'Connection failed (ENOTFOUND)', 'ENOTFOUND', { promptId: 'p-8' }).message).toContain('(job p-8 was not sent)');
+    // Naming the job keeps the class: a timed-out submission is still an APITimeoutError, with its timeout.
+    const named = new APITimeoutError('POST', 'https://h/api/prompt', 70).aboutJob('p-7');
+    expect(named).toBeInstanceOf(APITimeoutError);
+    expect(named).toMatchObject({ timeout: 70, promptId: 'p-7', sent: 'maybe' });
   });
 });
 

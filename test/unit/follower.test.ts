@@ -369,12 +369,26 @@ describe('giving up (manual clock)', () => {
     const { outcome, calls, socket } = start({ signal: ac.signal }, { submit: (o) => new Promise((resolve) => (answer = () => resolve({ prompt_id: o.promptId! }))) });
     await settle();
     ac.abort();
+    // The run ends at once, naming the job; the job is stopped only once the submission has said it exists.
+    expect((await outcome).error).toMatchObject({ name: 'APIUserAbortError', promptId: 'job-1', message: 'Aborted while submitting job job-1; it is stopped if it was made' });
     await settle();
     expect(calls.map((c) => c.call)).toEqual(['submit']);
     answer();
-    expect((await outcome).error).toMatchObject({ name: 'APIUserAbortError', message: 'Aborted; job job-1 was stopped' });
     await settle();
     expect(calls.map((c) => c.call)).toEqual(['submit', 'stop job-1']);
     expect(socket.listenerCount).toBe(0);
+  });
+
+  it('without stopOnAbort (the pool stops jobs itself), an abort during the submission waits for it, so the job is known by its id', async () => {
+    const ac = new AbortController();
+    let answer!: () => void;
+    const { outcome, calls } = start({ signal: ac.signal, stopOnAbort: false }, { submit: (o) => new Promise((resolve) => (answer = () => resolve({ prompt_id: o.promptId! }))) });
+    await settle();
+    ac.abort();
+    await settle();
+    answer();
+    expect((await outcome).error).toMatchObject({ name: 'APIUserAbortError', message: 'Aborted; stopped following job job-1 (it keeps running)' });
+    await settle();
+    expect(calls.map((c) => c.call)).toEqual(['submit']);
   });
 });

@@ -16,17 +16,17 @@ const TABLE: Array<[ResendQuestion['method'], paid: boolean, allowPost: boolean,
   ['DELETE', false, true, false, true],
   ['DELETE', true, true, false, false],
   ['GET', false, true, true, false],
-  // POST and PUT: only when the caller allows it, never when paid or streamed.
+  ['PUT', false, false, false, true],
+  ['PUT', false, true, false, true],
+  ['PUT', true, true, false, false],
+  ['PUT', false, true, true, false],
+  // POST: only when the caller allows it, never when paid or streamed.
   ['POST', false, false, false, false],
   ['POST', false, true, false, true],
   ['POST', true, false, false, false],
   ['POST', true, true, false, false], // a submission, a proxy task start, a publication
   ['POST', false, true, true, false], // an upload from a stream: the body is gone
   ['POST', true, true, true, false],
-  ['PUT', false, false, false, false],
-  ['PUT', false, true, false, true],
-  ['PUT', true, true, false, false],
-  ['PUT', false, true, true, false],
 ];
 
 describe('mayResend', () => {

@@ -315,6 +315,21 @@ describe('CloudSocket reconnects', () => {
     });
   }
 
+  it('a connection that lived STABLE_AFTER_MS and then got a 4xxx code (a session that expired) is tried again; a refusal of the next one ends it', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const [socket, ws] = await open({ reconnect: { baseDelay: 1, maxDelay: 1 } });
+    vi.setSystemTime(Date.now() + STABLE_AFTER_MS);
+    const back = socket.once('reconnected');
+    serverCloses(ws, 4001, 'session expired');
+    await back;
+    expect(socket.state).toBe('open');
+    const closed = socket.once('close');
+    serverCloses(FakeSocket.all.at(-1)!, 4001, 'token refused');
+    expect((await closed).error).toBeInstanceOf(SocketRefusedError);
+    expect(FakeSocket.all).toHaveLength(2);
+    expect(warnings()).toEqual([expect.stringContaining('refused the WebSocket (close code 4001')]);
+  });
+
   for (const code of [1000, 1001, 1006, 1011, 3000]) {
     it(`reconnects after close code ${code}`, async () => {
       const [socket, ws] = await open({ reconnect: { baseDelay: 1, maxDelay: 1 } });

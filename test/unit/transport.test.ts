@@ -514,6 +514,18 @@ describe('pagination', () => {
     expect(seen).toHaveLength(4);
   });
 
+  it('walks every page of items that have no id (an id-less item cannot be a repeat, so it is progress)', async () => {
+    server.use(
+      http.get(`${BASE}/nodes/search`, ({ request }) => {
+        const p = Number(new URL(request.url).searchParams.get('page'));
+        return HttpResponse.json({ limit: 2, page: p, total: 8, totalPages: 4, nodes: [{ name: `n${p}a` }, { name: `n${p}b` }] });
+      }),
+    );
+    const names: unknown[] = [];
+    for await (const n of client().searchNodes()) names.push(n.name);
+    expect(names).toEqual(['n1a', 'n1b', 'n2a', 'n2b', 'n3a', 'n3b', 'n4a', 'n4b']);
+  });
+
   it('stops on an empty page', async () => {
     server.use(http.get(`${BASE}/nodes/search`, () => HttpResponse.json({ limit: 10, page: 1, total: 99, totalPages: 10, nodes: [] })));
     const ids: unknown[] = [];

@@ -21,6 +21,7 @@ import type { BinaryEvent, CloudSocket, SocketEvent } from '../socket.ts';
 import type { Clock, TimerHandle } from './clock.ts';
 import { asRecord, failureOf, hasOutputs, readCompletedRecord, stopInBackground } from './records.ts';
 import { nextState, type FollowInput, type FollowState } from './states.ts';
+import { answerLost } from '../submission.ts';
 
 /** The part of `CloudSocket` a follower uses. */
 export type FollowSocket = Pick<CloudSocket, 'clientId' | 'state' | 'on' | 'subscribe'>;
@@ -193,11 +194,29 @@ export class JobFollower {
     if (signal?.aborted) return this.#giveUp(abortError(signal));
     const { headers, partnerApiKey, extraData, validate, resubmitUnconfirmed, confirmWithin } = this.#opts;
     let id: string;
+    // With stopOnAbort, an abort while the submission is out (its answer may be slow, or being looked up) ends
+    // the run at once; the submission is not given the signal, and the job, if it was made, is stopped once it
+    // has settled. Without (a caller who stops jobs itself, as the pool does), the run waits for the submission,
+    // so that the job it may have made is known by its id before the run gives up.
+    let abandoned = false;
+    const onAbort = () => {
+      abandoned = true;
+      this.#giveUp(new APIUserAbortError(`Aborted while submitting job ${this.#promptId}; it is stopped if it was made`, { cause: signal!.reason, promptId: this.#promptId }));
+    };
+    if (this.#opts.stopOnAbort) signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      // Not given the signal: an aborted submission may still have created a job we could then not stop.
       ({ prompt_id: id } = await this.#jobs.submit(workflow, { headers, partnerApiKey, extraData, validate, resubmitUnconfirmed, confirmWithin, promptId: this.#promptId, clientId: this.#socket.clientId }));
     } catch (err) {
-      return this.#giveUp(err);
+      if (!abandoned) return this.#giveUp(err);
+      // Stopping an id the server never took does nothing.
+      if (answerLost(err) === 'maybe') this.#stopOnServer('aborted while submitting');
+      return;
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+    }
+    if (abandoned) {
+      this.#promptId = id;
+      return this.#stopOnServer('aborted while submitting');
     }
     if (id !== this.#promptId) {
       // A server that does not honour chosen ids: follow its own (the socket holds that job's early events).

@@ -11,7 +11,7 @@ import type { ObjectInfo, UploadResponse } from '../../schemas/cloud.ts';
 import { describeError, type Log } from '../../transport/log.ts';
 import { isObject } from '../../schemas/rule.ts';
 import { CloudClient } from '../client.ts';
-import { sleep } from '../run.ts';
+import { sleep } from '../../transport/sleep.ts';
 import type { CloudSocket } from '../socket.ts';
 import type { Placeable } from './placement.ts';
 import type { PoolEvents, PoolServer } from './types.ts';
