@@ -1,6 +1,6 @@
 // The same CloudClient on a self-hosted server: no API key, no other option. Runs a job
-// to its files, then stops a long one mid-run (on a local server that takes an interrupt
-// naming the job; the SDK sends it, and never one that would stop another job).
+// to its files, then stops a long one mid-run (by its id: the atomic cancel where the server has it,
+// else an interrupt naming the job; never one that would stop another job).
 // Point it at a real server with PLATFORMUI_LOCAL_URL=http://127.0.0.1:8188; without it,
 // the emulator imitates one (personality 'local').
 import { APIUserAbortError, CloudClient } from '@platformui/sdk';
