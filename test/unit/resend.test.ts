@@ -2,6 +2,8 @@
 // request again. Read as a table: method × paid × allowPost × stream body.
 import { describe, expect, it } from 'vitest';
 import { mayResend, type ResendQuestion } from '../../src/transport/resend.ts';
+import { APIConnectionError, APIError, APITimeoutError, BadRequestError, InsufficientCreditsError, InternalServerError } from '../../src/errors.ts';
+import { answerLost } from '../../src/cloud/submission.ts';
 
 const METHODS = ['GET', 'DELETE', 'POST', 'PUT'] as const;
 
@@ -36,5 +38,22 @@ describe('mayResend', () => {
 
   it('never re-sends a paid request, in any combination', () => {
     for (const method of METHODS) for (const allowPost of [false, true]) for (const streamBody of [false, true]) expect(mayResend({ method, paid: true, allowPost, streamBody })).toBe(false);
+  });
+});
+
+describe('answerLost: may a failed submission have made its job?', () => {
+  it.each([
+    ['refused (ECONNREFUSED)', new APIConnectionError('POST', 'u', 'Connection failed', 'ECONNREFUSED'), 'no'],
+    ['no such host (ENOTFOUND)', new APIConnectionError('POST', 'u', 'Connection failed', 'ENOTFOUND'), 'no'],
+    ['reset after sending (ECONNRESET)', new APIConnectionError('POST', 'u', 'Connection failed', 'ECONNRESET'), 'maybe'],
+    ['no code (a browser)', new APIConnectionError('POST', 'u'), 'maybe'],
+    ['timed out', new APITimeoutError('POST', 'u', 100), 'maybe'],
+    ['502 from a gateway', new InternalServerError({ status: 502, body: '', method: 'POST', url: 'u' }), 'maybe'],
+    ['408', new APIError({ status: 408, body: '', method: 'POST', url: 'u' }), 'maybe'],
+    ['400: the workflow was refused', new BadRequestError({ status: 400, body: {}, method: 'POST', url: 'u' }), undefined],
+    ['402: no credits', new InsufficientCreditsError({ status: 402, body: {}, method: 'POST', url: 'u' }), undefined],
+    ['a bug of the caller', new TypeError('x'), undefined],
+  ] as const)('%s → %s', (_why, err, expected) => {
+    expect(answerLost(err)).toBe(expected);
   });
 });
