@@ -115,11 +115,15 @@ export function describeFailure(err: unknown, ctx: FailureContext): Failure {
   if (err instanceof JobCancelledError) return { code: EXIT.failed, lines: [err.message] };
   // A job gone silent is a job that failed to finish, not an unreachable server.
   if (err instanceof JobTimeoutError) return { code: EXIT.failed, lines: [`${err.message}: stopped it; allow more with --timeout`] };
+  // A submission whose answer was lost and whose job was not found by its id: it may run (and cost) all the same.
+  if (err instanceof APIConnectionError && err.promptId && err.sent === 'maybe') {
+    return { code: EXIT.unreachable, lines: [`the submission to ${originOf(err.url)} got no answer, and job ${err.promptId} was not found by its id: it may exist (\`platformui job ${err.promptId}\` tells); it was not sent again`] };
+  }
   if (err instanceof APITimeoutError) {
     return { code: EXIT.unreachable, lines: [`no answer from ${originOf(err.url)}${secondsOf(err.timeout)}: is the server up? (--server or ${urlVar})`] };
   }
   if (err instanceof APIConnectionError) {
-    const cause = err.message.replace(/: [A-Z]+ \S+$/, '');
+    const cause = err.message.replace(/: [A-Z]+ \S+( \(job \S+ was not sent\))?$/, '');
     return { code: EXIT.unreachable, lines: [`could not reach ${originOf(err.url)} (${cause}): is the server running? (--server or ${urlVar})`] };
   }
   if (err instanceof APIError) return { code: EXIT.failed, lines: [err.message] };

@@ -138,6 +138,8 @@ describe('describeFailure: exit codes and lines', () => {
     ['429', api(SubscriptionInactiveError, 429), 3, 'the subscription is not active (429): renew it, then run again'],
     ['403', api(PermissionDeniedError, 403), 3, /^not allowed \(403\) for this API key: /],
     ['refused', new APIConnectionError('GET', 'http://127.0.0.1:9/api/queue', 'Connection failed (ECONNREFUSED)'), 4, 'could not reach http://127.0.0.1:9 (Connection failed (ECONNREFUSED)): is the server running? (--server or PLATFORMUI_CLOUD_URL)'],
+    ['submission refused', new APIConnectionError('POST', 'http://127.0.0.1:9/api/prompt', 'Connection failed (ECONNREFUSED)', 'ECONNREFUSED', { promptId: 'j' }), 4, 'could not reach http://127.0.0.1:9 (Connection failed (ECONNREFUSED)): is the server running? (--server or PLATFORMUI_CLOUD_URL)'],
+    ['submission unconfirmed', new APITimeoutError('POST', 'https://cloud.example.com/api/prompt', 60_000).aboutJob('j'), 4, 'the submission to https://cloud.example.com got no answer, and job j was not found by its id: it may exist (`platformui job j` tells); it was not sent again'],
     ['request timeout', new APITimeoutError('GET', 'https://cloud.example.com/api/queue', 60_000), 4, 'no answer from https://cloud.example.com in 60 s: is the server up? (--server or PLATFORMUI_CLOUD_URL)'],
     ['job timeout', new JobTimeoutError('j', 600_000), 1, 'Job j sent nothing for 600000 ms: stopped it; allow more with --timeout'],
     ['failed', new ExecutionError('j', { exception_type: 'OOMError', exception_message: 'oom', node_id: '3', node_type: 'KSampler' }), 1, 'Job j failed in KSampler #3: OOMError: oom'],

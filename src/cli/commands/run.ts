@@ -11,7 +11,7 @@
  * @module
  */
 import { readFile, stat } from 'node:fs/promises';
-import { ExecutionError, InvalidArgumentError, JobCancelledError, Workflow, WorkflowValidationError, type CloudClient, type PoolJob, type SocketEvent } from '../../index.ts';
+import { APIConnectionError, ExecutionError, InvalidArgumentError, JobCancelledError, Workflow, WorkflowValidationError, type CloudClient, type PoolJob, type SocketEvent } from '../../index.ts';
 import { parseAssignment, parseDuration, parseTarget, parseValue, UsageError } from '../args.ts';
 import type { Command } from '../command.ts';
 import { downloadAll, prepareOut } from '../download.ts';
@@ -182,6 +182,8 @@ export const run: Command = {
         return 0;
       } catch (err) {
         if (err instanceof ExecutionError || err instanceof JobCancelledError) ended = true;
+        // A submission whose answer was lost names the job it may have made: Ctrl-C stops that one too.
+        if (promptId === undefined && err instanceof APIConnectionError && err.sent === 'maybe') promptId = err.promptId;
         if (interrupt.interrupted && !interrupt.brokenPipe && promptId !== undefined && !ended) display.info(`Stopping job ${promptId} (Ctrl-C again to quit without waiting)`);
         const problem = promptId !== undefined && !ended && holder ? await stop(holder, promptId) : undefined;
         const fate = promptId === undefined ? 'nothing was submitted' : ended ? `job ${promptId} had ended` : problem ? `job ${promptId} may still be running (stopping it failed: ${problem})` : `job ${promptId} was stopped`;
