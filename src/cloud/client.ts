@@ -143,8 +143,15 @@ export interface SubmitOptions extends RequestOptions {
    * whose `sent` is `'maybe'` and whose `promptId` names the job.
    */
   resubmitUnconfirmed?: boolean;
-  /** How long (ms) to look a job up by its id after its submission's answer was lost. Default 15000. */
+  /** How long (ms) to look a job up by its id after its submission's answer was lost. Default 15000; 0 looks nothing up. */
   confirmWithin?: number;
+  /**
+   * Once this aborts, nothing more is sent (the submission, or its second
+   * send with `resubmitUnconfirmed`), but a request already out is left to
+   * finish, unlike `signal`: its answer says whether a job was made. What
+   * `run()` uses for its own `signal`.
+   */
+  stopBefore?: AbortSignal;
 }
 
 /**

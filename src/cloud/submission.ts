@@ -39,6 +39,8 @@ export interface SubmissionOptions {
   resubmitUnconfirmed?: boolean | undefined;
   confirmWithin?: number | undefined;
   signal?: AbortSignal | undefined;
+  /** Once aborted, nothing more is sent (a request already out is left to finish). */
+  stopBefore?: AbortSignal | undefined;
 }
 
 /**
@@ -62,6 +64,8 @@ export async function submitWithId(deps: SubmissionDeps, body: Record<string, un
   const { log, honoursIds } = deps;
   for (let sends = 1; ; sends++) {
     let failure: unknown;
+    // Abandoned before anything left: nothing to name.
+    if (options.stopBefore?.aborted) throw new APIUserAbortError(undefined, { cause: options.stopBefore.reason });
     try {
       const r = await deps.send({ ...body, prompt_id: id });
       const answered = r.data?.prompt_id;
@@ -92,7 +96,8 @@ export async function submitWithId(deps: SubmissionDeps, body: Record<string, un
       log.info?.(`job ${id}: found; the submission went through`, { promptId: id });
       return { data: { prompt_id: id, node_errors: {} } as SubmissionResponse, response: found.response };
     }
-    const again = options.resubmitUnconfirmed === true && sends === 1;
+    // Never once more for a caller who has given up.
+    const again = options.resubmitUnconfirmed === true && sends === 1 && !options.stopBefore?.aborted;
     log.warn?.(`job ${id}: its submission's answer was lost and the server does not show it after ${window} ms; ${again ? 'sending it once more (resubmitUnconfirmed)' : 'it may exist (not sent again)'}`, { promptId: id, windowMs: window });
     if (!again) throw namingJob(failure, id, 'maybe');
   }

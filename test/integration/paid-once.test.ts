@@ -143,6 +143,35 @@ describe('giving up while submitting', () => {
     expect(err.message).toBe(`Aborted while submitting job ${err.promptId}; it is stopped if it was made`);
   });
 
+  it('run() aborted before its submission left (here, while validating) sends nothing at all', async () => {
+    const emu = await emulator('local');
+    const c = client(emu);
+    const image = (await c.uploadImage(PNG, { filename: 'in.png' })).name;
+    emu.faults.latencyMs = 300;
+    const ac = new AbortController();
+    const run = c.run(invertWorkflow(image, 'abort-validate'), { signal: ac.signal, validate: true });
+    await until(() => emu.requests.some((r) => r.path.endsWith('/object_info')), 5000, 'the validation');
+    ac.abort();
+    await expect(run).rejects.toBeInstanceOf(APIUserAbortError);
+    await new Promise((r) => setTimeout(r, 600)); // what the validation's answer would have let through
+    emu.faults.latencyMs = 0;
+    expect(prompts(emu)).toEqual([]);
+  });
+
+  it('run() aborted while a lost answer is looked up never sends it again, even with resubmitUnconfirmed', async () => {
+    const emu = await emulator('local');
+    const c = client(emu);
+    const image = (await c.uploadImage(PNG, { filename: 'in.png' })).name;
+    emu.faults.dropNext({ method: 'POST', path: '/api/prompt' });
+    const ac = new AbortController();
+    const run = c.run(invertWorkflow(image, 'abort-resubmit'), { signal: ac.signal, confirmWithin: 400, resubmitUnconfirmed: true });
+    await until(() => emu.requests.some((r) => /\/jobs\/[^/]+$/.test(r.path)), 5000, 'the look-up');
+    ac.abort();
+    await expect(run).rejects.toBeInstanceOf(APIUserAbortError);
+    await new Promise((r) => setTimeout(r, 800)); // past the look-up window
+    expect(prompts(emu)).toHaveLength(1);
+  });
+
   it('with resubmitUnconfirmed, a second send that is refused still says the job may exist', async () => {
     // A server that takes the first submission, resets it, and is gone: the look-up and the second send are refused.
     const gone = createServer((req) => void (req.socket.destroy(), gone.close()));

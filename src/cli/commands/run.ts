@@ -155,7 +155,11 @@ export const run: Command = {
           }
         }
         let placed: PoolJob | undefined;
+        // The job's id, chosen before its submission: a second Ctrl-C while the answer is slow or lost can still name it.
+        const chosen = crypto.randomUUID();
+        interrupt.note = `job ${chosen} may exist (see platformui job ${chosen})`;
         const options = {
+          promptId: chosen,
           signal,
           // Stopped here, awaited: the SDK's own stop runs in the background, and this process exits right after.
           stopOnAbort: false,
@@ -182,11 +186,13 @@ export const run: Command = {
         return 0;
       } catch (err) {
         if (err instanceof ExecutionError || err instanceof JobCancelledError) ended = true;
-        // A submission whose answer was lost names the job it may have made: Ctrl-C stops that one too.
-        if (promptId === undefined && err instanceof APIConnectionError && err.sent === 'maybe') promptId = err.promptId;
+        // A submission whose answer was lost names the job it may have made: Ctrl-C stops that one too
+        // (without Ctrl-C it is left as the error says: it may exist, and `platformui job` tells).
+        if (interrupt.interrupted && promptId === undefined && err instanceof APIConnectionError && err.sent === 'maybe') promptId = err.promptId;
         if (interrupt.interrupted && !interrupt.brokenPipe && promptId !== undefined && !ended) display.info(`Stopping job ${promptId} (Ctrl-C again to quit without waiting)`);
         const problem = promptId !== undefined && !ended && holder ? await stop(holder, promptId) : undefined;
-        const fate = promptId === undefined ? 'nothing was submitted' : ended ? `job ${promptId} had ended` : problem ? `job ${promptId} may still be running (stopping it failed: ${problem})` : `job ${promptId} was stopped`;
+        const unanswered = err instanceof APIConnectionError && err.sent === 'maybe';
+        const fate = promptId === undefined ? (unanswered ? 'its submission got no answer: a job may exist' : 'nothing was submitted') : ended ? `job ${promptId} had ended` : problem ? `job ${promptId} may still be running (stopping it failed: ${problem})` : `job ${promptId} was stopped`;
         if (interrupt.brokenPipe) throw new Interrupted(`standard output was closed: ${fate}`, EXIT.brokenPipe);
         if (interrupt.interrupted) throw new Interrupted(`interrupted: ${fate}`);
         throw err;

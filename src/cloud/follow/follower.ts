@@ -205,7 +205,7 @@ export class JobFollower {
     };
     if (this.#opts.stopOnAbort) signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      ({ prompt_id: id } = await this.#jobs.submit(workflow, { headers, partnerApiKey, extraData, validate, resubmitUnconfirmed, confirmWithin, promptId: this.#promptId, clientId: this.#socket.clientId }));
+      ({ prompt_id: id } = await this.#jobs.submit(workflow, { headers, partnerApiKey, extraData, validate, resubmitUnconfirmed, confirmWithin, promptId: this.#promptId, clientId: this.#socket.clientId, ...(signal ? { stopBefore: signal } : {}) }));
     } catch (err) {
       if (!abandoned) return this.#giveUp(err);
       // Stopping an id the server never took does nothing.
@@ -250,7 +250,7 @@ export class JobFollower {
       const onAbort = () => {
         this.#stopOnServer('aborted');
         const id = this.#promptId;
-        this.#giveUp(new APIUserAbortError(this.#opts.stopOnAbort ? `Aborted; job ${id} was stopped` : `Aborted; stopped following job ${id} (it keeps running)`, { cause: signal.reason }));
+        this.#giveUp(new APIUserAbortError(this.#opts.stopOnAbort ? `Aborted; job ${id} was stopped` : `Aborted; stopped following job ${id} (it keeps running)`, { cause: signal.reason, promptId: id }));
       };
       signal.addEventListener('abort', onAbort, { once: true });
       this.#offs.push(() => signal.removeEventListener('abort', onAbort));
