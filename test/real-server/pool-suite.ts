@@ -13,6 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { blurChain as chain } from './workflows.ts';
 import { CloudClient, CloudPool, type PoolJob, type PoolJobResult } from '../../src/index.ts';
 import { makePng } from '../../src/emulator/cloud-files.ts';
+import { recorder } from '../unit/log-recorder.ts';
 
 const url1 = process.env.PLATFORMUI_REAL_SERVER_URL;
 const url2 = process.env.PLATFORMUI_REAL_SERVER_URL_2;
@@ -51,12 +52,14 @@ describe.skipIf(!url1 || !url2)('a CloudPool over two real local servers', () =>
       clients.push(c);
       byServer.set(id, c);
     }
+    // The stop of `two` is provoked here: what the pool and its clients log about it is recorded, not printed.
+    const log = recorder();
     const pool = new CloudPool(
       [
-        { baseUrl: url1!, id: 'one' },
-        { baseUrl: url2!, id: 'two' },
+        { baseUrl: url1!, id: 'one', logger: log.logger },
+        { baseUrl: url2!, id: 'two', logger: log.logger },
       ],
-      { resubmitOnServerLoss: true, serverLostAfter: 3000 },
+      { resubmitOnServerLoss: true, serverLostAfter: 3000, logger: log.logger },
     );
     const events: string[] = [];
     pool.on('serverDown', (e) => void events.push(`down ${e.server}: ${e.reason}`));
@@ -148,6 +151,9 @@ describe.skipIf(!url1 || !url2)('a CloudPool over two real local servers', () =>
       expect(onOne.length).toBeGreaterThan(0);
       await expect(byServer.get('two')!.getQueue({ timeout: 2000, retry: { limit: 0 } })).rejects.toThrow();
       expect(events.some((e) => e.startsWith('down two'))).toBe(true);
+      // The pool said so at warn, and nothing reached error.
+      expect(log.of('warn').some((l) => l.message.includes('server two is down'))).toBe(true);
+      expect(log.of('error')).toEqual([]);
 
       // Each job `two` accepted and did not finish ran again on `one`, and says so; nothing ran twice otherwise.
       const moved: number[] = [];
