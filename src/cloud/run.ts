@@ -15,7 +15,8 @@
 import type { FileRef, NodeOutputs, Workflow } from '../schemas/cloud.ts';
 import { checkInterval, type RequestOptions } from '../transport/options.ts';
 import type { SubmitOptions } from './client.ts';
-import { realClock, sleep, type Clock } from './follow/clock.ts';
+import { sleep } from '../transport/sleep.ts';
+import { realClock, type Clock } from './follow/clock.ts';
 import { JobFollower, type FollowSocket } from './follow/follower.ts';
 import { settleEnded } from './follow/records.ts';
 import type { ImageFrame } from './frames.ts';
@@ -104,7 +105,7 @@ export async function waitForJob(jobs: JobBackend, promptId: string, options: Wa
   for (;;) {
     const s = await jobs.getJobStatus(promptId, options);
     if (isFinalPhase(s.phase)) return settleEnded(jobs, promptId, s, options);
-    await sleep(interval, options.signal);
+    await sleep(interval, options.signal, realClock);
   }
 }
 

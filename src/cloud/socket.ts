@@ -131,7 +131,8 @@ const isRefusal = (code: number): boolean => code === 1008 || (code >= 4000 && c
 
 /** Bounds of the events held for unclaimed jobs (besides `holdFor`): jobs, events of one job, and message text in all (UTF-16 code units of the text frames). */
 const HOLD_MAX_JOBS = 256;
-const HOLD_MAX_EVENTS = 2000;
+/** Events held for one unclaimed job (a follower keeps as many for a job still being submitted). */
+export const HOLD_MAX_EVENTS = 2000;
 const HOLD_MAX_BYTES = 1024 * 1024;
 /**
  * Jobs whose held events were dropped are remembered (by id) this long (ms) and

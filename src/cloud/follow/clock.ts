@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { sleep as wait, type Timers } from '../../transport/sleep.ts';
+import type { Timers } from '../../transport/sleep.ts';
 
 /** The longest delay a runtime timer takes; longer ones would fire at once. */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -28,6 +28,3 @@ export const realClock: Clock = {
   setTimeout: (fn, ms) => setTimeout(fn, Math.min(ms, MAX_TIMER_MS)),
   clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
 };
-
-/** Waits `ms` on a clock's timers; rejects with `APIUserAbortError` when the signal aborts first. */
-export const sleep = (ms: number, signal?: AbortSignal, clock: Clock = realClock): Promise<void> => wait(ms, signal, clock);

@@ -17,7 +17,7 @@ import type { RequestOptions } from '../../transport/options.ts';
 import { isImageFrame } from '../frames.ts';
 import { filesOf, type JobBackend, type JobStatusResult } from '../jobs.ts';
 import type { JobResult, RunOptions } from '../run.ts';
-import type { BinaryEvent, CloudSocket, SocketEvent } from '../socket.ts';
+import { HOLD_MAX_EVENTS, type BinaryEvent, type CloudSocket, type SocketEvent } from '../socket.ts';
 import type { Clock, TimerHandle } from './clock.ts';
 import { asRecord, failureOf, hasOutputs, readCompletedRecord, stopInBackground } from './records.ts';
 import { nextState, type FollowInput, type FollowState } from './states.ts';
@@ -36,8 +36,6 @@ const SERVER_LOST_AFTER_MS = 30_000;
 const MIN_GAP_MS = 25;
 /** While the socket is down, a poll goes out this many of its own round trips after the last went out. */
 const GAP_PER_ROUND_TRIP = 4;
-/** Events of the job that arrive while it is being submitted, kept for after: as many as the socket holds for a job. */
-const EARLY_MAX_EVENTS = 2000;
 
 /**
  * The gap (ms) from one status poll to the next while the socket is down:
@@ -479,7 +477,8 @@ export class JobFollower {
   /** An event of a job still being submitted waits for the answer (`onSubmitted` comes first); previews are for the moment they arrive. */
   #keepForLater(e: SocketEvent): void {
     if (e.type === 'binary') return;
-    if (this.#early.length < EARLY_MAX_EVENTS) this.#early.push(e);
+    // As many as the socket holds for a job nobody has claimed.
+    if (this.#early.length < HOLD_MAX_EVENTS) this.#early.push(e);
     else this.#dropped = true;
   }
 

@@ -9,7 +9,8 @@ import { APIUserAbortError, NotFoundError } from '../../errors.ts';
 import { describeError, errorDetails } from '../../transport/log.ts';
 import type { RequestOptions } from '../../transport/options.ts';
 import { jobEndError, toJobRecord, type JobBackend, type JobRecord, type JobStatusResult } from '../jobs.ts';
-import { realClock, sleep, type Clock } from './clock.ts';
+import { sleep } from '../../transport/sleep.ts';
+import { realClock, type Clock } from './clock.ts';
 
 /** Reads of a completed job's record while its outputs are not persisted yet: 250 ms doubling to 2 s, about 6 s in all. */
 const OUTPUT_READS = 6;
