@@ -16,7 +16,8 @@ import { PromptRejection } from './cloud-nodes.ts';
 import { historyOf, jobRecord, queueEntry, rawStatus, specStatus, type RecordDialect } from './cloud-records.ts';
 import type { CloudState } from './cloud.ts';
 import { isObject } from '../schemas/rule.ts';
-import { HttpError, sendEmpty, sendJson, sendText, type RequestContext, type Route } from './http.ts';
+import { HttpError, routeMatcher, sendEmpty, sendJson, sendText, type MissingRouteHint, type RequestContext, type Route } from './http.ts';
+import { PERSONALITIES, type Personality, type PersonalityName } from './personality.ts';
 
 const MiB = 1024 * 1024;
 
@@ -338,4 +339,46 @@ function atomicCancelRoutes(state: CloudState): Route[] {
       },
     },
   ];
+}
+
+/** Why each built-in personality lacks a route another one serves. */
+const LACKS: Record<PersonalityName, string> = {
+  spec: 'the documents show none',
+  cloud: 'the live service has none',
+  local: 'a local server has none',
+};
+
+/** The order a hint suggests personalities in: the default first. */
+const SUGGESTED: readonly PersonalityName[] = ['cloud', 'local', 'spec'];
+
+let builtInTables: Array<[PersonalityName, ReturnType<typeof routeMatcher>]> | undefined;
+
+/**
+ * The 404 of a path `personality` does not serve but another built-in one
+ * does, naming which and how to start it, e.g. `GET /api/jobs: the 'spec'
+ * personality does not serve this route (the documents show none); the
+ * 'cloud' and 'local' personalities do: startEmulator({ personality:
+ * 'cloud' }) or platformui emulator --personality cloud`. A path no
+ * personality serves keeps the router's default. The body stays the JSON
+ * ErrorResponse of every other 404, so a client reads it as before (a JSON
+ * 404 is no missing route to it; the atomic cancel falls back on any 404).
+ *
+ * A local server (and a variant of it, e.g. one older than `/api/jobs`)
+ * answers what aiohttp does instead, `text/plain` `404: Not Found`, byte for
+ * byte: that bare 404 is how clients tell a missing route from an unknown job.
+ */
+export function missingRouteHint(personality: Personality): MissingRouteHint {
+  return (method, path, segments) => {
+    if (personality.name === 'local') return { text: '404: Not Found' };
+    // Only the route tables are read: no handler runs, so no state is needed.
+    builtInTables ??= SUGGESTED.map((name) => [name, routeMatcher(cloudRoutes({ personality: PERSONALITIES[name] } as CloudState))]);
+    const builtIn = PERSONALITIES[personality.name] === personality;
+    const serving = builtInTables.filter(([name, serves]) => (!builtIn || name !== personality.name) && serves(method, segments)).map(([name]) => name);
+    const first = serving[0];
+    if (first === undefined) return undefined;
+    const who = builtIn ? `the '${personality.name}' personality does not serve this route (${LACKS[personality.name]})` : `this emulator's personality (a variant of '${personality.name}') does not serve this route`;
+    const names = serving.map((n) => `'${n}'`);
+    const them = names.length === 1 ? `the ${names[0]} personality does` : `the ${names.slice(0, -1).join(', ')} and ${names[names.length - 1]} personalities do`;
+    return `${method} ${path}: ${who}; ${them}: startEmulator({ personality: '${first}' }) or platformui emulator --personality ${first}`;
+  };
 }

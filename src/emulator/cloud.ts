@@ -40,8 +40,8 @@ export const DEFAULT_API_KEYS: Readonly<Record<string, ApiKeyConfig>> = Object.f
 /** Options of {@link CloudState}. Every number can also be changed later on the state. */
 export interface CloudOptions {
   /**
-   * The server imitated: `spec` (default), `cloud` (the live service) or
-   * `local` (a self-hosted server), or a {@link Personality} object such as
+   * The server imitated: `cloud` (default; the live service), `spec` (what
+   * `cloud.md` documents) or `local` (a self-hosted server), or a {@link Personality} object such as
    * `{ ...PERSONALITIES.local, jobsApi: false }`. Fixed for the state's life.
    */
   personality?: PersonalityName | Personality;

@@ -3,21 +3,22 @@
  * (`cli.ts`) and `platformui emulator`: parses the options, starts the
  * emulator, prints its URL and credentials, and runs until SIGINT or SIGTERM.
  *
- *     platformui-emulator [--port N] [--host H] [--personality spec|cloud|local] [--step-ms N]
+ *     platformui-emulator [--port N] [--host H] [--personality cloud|spec|local] [--step-ms N]
  *                         [--max-upload-bytes N|Infinity] [--synthetic-output NAME:SIZE]... [--log-level LEVEL]
  *
  * @module
  */
 import { commandLog, LOG_LEVELS, type LogLevel } from '../transport/log.ts';
-import { startEmulator } from './index.ts';
+import { EMULATOR_TOKEN, startEmulator } from './index.ts';
 import { isPersonalityName, type PersonalityName } from './personality.ts';
 
 const usage = (prog: string) => `Usage: ${prog} [options]
   --port N                      TCP port (default 0: a free one)
   --host H                      interface to bind (default 127.0.0.1)
-  --personality NAME            the cloud server imitated: spec (default; the documented service),
-                                cloud (the live service: raw job states, /api/jobs, late outputs)
-                                or local (a self-hosted server: no API key, /history, events by client_id)
+  --personality NAME            the cloud server imitated: cloud (default; the live service: raw job
+                                states, /api/jobs, late outputs), spec (only what the documents show:
+                                no /api/jobs) or local (a self-hosted server: no API key, /history,
+                                events by client_id)
   --step-ms N                   simulated step time of cloud jobs and proxy tasks, ms
   --max-upload-bytes N          largest cloud upload in bytes, or Infinity for no limit (default 100 MiB)
   --synthetic-output NAME:SIZE  register a cloud output of SIZE bytes generated when served
@@ -52,7 +53,7 @@ function parseSize(value: string, what: string): number {
 
 /** Parses `--name value` and `--name=value` options, and `--help`. */
 function parseArgs(argv: readonly string[]): CliArgs {
-  const out: CliArgs = { port: 0, host: '127.0.0.1', personality: 'spec', stepMs: undefined, maxUploadBytes: undefined, synthetic: [], logLevel: 'warn', help: false };
+  const out: CliArgs = { port: 0, host: '127.0.0.1', personality: 'cloud', stepMs: undefined, maxUploadBytes: undefined, synthetic: [], logLevel: 'warn', help: false };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? '';
     if (arg === '--help' || arg === '-h') {
@@ -74,7 +75,7 @@ function parseArgs(argv: readonly string[]): CliArgs {
         out.host = value;
         break;
       case 'personality':
-        if (!isPersonalityName(value)) throw new Error(`Invalid personality: ${value} (spec, cloud or local)`);
+        if (!isPersonalityName(value)) throw new Error(`Invalid personality: ${value} (cloud, spec or local)`);
         out.personality = value;
         break;
       case 'step-ms': {
@@ -99,6 +100,18 @@ function parseArgs(argv: readonly string[]): CliArgs {
     }
   }
   return out;
+}
+
+/**
+ * The variables the command line and the clients read (`PLATFORMUI_CLOUD_URL`
+ * and `PLATFORMUI_API_KEY` for the cloud, `PLATFORMUI_BASE_URL` and
+ * `PLATFORMUI_TOKEN` for the registry and the proxy), ready to paste. Only
+ * with a key to give: pointing `PLATFORMUI_CLOUD_URL` at a keyless local
+ * server would let a cloud key already in the environment go to it.
+ */
+function environmentLine(url: string, key: string | undefined): string {
+  if (key === undefined) return '';
+  return `For the command line and the SDK in this shell:\n  export PLATFORMUI_CLOUD_URL=${url} PLATFORMUI_API_KEY=${key} PLATFORMUI_BASE_URL=${url} PLATFORMUI_TOKEN=${EMULATOR_TOKEN}\n`;
 }
 
 /** Where the command writes, and the name it calls itself in its usage. */
@@ -151,13 +164,15 @@ export async function runEmulatorCommand(argv: readonly string[], io: EmulatorCo
     return `  ${JSON.stringify(ref)} (${size} bytes)`;
   });
   const tokens = [...emulator.registry.tokens].map(([token, ids]) => `  ${token} -> ${[...ids].join(', ')}`);
+  const keys = [...emulator.cloud.keys.keys()];
   const cloudKey = emulator.cloud.personality.requireKey
-    ? `Cloud API key (X-API-Key): ${[...emulator.cloud.keys.keys()].join(', ')}`
+    ? `Cloud API key (X-API-Key): ${keys.join(', ')}`
     : 'Cloud API key: none needed (local server: X-API-Key and the socket token are ignored; routes also without /api)';
   stdout(
     `platformui emulator listening on ${emulator.url}\nBearer tokens:\n${tokens.join('\n')}\n` +
       `Cloud personality: ${emulator.cloud.personality.name}\n${cloudKey}\n` +
-      (outputs.length ? `Synthetic outputs:\n${outputs.join('\n')}\n` : ''),
+      (outputs.length ? `Synthetic outputs:\n${outputs.join('\n')}\n` : '') +
+      environmentLine(emulator.url, emulator.cloud.personality.requireKey ? keys[0] : undefined),
   );
 
   // Runs until a signal: the caller exits with the code this resolves to.

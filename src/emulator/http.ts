@@ -332,9 +332,24 @@ function splitTarget(target: string): { path: string; search: string } {
   return q >= 0 ? { path: rest.slice(0, q), search: rest.slice(q + 1) } : { path: rest, search: '' };
 }
 
+/**
+ * What a 404 for a path no route serves says instead of `No route for …`: a
+ * message (in the usual ErrorResponse), a `text/plain` body as some server
+ * sends it, or `undefined` for the default; `segments` are the decoded path
+ * segments.
+ */
+export type MissingRouteHint = (method: string, path: string, segments: readonly string[]) => string | { text: string } | undefined;
+
+/** Whether one of `routes` serves `method` on `segments` (decoded path segments); compiles once. */
+export function routeMatcher(routes: readonly Route[]): (method: string, segments: readonly string[]) => boolean {
+  const compiled = routes.map(compile);
+  return (method, segments) => compiled.some((c) => c.route.method === method && matchSegments(c, segments) !== undefined);
+}
+
 /** The route table plus the cross-cutting request handling. */
 export class Router {
   readonly #routes: CompiledRoute[] = [];
+  #hint: MissingRouteHint | undefined;
   /** Bounded log of every request received (oldest first). Clear with `requests.length = 0`. */
   readonly requests: RecordedRequest[] = [];
 
@@ -352,6 +367,12 @@ export class Router {
   /** Registers routes; later registrations of the same method and pattern lose to earlier ones. */
   add(routes: Iterable<Route>): this {
     for (const r of routes) this.#routes.push(compile(r));
+    return this;
+  }
+
+  /** Sets what the 404 of an unserved path says (e.g. which emulator personality serves it). */
+  explainMissing(hint: MissingRouteHint): this {
+    this.#hint = hint;
     return this;
   }
 
@@ -445,7 +466,9 @@ export class Router {
         const allow = [...allowed, 'OPTIONS'].join(', ');
         throw new HttpError(405, `Method ${method} is not allowed on ${path}`, 'method_not_allowed', { Allow: allow });
       }
-      throw new HttpError(404, `No route for ${method} ${path}`);
+      const hint = this.#hint?.(lookup, path, segments);
+      if (typeof hint === 'object') return sendText(res, 404, hint.text);
+      throw new HttpError(404, hint ?? `No route for ${method} ${path}`);
     }
 
     const route = matched.compiled.route;
@@ -487,7 +510,7 @@ function loseAnswer(res: ServerResponse, status: number): void {
   res.writeHead = res.write = res.end = instead as never;
 }
 
-function matchSegments(compiled: CompiledRoute, segments: string[]): Record<string, string> | undefined {
+function matchSegments(compiled: CompiledRoute, segments: readonly string[]): Record<string, string> | undefined {
   if (compiled.segments.length !== segments.length) return undefined;
   const params: Record<string, string> = {};
   for (let i = 0; i < segments.length; i++) {

@@ -16,7 +16,7 @@ import { DEFAULT_TOKENS, RegistryState, registryRoutes } from './registry.ts';
 import { uploadRoutes } from './registry-versions.ts';
 import { ProxyState, proxyRoutes, resultsListener, type ProxyStateOptions } from './proxy.ts';
 import { CloudState, type ApiKeyConfig, type CloudOptions } from './cloud.ts';
-import { cloudRoutes } from './cloud-routes.ts';
+import { cloudRoutes, missingRouteHint } from './cloud-routes.ts';
 import type { Personality, PersonalityName } from './personality.ts';
 import { attachCloudSocket, type CloudSocketServer } from './ws.ts';
 
@@ -56,9 +56,10 @@ export interface EmulatorOptions {
   /** Initial fault switches; `seed` seeds the PRNG of probabilistic faults. */
   faults?: { latencyMs?: number; status5xx?: Status5xxFault | null; seed?: number };
   /**
-   * The server the cloud service imitates: `spec` (default; what `cloud.md`
-   * documents), `cloud` (the live service beyond the documents) or `local` (a
-   * self-hosted server: no API key, one shared queue, `/history`, bare routes),
+   * The server the cloud service imitates: `cloud` (default; the live service,
+   * `/api/jobs` included), `spec` (only what `cloud.md` documents: no
+   * `/api/jobs`) or `local` (a self-hosted server: no API key, one shared
+   * queue, `/history`, bare routes),
    * or a {@link Personality} object, e.g. `{ ...PERSONALITIES.local, jobsApi: false }`.
    * Wins over `cloud.personality`. Exposed as `emulator.cloud.personality`.
    */
@@ -124,7 +125,19 @@ export interface Emulator {
   close(): Promise<void>;
 }
 
-/** Starts an emulator and resolves once it listens. */
+/**
+ * Starts an emulator and resolves once it listens. Its cloud imitates the
+ * live service (`personality: 'cloud'`) unless told otherwise; a route the
+ * chosen personality lacks answers 404 naming the personalities that serve it.
+ *
+ * @example
+ * ```ts
+ * const emulator = await startEmulator(); // 127.0.0.1, a free port, personality 'cloud'
+ * const cloud = new CloudClient({ baseUrl: emulator.url, apiKey: EMULATOR_API_KEY });
+ * console.log((await cloud.listJobs()).jobs.length);
+ * await emulator.close();
+ * ```
+ */
 export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
   const host = options.host ?? '127.0.0.1';
   const faults = new Faults({
@@ -141,7 +154,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   });
   // Its own keys and tokens are scrubbed from every line, wherever they would appear.
   const log = createLog(options, () => [...Object.keys(tokens), ...cloud.keys.keys()], { prefix: '[platformui emulator]', env: false });
-  const router = new Router(faults, REQUEST_LOG_LIMIT, log).add(registryRoutes(registry)).add(proxyRoutes(proxy)).add(cloudRoutes(cloud));
+  const router = new Router(faults, REQUEST_LOG_LIMIT, log).add(registryRoutes(registry)).add(proxyRoutes(proxy)).add(cloudRoutes(cloud)).explainMissing(missingRouteHint(cloud.personality));
   const server = createServer(router.listener);
   const sockets = attachCloudSocket(server, cloud, log);
   const resultsServer = createServer(resultsListener(proxy, log, uploadRoutes(registry)));

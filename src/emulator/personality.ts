@@ -5,11 +5,13 @@
  * record renderers (`cloud-records.ts`) and the socket layer (`ws.ts`) each
  * read the few fields that concern them.
  *
+ * - `cloud` (the default): the live cloud service as it answers beyond the
+ *   documents (DESIGN §8): raw job states, `/api/jobs`, late outputs, no
+ *   `executed` for cached runs, its own queue tuples, account-wide interrupt.
+ *   The default because it is what users' code meets, and it serves every
+ *   route the README shows.
  * - `spec`: exactly what `cloud.md` documents, with the emulator's choices
- *   where it is silent (the default, unchanged since the first emulator).
- * - `cloud`: the live cloud service as it answers beyond the documents
- *   (DESIGN §8): raw job states, `/api/jobs`, late outputs, no `executed`
- *   for cached runs, its own queue tuples, account-wide interrupt.
+ *   where it is silent (no `/api/jobs`, no atomic cancel): by name only.
  * - `local`: a self-hosted local server (`fixtures/local-server`): no API key,
  *   one shared queue running one job at a time, `/history`, `/api/jobs` in its
  *   own shape, routes also without `/api`, events only to the submitting
@@ -185,11 +187,11 @@ export function isPersonalityName(name: string): name is PersonalityName {
   return Object.hasOwn(PERSONALITIES, name);
 }
 
-/** A name or object → a frozen personality; default `spec`. Throws on an unknown name. */
+/** A name or object → a frozen personality; default `cloud`. Throws on an unknown name. */
 export function resolvePersonality(personality: PersonalityName | Personality | undefined): Personality {
-  if (personality === undefined) return SPEC;
+  if (personality === undefined) return CLOUD;
   if (typeof personality === 'string') {
-    if (!isPersonalityName(personality)) throw new Error(`Unknown personality: ${String(personality)} (spec, cloud or local)`);
+    if (!isPersonalityName(personality)) throw new Error(`Unknown personality: ${String(personality)} (cloud, spec or local)`);
     return PERSONALITIES[personality];
   }
   return Object.isFrozen(personality) ? personality : Object.freeze({ ...personality });

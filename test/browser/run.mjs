@@ -98,7 +98,7 @@ if (pageBundle.inputs.some((p) => p.startsWith('src/'))) fail('page bundle inclu
 
 // ---------------------------------------------------------------- 2. servers
 const { startEmulator } = await import(pathToFileURL(join(root, 'dist', 'emulator.js')).href);
-const emulator = await startEmulator({ port: 0 });
+const emulator = await startEmulator({ port: 0, personality: 'spec' });
 const html = `<!doctype html><html><head><meta charset="utf-8"><title>@platformui/sdk browser checks</title>
 <link rel="icon" href="data:,"></head><body><h1>@platformui/sdk browser checks</h1>
 <script type="module" src="/page.js"></script></body></html>`;

@@ -226,7 +226,7 @@ describe.each(['spec', 'cloud', 'local'] as PersonalityName[])('platformui run a
 describe('errors and exit codes (spec emulator)', () => {
   let emu: Emulator;
   beforeAll(async () => {
-    emu = await startEmulator({ cloud: { stepMs: 5 } });
+    emu = await startEmulator({ personality: 'spec', cloud: { stepMs: 5 } });
   });
   afterAll(() => emu.close());
   const server = () => ['--server', emu.url, '--api-key-file', keyFile];
@@ -414,7 +414,7 @@ describe('job, jobs, queue, object-info', () => {
   let done: string;
   let failed: string;
   beforeAll(async () => {
-    [cloud, spec] = await Promise.all([startEmulator({ personality: 'cloud', cloud: { stepMs: 5 } }), startEmulator({ cloud: { stepMs: 5 } })]);
+    [cloud, spec] = await Promise.all([startEmulator({ personality: 'cloud', cloud: { stepMs: 5 } }), startEmulator({ personality: 'spec', cloud: { stepMs: 5 } })]);
     const ok = await cli(['run', INVERT, '--input', `image=${photo}`, '--set', `3.inputs.filename_prefix="${unique('rec')}"`, '--out', outDir(), '--server', cloud.url, '--api-key-file', keyFile]);
     done = submittedId(ok.stdout)!;
     const bad = await cli(['run', failing, '--input', `image=${photo}`, '--set', `3.inputs.filename_prefix="${unique('recfail')}"`, '--server', cloud.url, '--api-key-file', keyFile]);

@@ -40,7 +40,7 @@ const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
 let emu: Emulator;
 let dir: string;
 beforeAll(async () => {
-  emu = await startEmulator({ apiKeys: { [KEY]: { parallel: 2 }, [EMULATOR_API_KEY]: { parallel: 2 } }, cloud: { stepMs: 2, progressSteps: 2 } });
+  emu = await startEmulator({ personality: 'spec', apiKeys: { [KEY]: { parallel: 2 }, [EMULATOR_API_KEY]: { parallel: 2 } }, cloud: { stepMs: 2, progressSteps: 2 } });
   dir = mkdtempSync(join(tmpdir(), 'sdk-cloud-it-'));
 });
 afterAll(async () => {

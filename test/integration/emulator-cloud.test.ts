@@ -18,7 +18,7 @@ const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
 let emu: Emulator;
 
 beforeAll(async () => {
-  emu = await startEmulator({ apiKeys: { ...DEFAULT_API_KEYS, [OTHER]: { parallel: 2 } }, cloud: { stepMs: 5, progressSteps: 2 } });
+  emu = await startEmulator({ personality: 'spec', apiKeys: { ...DEFAULT_API_KEYS, [OTHER]: { parallel: 2 } }, cloud: { stepMs: 5, progressSteps: 2 } });
 });
 afterAll(async () => {
   await emu.close();
@@ -700,7 +700,7 @@ describe('socket faults', () => {
 
 describe('lifecycle', () => {
   it('closes sockets with 1001 and stops jobs when the emulator closes', async () => {
-    const own = await startEmulator({ cloud: { stepMs: 1000 } });
+    const own = await startEmulator({ personality: 'spec', cloud: { stepMs: 1000 } });
     const ws = new WebSocket(`${own.url.replace('http', 'ws')}/ws?clientId=z&token=${KEY}`);
     await new Promise((r) => ws.once('open', r));
     const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)));

@@ -7,6 +7,8 @@ import { WebSocket } from 'ws';
 import { decodeFrame, type PreviewFrame } from '../../src/cloud/frames.ts';
 import { DEFAULT_API_KEYS, EMULATOR_API_KEY, PERSONALITIES, startEmulator, type Emulator } from '../../src/emulator/index.ts';
 import { CloudState } from '../../src/emulator/cloud.ts';
+import { CloudClient } from '../../src/cloud/client.ts';
+import { NotFoundError } from '../../src/errors.ts';
 
 const KEY = EMULATOR_API_KEY;
 const OTHER = 'other-key';
@@ -92,13 +94,18 @@ function workflow(prefix: string, invert: Json = {}) {
 const isEnd = (id: string) => (m: Msg) => m.type === 'executing' && m.data.node === null && m.data.prompt_id === id;
 const nowSeconds = () => Date.now() / 1000;
 
-// --- spec (default) and overrides ---------------------------------------------------------
+// --- cloud (default), spec by name, and overrides ---------------------------------------
 
 describe('personality selection', () => {
-  it('defaults to spec, takes a name or an overridden object, and knobs in CloudOptions', async () => {
-    const spec = await startEmulator();
+  it('defaults to cloud, takes a name or an overridden object, and knobs in CloudOptions', async () => {
+    const byDefault = await startEmulator();
+    const spec = await startEmulator({ personality: 'spec' });
     const oldLocal = await startEmulator({ personality: { ...PERSONALITIES.local, jobsApi: false }, cloud: { outputsDelayMs: 7 } });
     try {
+      // The live service's shape, with the routes the README shows (listJobs, getJob).
+      expect(byDefault.cloud.personality).toBe(PERSONALITIES.cloud);
+      expect((await fetch(`${byDefault.url}/api/jobs`, { headers: { 'X-API-Key': KEY } })).status).toBe(200);
+
       expect(spec.cloud.personality).toBe(PERSONALITIES.spec);
       expect([spec.cloud.viewMode, spec.cloud.outputsDelayMs]).toEqual(['redirect', 0]);
       for (const path of ['/api/jobs', '/api/history/x', '/history/x', '/prompt']) {
@@ -113,9 +120,68 @@ describe('personality selection', () => {
       expect((await fetch(`${oldLocal.url}/jobs/x`)).status).toBe(404);
       expect(await (await fetch(`${oldLocal.url}/history/x`)).json()).toEqual({});
     } finally {
-      await Promise.all([spec.close(), oldLocal.close()]);
+      await Promise.all([byDefault.close(), spec.close(), oldLocal.close()]);
     }
     await expect(startEmulator({ personality: 'nope' as 'spec' })).rejects.toThrow(/Unknown personality/);
+  });
+});
+
+describe('a route the personality lacks', () => {
+  const emus: Emulator[] = [];
+  afterAll(() => Promise.all(emus.map((e) => e.close())));
+  const start = async (personality: Parameters<typeof startEmulator>[0]) => {
+    const e = await startEmulator({ ...personality, cloud: { stepMs: 5, progressSteps: 1 } });
+    emus.push(e);
+    e.cloud.addFile('in.png', PNG);
+    return e;
+  };
+  const get = async (e: Emulator, path: string) => {
+    const res = await fetch(e.url + path, { headers: { 'X-API-Key': KEY } });
+    return { status: res.status, type: res.headers.get('content-type'), text: await res.text() };
+  };
+  const hint = (route: string, lacking: string, why: string, serving: string, first: string) =>
+    `${route}: the '${lacking}' personality does not serve this route (${why}); ${serving}: startEmulator({ personality: '${first}' }) or platformui emulator --personality ${first}`;
+
+  it("names the personalities that serve it, in the JSON ErrorResponse of every 404; a route no personality serves keeps 'No route'", async () => {
+    const spec = await start({ personality: 'spec' });
+    const cloud = await start({});
+    expect(JSON.parse((await get(spec, '/api/jobs')).text)).toEqual({
+      error: 'not_found',
+      message: hint('GET /api/jobs', 'spec', 'the documents show none', "the 'cloud' and 'local' personalities do", 'cloud'),
+    });
+    expect(JSON.parse((await get(spec, '/queue')).text).message).toBe(hint('GET /queue', 'spec', 'the documents show none', "the 'local' personality does", 'local'));
+    expect(JSON.parse((await get(cloud, '/history/x')).text).message).toBe(hint('GET /history/x', 'cloud', 'the live service has none', "the 'local' personality does", 'local'));
+    for (const e of [spec, cloud]) expect(JSON.parse((await get(e, '/nope')).text)).toEqual({ error: 'not_found', message: 'No route for GET /nope' });
+  });
+
+  it('keeps what the SDK detects: spec answers a JSON 404 (an unknown job to getJob, the hint in its message), and the atomic cancel falls back', async () => {
+    const spec = await start({ personality: 'spec' });
+    const cloud = new CloudClient({ baseUrl: spec.url, apiKey: KEY, logLevel: 'off' });
+    const jobs = await cloud.listJobs().catch((err: unknown) => err);
+    expect(jobs).toBeInstanceOf(NotFoundError);
+    expect((jobs as Error).message).toContain("the 'spec' personality does not serve this route (the documents show none); the 'cloud' and 'local' personalities do: startEmulator({ personality: 'cloud' })");
+    spec.cloud.stepMs = 1000;
+    const { prompt_id: id } = await cloud.submit(workflow('lacks'));
+    const record = await cloud.getJob(id).catch((err: unknown) => err);
+    expect(record).toBeInstanceOf(NotFoundError);
+    expect((record as Error).message).toContain(`GET /api/jobs/${id}: the 'spec' personality does not serve this route`);
+    // POST /api/jobs/{id}/cancel answers 404: the client stops the job with POST /api/queue { delete } instead.
+    await cloud.stopJob(id);
+    expect(spec.requests.filter((r) => r.method === 'POST').map((r) => r.path)).toEqual(['/api/prompt', `/api/jobs/${id}/cancel`, '/api/queue']);
+    expect((await cloud.getJobStatus(id)).status).toBe('cancelled');
+  });
+
+  it("answers as aiohttp does on a local server, byte for byte, so the SDK reads /history where /api/jobs is missing", async () => {
+    const local = await start({ personality: 'local' });
+    const oldLocal = await start({ personality: { ...PERSONALITIES.local, jobsApi: false } });
+    for (const [e, path] of [[local, '/api/job/x/status'], [local, '/nope'], [oldLocal, '/api/jobs'], [oldLocal, '/api/jobs/x']] as const) {
+      expect(await get(e, path), path).toEqual({ status: 404, type: 'text/plain; charset=utf-8', text: '404: Not Found' });
+    }
+    const client = new CloudClient({ baseUrl: oldLocal.url, logLevel: 'off' });
+    const result = await client.run(workflow('old-local'));
+    const record = await client.getJob(result.promptId);
+    expect(record).toMatchObject({ id: result.promptId, status: 'completed' });
+    expect(oldLocal.requests.map((r) => r.path)).toContain(`/api/history/${result.promptId}`);
   });
 });
 

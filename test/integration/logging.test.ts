@@ -277,7 +277,7 @@ describe("the emulator's log", () => {
       await new RegistryClient({ baseUrl: a.url, logLevel: 'off' }).searchNodes({ limit: 1 });
       await new RegistryClient({ baseUrl: b.url, logLevel: 'off' }).searchNodes({ limit: 1 });
       await sleep(20);
-      expect(info.lines).toEqual([{ level: 'info', message: `[platformui emulator] listening on ${a.url} (results on ${a.resultsUrl}; cloud personality spec)`, details: { url: a.url, resultsUrl: a.resultsUrl, personality: 'spec' } }]);
+      expect(info.lines).toEqual([{ level: 'info', message: `[platformui emulator] listening on ${a.url} (results on ${a.resultsUrl}; cloud personality cloud)`, details: { url: a.url, resultsUrl: a.resultsUrl, personality: 'cloud' } }]);
       expect(quiet.lines).toEqual([]);
     } finally {
       await Promise.all([a.close(), b.close()]);

@@ -16,7 +16,7 @@ import { EMULATOR_API_KEY, EXCEPTION_TYPES, startEmulator, type Emulator } from 
 let emu: Emulator;
 const clients: CloudClient[] = [];
 beforeAll(async () => {
-  emu = await startEmulator({ cloud: { stepMs: 2, parallel: 8 } as never, apiKeys: { [EMULATOR_API_KEY]: { mode: 'ok', parallel: 8 } } });
+  emu = await startEmulator({ personality: 'spec', cloud: { stepMs: 2, parallel: 8 } as never, apiKeys: { [EMULATOR_API_KEY]: { mode: 'ok', parallel: 8 } } });
 });
 afterAll(() => emu.close());
 afterEach(() => {
