@@ -30,7 +30,7 @@ try {
         PLATFORMUI_CLOUD_URL: emulator.url,
         PLATFORMUI_TOKEN: EMULATOR_TOKEN,
         PLATFORMUI_API_KEY: EMULATOR_API_KEY,
-        PLATFORMUI_PUBLISHER: 'pixelforge', // a publisher of the emulator's seed
+        PLATFORMUI_PUBLISHER: 'acme', // the emulator's seeded publisher of the README's examples
         OUT_DIR: outDir,
       },
     });

@@ -1,7 +1,7 @@
 // Create a node under your publisher, then list that publisher's nodes.
 // Needs the publisher's id and a token that may act on it: PLATFORMUI_PUBLISHER and
 // PLATFORMUI_TOKEN, with PLATFORMUI_BASE_URL. Without PLATFORMUI_BASE_URL it starts an
-// emulator and uses its seeded publisher `pixelforge` and the emulator's token.
+// emulator and uses its seeded publisher `acme` (the README's) and the emulator's token.
 //
 // It changes nothing it did not create: the node it adds is the only change. The API has no
 // call that deletes a node, and deletePublisher() deletes a whole publisher with all its
@@ -10,7 +10,7 @@ import { ConflictError, RegistryClient } from '@platformui/sdk';
 import { EMULATOR_TOKEN, startEmulator } from '@platformui/sdk/emulator';
 
 const emulator = process.env.PLATFORMUI_BASE_URL ? undefined : await startEmulator();
-const publisherId = emulator ? 'pixelforge' : process.env.PLATFORMUI_PUBLISHER;
+const publisherId = emulator ? 'acme' : process.env.PLATFORMUI_PUBLISHER;
 // The emulator started here gets its own token, whatever token your shell holds.
 const registry = emulator
   ? new RegistryClient({ baseUrl: emulator.url, token: EMULATOR_TOKEN })

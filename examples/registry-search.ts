@@ -7,6 +7,11 @@ const emulator = process.env.PLATFORMUI_BASE_URL ? undefined : await startEmulat
 const registry = new RegistryClient({ baseUrl: process.env.PLATFORMUI_BASE_URL ?? emulator!.url });
 
 try {
+  // The README's search. Filter values are the registry's own words: 'POSIX :: Linux', not 'Linux'
+  // (a value that finds nothing but looks like one of them gets a warning naming it).
+  const upscalers = await registry.searchNodes({ search: 'upscale', supported_os: 'POSIX :: Linux', limit: 20 });
+  console.log(`Upscalers for Linux: ${upscalers.nodes.map((n) => n.id).join(', ')}`);
+
   // One page: `await` gives the page with its totals.
   const page = await registry.searchNodes({ supported_os: 'POSIX :: Linux', supported_accelerator: 'CUDA', limit: 5 });
   console.log(`Linux + CUDA: ${page.total} nodes in ${page.totalPages} pages; first page:`);

@@ -23,19 +23,9 @@ export function createRandom(seed: number): () => number {
   };
 }
 
-/** The `supported_os` values the spec gives as examples; every one occurs in the seed. */
-export const OS_VALUES = [
-  'POSIX :: Linux',
-  'MacOS',
-  'MacOS :: MacOS X',
-  'OS Independent',
-  'POSIX :: Linux :: Ubuntu',
-  'Microsoft :: Windows',
-  'Microsoft :: Windows :: Windows 10',
-] as const;
-
-/** Accelerators used in the seed; every one occurs. */
-export const ACCELERATOR_VALUES = ['CUDA', 'ROCm', 'DirectML', 'Metal', 'CPU'] as const;
+// The `supported_os` values the spec gives as examples, and the accelerators registries write:
+// every one occurs in the seed. The SDK's own lists, which its filter hint compares with.
+export { ACCELERATOR_VALUES, OS_VALUES } from '../registry/filter-hint.ts';
 
 // Index-cycled rather than random so coverage of every value is guaranteed.
 const OS_COMBOS: string[][] = [
@@ -242,7 +232,32 @@ const CATALOGUE: PublisherSeed[] = [
       ['style-pack', 'Style Pack', 'Collection of prompt styles.', ['prompt', 'style'], 'NodeStatusBanned', 'Publisher banned'],
     ],
   },
+  // The publisher of the README's examples (`createNode('acme', …)`, `listPublisherNodes('acme')`,
+  // `deletePublisher('acme')`), with the upscalers its search finds on Linux. Last, so every node
+  // above keeps the numbers the shared PRNG gave it.
+  {
+    id: 'acme',
+    name: 'Acme Imaging',
+    description: 'Model upscalers for production image and video pipelines.',
+    status: 'PublisherStatusActive',
+    members: [
+      ['Grace Liu', 'owner'],
+      ['Felix Novak', 'maintainer'],
+    ],
+    nodes: [
+      ['esrgan-upscale', 'ESRGAN Upscale', 'Real-ESRGAN, SwinIR and HAT model upscaling at 2x and 4x for photos and anime.', ['upscale', 'image']],
+      ['hires-fix', 'Hires Fix Latent Upscale', 'Upscales latents before a second sampling pass, with model-based and bislerp methods.', ['upscale', 'latent']],
+      ['video-upscale', 'Video Upscale', 'Frame-consistent upscaling of video batches with temporal smoothing.', ['upscale', 'video']],
+    ],
+  },
 ];
+
+/** Nodes whose platforms are chosen, not cycled: the README's `upscale` + `POSIX :: Linux` search finds the first two. */
+const PLATFORMS: Record<string, [os: string[], accelerators: string[]]> = {
+  'acme-esrgan-upscale': [['POSIX :: Linux', 'Microsoft :: Windows'], ['CUDA', 'ROCm', 'DirectML']],
+  'acme-hires-fix': [['POSIX :: Linux', 'MacOS'], ['CUDA', 'Metal']],
+  'acme-video-upscale': [['POSIX :: Linux :: Ubuntu'], ['CUDA']],
+};
 
 /** What the seed holds: publishers, and nodes with the id of their publisher. */
 export interface SeedData {
@@ -297,8 +312,7 @@ export function buildSeed(): SeedData {
       const created = publisherCreated + int(1, 300) * DAY + int(0, 86_399) * 1000;
       const versionCreated = created + int(0, 120) * DAY + int(0, 86_399) * 1000;
       const version = `${int(0, 2)}.${int(0, 12)}.${int(0, 20)}`;
-      const os = OS_COMBOS[index % OS_COMBOS.length] ?? ['OS Independent'];
-      const accelerators = ACCELERATOR_COMBOS[(index * 5 + pi) % ACCELERATOR_COMBOS.length] ?? ['CPU'];
+      const [os, accelerators] = PLATFORMS[id] ?? [OS_COMBOS[index % OS_COMBOS.length] ?? ['OS Independent'], ACCELERATOR_COMBOS[(index * 5 + pi) % ACCELERATOR_COMBOS.length] ?? ['CPU']];
       const deps = [...new Set(Array.from({ length: int(1, 4) }, () => DEPENDENCY_POOL[int(0, DEPENDENCY_POOL.length - 1)] ?? 'numpy'))];
       const repo = `https://github.com/${p.id}/${slug}`;
       const node: Node = {
@@ -498,6 +512,19 @@ export const SEED_FACTS = (() => {
       special: { 'Image Upscale (Tiled+)': 'pixelforge-ultrasharp-upscale', 'Switch | Any (Logic)': 'nodesmith-logic-switch' },
       workflow: { 'MathExpression': 'nodesmith-math-expr', 'Math Int (+1)': 'nodesmith-math-expr', 'SAMSegment (Points+Box)': 'vectorworks-segment-anything' },
       bannedOnly: 'TurboSampler',
+    },
+    /**
+     * What the README's registry examples meet: their publisher (`createNode('acme', …)`,
+     * `listPublisherNodes('acme')`, `deletePublisher('acme')`), its nodes, and the nodes of
+     * `searchNodes({ search: 'upscale', supported_os: 'POSIX :: Linux' })`, best ranked first.
+     */
+    readme: {
+      publisherId: 'acme',
+      publisherNodeIds: nodes.filter((n) => n.publisherId === 'acme').map((n) => n.node.id),
+      linuxUpscalerIds: nodes
+        .filter(({ node: n }) => n.status === 'NodeStatusActive' && [n.id, n.name, n.description].join('\n').toLowerCase().includes('upscale') && n.supported_os?.includes('POSIX :: Linux'))
+        .sort((a, b) => (b.node.search_ranking ?? 0) - (a.node.search_ranking ?? 0))
+        .map((n) => n.node.id),
     },
     /** Personal access tokens accepted by the publish route: `pat-<publisherId>` each, plus `EMULATOR_PAT` for all. */
     personalAccessTokens: publishers.map((p) => `pat-${p.id}`),

@@ -17,6 +17,7 @@ import type { Typed } from '../schemas/rule.ts';
 import { BEARER_SERVICE, Transport, path, type Query } from '../transport/transport.ts';
 import { Page, type PageBody } from './pagination.ts';
 import { findMissingPacks, type FindMissingPacksOptions, type MissingPacks } from './missing-packs.ts';
+import { warnUnmatchedFilters } from './filter-hint.ts';
 import { isRelease, isSemver, newestFirst } from './semver.ts';
 
 /** Options of {@link RegistryClient.listNodeVersions}. */
@@ -104,7 +105,10 @@ export class RegistryClient {
 
   /**
    * `GET /nodes/search`: nodes across all publishers. No credentials are sent.
-   * Defaults: page 1, limit 10.
+   * Defaults: page 1, limit 10. When no node matches and `supported_os` or
+   * `supported_accelerator` is none of the registry's values but looks like
+   * one, the client's log warns: `no node matches supported_os 'Linux';
+   * registry values look like 'POSIX :: Linux' (did you mean it?)`.
    *
    * @example
    * ```ts
@@ -116,7 +120,7 @@ export class RegistryClient {
   searchNodes(params: SearchNodesParams = {}, options?: RequestOptions): PagePromise<Page<Node>> {
     return this.#pages(() => {
       const p = checkArgs(rules.SearchNodesParams, params, 'params');
-      return { path: 'nodes/search', query: { ...p, page: undefined, limit: p.limit ?? 10 }, first: p.page ?? 1, auth: false };
+      return { path: 'nodes/search', query: { ...p, page: undefined, limit: p.limit ?? 10 }, first: p.page ?? 1, auth: false, onNone: () => warnUnmatchedFilters(this.#transport.log, p) };
     }, options);
   }
 
@@ -255,7 +259,7 @@ export class RegistryClient {
   listNodes(params: ListNodesParams = {}, options?: RequestOptions): PagePromise<Page<Node>> {
     return this.#pages(() => {
       const p = checkArgs(rules.ListNodesParams, params, 'params');
-      return { path: 'nodes', query: { ...p, page: undefined, limit: p.limit ?? (p.node_id?.length ? p.node_id.length : 10) }, first: p.page ?? 1, auth: false };
+      return { path: 'nodes', query: { ...p, page: undefined, limit: p.limit ?? (p.node_id?.length ? p.node_id.length : 10) }, first: p.page ?? 1, auth: false, onNone: () => warnUnmatchedFilters(this.#transport.log, p) };
     }, options);
   }
 
@@ -404,12 +408,14 @@ export class RegistryClient {
     return this.#transport.request<T>({ method: 'GET', path: p, query, auth: false, normalize: nullArraysToEmpty, schema, options });
   }
 
-  #pages(prepare: () => { path: string; query: Query; first: number; auth: boolean }, options?: RequestOptions): PagePromise<Page<Node>> {
+  /** Pages of nodes from `prepare()`'s list; its `onNone` runs when the list has no node at all (the first page's `total` is 0). */
+  #pages(prepare: () => { path: string; query: Query; first: number; auth: boolean; onNone?: () => void }, options?: RequestOptions): PagePromise<Page<Node>> {
     return new PagePromise(async () => {
-      const { path: p, query, first, auth } = prepare();
+      const { path: p, query, first, auth, onNone } = prepare();
       const fetchPage = (page: number) =>
         this.#transport.request<PageBody<Node>>({ method: 'GET', path: p, query: { ...query, page }, auth, normalize: nullArraysToEmpty, schema: rules.NodePage, options });
       const r = await fetchPage(first);
+      if (r.data.total === 0 && r.data.nodes.length === 0) onNone?.();
       return { data: new Page(r, fetchPage, options?.signal), response: r.response };
     });
   }

@@ -4,6 +4,8 @@ import { http, HttpResponse } from 'msw';
 import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError, NodeVersionUploadError, NotFoundError, PermissionDeniedError, RegistryClient } from '../../src/index.ts';
 import { isRelease, isSemver, newestFirst } from '../../src/registry/semver.ts';
+import { ACCELERATOR_VALUES, OS_VALUES, resembling } from '../../src/registry/filter-hint.ts';
+import { recorder } from './log-recorder.ts';
 import { interceptHttp } from './msw.ts';
 
 const BASE = 'https://registry.test';
@@ -194,4 +196,52 @@ describe('publishNodeVersion', () => {
 it('NotFoundError for an unknown node', async () => {
   server.use(http.get(`${BASE}/nodes/nope`, () => HttpResponse.json({}, { status: 404 })));
   await expect(registry().getNode('nope')).rejects.toBeInstanceOf(NotFoundError);
+});
+
+describe('a filter value that matches nothing but resembles a registry value', () => {
+  const page = (nodes: unknown[], total = nodes.length) => HttpResponse.json({ nodes, total, page: 1, limit: 10, totalPages: total ? 1 : 0 });
+
+  it('searchNodes, its page walk and listNodes warn once each, naming the value it resembles', async () => {
+    server.use(http.get(`${BASE}/nodes/search`, () => page([])), http.get(`${BASE}/nodes`, () => page([])));
+    const log = recorder();
+    const client = registry({ logger: log.logger });
+    expect((await client.searchNodes({ search: 'upscale', supported_os: 'Linux', limit: 20 })).total).toBe(0);
+    for await (const _ of client.searchNodes({ supported_accelerator: 'cuda' })) expect.unreachable();
+    await client.listNodes({ supported_os: 'windows 10' });
+    expect(log.lines).toEqual([
+      { level: 'warn', message: "[platformui] no node matches supported_os 'Linux'; registry values look like 'POSIX :: Linux' (did you mean it?)", details: {} },
+      { level: 'warn', message: "[platformui] no node matches supported_accelerator 'cuda'; registry values look like 'CUDA' (did you mean it?)", details: {} },
+      { level: 'warn', message: "[platformui] no node matches supported_os 'windows 10'; registry values look like 'Microsoft :: Windows :: Windows 10' (did you mean it?)", details: {} },
+    ]);
+  });
+
+  it('says nothing when nodes match, the value is a registry value, resembles none, or the page is past the end', async () => {
+    server.use(
+      http.get(`${BASE}/nodes/search`, ({ request }) => {
+        const q = new URL(request.url).searchParams;
+        if (q.get('search') === 'found') return page([node('a')]);
+        return q.get('page') === '9' ? HttpResponse.json({ nodes: [], total: 3, page: 9, limit: 10, totalPages: 1 }) : page([]);
+      }),
+    );
+    const log = recorder();
+    const client = registry({ logger: log.logger });
+    await client.searchNodes({ search: 'found', supported_os: 'Linux' });
+    await client.searchNodes({ supported_os: 'POSIX :: Linux', supported_accelerator: 'DirectML' });
+    await client.searchNodes({ supported_os: 'Plan 9', supported_accelerator: 'TPU' });
+    await client.searchNodes({ supported_os: 'Linux', page: 9 });
+    expect(log.lines).toEqual([]);
+  });
+
+  it('finds the value by case, by containing the given one, or by a small edit', () => {
+    expect(resembling('Linux', OS_VALUES)).toBe('POSIX :: Linux');
+    expect(resembling('ubuntu', OS_VALUES)).toBe('POSIX :: Linux :: Ubuntu');
+    expect(resembling('macos', OS_VALUES)).toBe('MacOS');
+    expect(resembling('Linx', OS_VALUES)).toBe('POSIX :: Linux');
+    expect(resembling('rocm', ACCELERATOR_VALUES)).toBe('ROCm');
+    expect(resembling('Direct ML', ACCELERATOR_VALUES)).toBe('DirectML');
+    expect(resembling('OS', OS_VALUES)).toBeUndefined(); // too short to stand for one
+    expect(resembling('TPU', ACCELERATOR_VALUES)).toBeUndefined(); // one letter from CPU, but another device
+    expect(resembling('MacOS', OS_VALUES)).toBeUndefined();
+    expect(resembling('FreeBSD', OS_VALUES)).toBeUndefined();
+  });
 });
