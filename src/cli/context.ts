@@ -72,6 +72,12 @@ export class Context {
   readonly io: CliIO;
   /** Set once the progress display has shown the failure being reported. */
   failureShown = false;
+  /**
+   * While a live block is on the terminal: prints a line above it. The
+   * clients' log lines go there then (a line written under the block would
+   * break its redraw); `withDisplay` sets it.
+   */
+  above: ((line: string) => void) | undefined;
   readonly #notice: WaitNotice | undefined;
   #log: Required<LogOptions> | undefined;
   #cloud: CloudClient | undefined;
@@ -93,7 +99,7 @@ export class Context {
    */
   get log(): Required<LogOptions> {
     if (this.#log) return this.#log;
-    const shown = commandLog(this.io.env.PLATFORMUI_LOG, (text) => void this.io.stderr.write(text), 'warn');
+    const shown = commandLog(this.io.env.PLATFORMUI_LOG, (text) => void (this.above ? this.above(text.trimEnd()) : this.io.stderr.write(text)), 'warn');
     const notice = this.#notice;
     if (!notice) return (this.#log = shown);
     const upTo = LOG_LEVELS.indexOf(shown.logLevel);

@@ -40,6 +40,8 @@ export async function withDisplay(ctx: Context, nodes: Record<string, NodeLabel>
     close();
     if (note) ctx.warn(`platformui: interrupted twice: ${note}`);
   });
+  // Log lines print above the live block when it shares the terminal with standard error.
+  if (ctx.mode === 'tty' && ctx.io.stderr.isTTY) ctx.above = (line) => display.info(line);
   try {
     return await task(display, interrupt);
   } catch (err) {
@@ -54,6 +56,7 @@ export async function withDisplay(ctx: Context, nodes: Record<string, NodeLabel>
     ctx.failureShown = true;
     throw err;
   } finally {
+    ctx.above = undefined;
     interrupt.dispose();
     close();
   }
