@@ -55,7 +55,7 @@ export const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
   server: { type: 'string', multiple: true, value: 'URL', help: 'the server (default: PLATFORMUI_CLOUD_URL, or PLATFORMUI_BASE_URL for registry commands); run takes several: a pool' },
   'api-key-file': { type: 'string', value: 'FILE', help: 'read the cloud API key from FILE (default: PLATFORMUI_API_KEY); never a key on the command line' },
   'token-file': { type: 'string', value: 'FILE', help: 'read the registry token from FILE (default: PLATFORMUI_TOKEN)' },
-  timeout: { type: 'string', value: 'DURATION', help: 'the longest wait for an answer of the server: 90s, 10m, 1h or ms (default 60s); run: also the longest a job may send nothing' },
+  timeout: { type: 'string', value: 'DURATION', help: 'the longest wait for an answer from the server: 90s, 10m, 1h or ms (default 60s); run: also the longest a job may send nothing' },
   json: { type: 'boolean', help: 'machine output: one JSON object per line' },
   verbose: { type: 'boolean', help: 'show the stack of an error' },
   'no-color': { type: 'boolean', help: 'no colours (also NO_COLOR=1; colours only ever on a terminal)' },

@@ -70,11 +70,15 @@ export interface FailureContext {
 /**
  * What the server itself said in an error's body (`No route for GET
  * /api/jobs`), or `''`: the part of the SDK's message after its
- * `<status> <method> <url> — ` prefix.
+ * `<status> <method> <url> — ` prefix, without the body's error code when
+ * a message follows it.
  */
 export function serverMessage(err: APIError): string {
   const prefix = `${err.status} ${err.method} ${err.url}`;
-  return err.message.startsWith(prefix) ? err.message.slice(prefix.length).replace(/^ — /, '') : '';
+  const said = err.message.startsWith(prefix) ? err.message.slice(prefix.length).replace(/^ — /, '') : '';
+  // The body's error code (`unauthorized: …`) only when it is all there is.
+  const code = typeof err.error === 'string' ? `${err.error}: ` : '';
+  return code && said.startsWith(code) && said.length > code.length ? said.slice(code.length) : said.replace(/: $/, '');
 }
 
 /** The origin of a redacted request URL (`http://127.0.0.1:8188`), or the URL as given. */

@@ -346,7 +346,7 @@ describe('errors and exit codes (spec emulator)', () => {
     expect(refused).toEqual({
       code: 3,
       stdout: '',
-      stderr: `platformui queue: ${emu.url} wants an API key (401: unauthorized: Missing X-API-Key header), and none was sent: PLATFORMUI_API_KEY goes only to the server PLATFORMUI_CLOUD_URL names, not to another loopback --server (it may be your cloud key): set PLATFORMUI_CLOUD_URL=${emu.url}, or pass --api-key-file FILE\n`,
+      stderr: `platformui queue: ${emu.url} wants an API key (401: Missing X-API-Key header), and none was sent: PLATFORMUI_API_KEY goes only to the server PLATFORMUI_CLOUD_URL names, not to another loopback --server (it may be your cloud key): set PLATFORMUI_CLOUD_URL=${emu.url}, or pass --api-key-file FILE\n`,
     });
     const ok = await cli(['queue'], { ...env, PLATFORMUI_CLOUD_URL: emu.url });
     expect(ok).toEqual({ code: 0, stdout: '0 running, 0 pending\n', stderr: '' });
@@ -698,7 +698,7 @@ describe('a loopback server that wants a key, the codegen alias, the examples', 
   const withKey = () => ({ PLATFORMUI_CLOUD_URL: emu.url, PLATFORMUI_API_KEY: EMULATOR_API_KEY, PLATFORMUI_BASE_URL: emu.url });
 
   it('every command says the server wants an API key and how to give it, not a bare 401', async () => {
-    const said = `${emu.url} wants an API key (401: unauthorized: Missing X-API-Key header), and none was sent`;
+    const said = `${emu.url} wants an API key (401: Missing X-API-Key header), and none was sent`;
     const how = `set PLATFORMUI_CLOUD_URL=${emu.url} PLATFORMUI_API_KEY=… (a loopback --server gets the environment's key only when PLATFORMUI_CLOUD_URL names it), or pass --api-key-file FILE`;
     for (const args of [['queue'], ['jobs'], ['job', 'some-id'], ['job', 'some-id', '--follow'], ['object-info'], ['codegen'], ['run', INVERT, '--input', `image=${photo}`], ['run', INVERT, '--input', `image=${photo}`, '--json']]) {
       const r = await cli([...args, '--server', emu.url]);

@@ -174,15 +174,16 @@ describe('describeFailure: exit codes and lines', () => {
     const missing = new AuthenticationError({ status: 401, body: { error: 'unauthorized', message: 'Missing X-API-Key header' }, method: 'GET', url: 'http://127.0.0.1:8188/api/queue' });
     expect(describeFailure(missing, { service: 'cloud', noKeySent })).toEqual({
       code: 3,
-      lines: ['http://127.0.0.1:8188 wants an API key (401: unauthorized: Missing X-API-Key header), and none was sent: set PLATFORMUI_API_KEY=…, or pass --api-key-file FILE'],
+      lines: ['http://127.0.0.1:8188 wants an API key (401: Missing X-API-Key header), and none was sent: set PLATFORMUI_API_KEY=…, or pass --api-key-file FILE'],
     });
     const bare = new AuthenticationError({ status: 401, body: '', method: 'GET', url: 'http://127.0.0.1:8188/api/queue' });
     expect(describeFailure(bare, { service: 'cloud', noKeySent }).lines[0]).toMatch(/^http:\/\/127\.0\.0\.1:8188 wants an API key \(401\), and none was sent: /);
   });
 
   it('serverMessage: what the server said, without the SDK\'s status, method and URL', () => {
-    expect(serverMessage(api(NotFoundError, 404))).toBe('x: ');
-    expect(serverMessage(new NotFoundError({ status: 404, body: { error: 'not_found', message: 'No route for GET /api/jobs' }, method: 'GET', url: 'http://h/api/jobs' }))).toBe('not_found: No route for GET /api/jobs');
+    expect(serverMessage(api(NotFoundError, 404))).toBe('x');
+    expect(serverMessage(new NotFoundError({ status: 404, body: { error: 'not_found', message: 'No route for GET /api/jobs' }, method: 'GET', url: 'http://h/api/jobs' }))).toBe('No route for GET /api/jobs');
+    expect(serverMessage(new NotFoundError({ status: 404, body: '404: Not Found', method: 'GET', url: 'http://h/api/jobs' }))).toBe('404: Not Found');
     expect(serverMessage(new NotFoundError({ status: 404, body: '', method: 'GET', url: 'http://h/api/jobs' }))).toBe('');
   });
 });
@@ -292,7 +293,7 @@ describe('main', () => {
       expect(r.code).toBe(2);
       expect(r.stderr).toMatch(/^platformui: --timeout must be a duration like 90s, 10m, 1h/);
     }
-    expect((await run('queue', '--help')).stdout).toMatch(/^ {2}--timeout DURATION +the longest wait for an answer of the server/m);
+    expect((await run('queue', '--help')).stdout).toMatch(/^ {2}--timeout DURATION +the longest wait for an answer from the server/m);
   });
 
   it('codegen takes --url as --server; both naming different servers is a usage error', async () => {
