@@ -5,10 +5,25 @@
  *
  * @module
  */
+import { closest } from '../args.ts';
 
 /** The command line is wrong: exit code 2, with what is wrong and the command's usage hint. */
 export class UsageError extends Error {
   override name = 'UsageError';
+}
+
+/**
+ * ` (did you mean --input?)` when a known name is a small edit away from
+ * `given`, `''` otherwise: the SDK's own suggestion rule ({@link closest}).
+ *
+ * @example
+ * ```ts
+ * didYouMean('inptu', ['input', 'out'], '--'); // ' (did you mean --input?)'
+ * ```
+ */
+export function didYouMean(given: string, known: readonly string[], prefix = ''): string {
+  const best = closest(given, known);
+  return best === undefined ? '' : ` (did you mean ${prefix}${best}?)`;
 }
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };

@@ -13,6 +13,8 @@ export interface OptionSpec {
   short?: string;
   /** The value's placeholder in the help (`DIR`, `DURATION`). */
   value?: string;
+  /** Another spelling of `--server` (codegen's `--url`): its value is taken as `--server`'s. */
+  server?: true;
   help: string;
 }
 
@@ -53,11 +55,16 @@ export const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
   server: { type: 'string', multiple: true, value: 'URL', help: 'the server (default: PLATFORMUI_CLOUD_URL, or PLATFORMUI_BASE_URL for registry commands); run takes several: a pool' },
   'api-key-file': { type: 'string', value: 'FILE', help: 'read the cloud API key from FILE (default: PLATFORMUI_API_KEY); never a key on the command line' },
   'token-file': { type: 'string', value: 'FILE', help: 'read the registry token from FILE (default: PLATFORMUI_TOKEN)' },
+  timeout: { type: 'string', value: 'DURATION', help: 'the longest wait for an answer from the server: 90s, 10m, 1h or ms (default 60s); run: also the longest a job may send nothing' },
   json: { type: 'boolean', help: 'machine output: one JSON object per line' },
   verbose: { type: 'boolean', help: 'show the stack of an error' },
   'no-color': { type: 'boolean', help: 'no colours (also NO_COLOR=1; colours only ever on a terminal)' },
+  version: { type: 'boolean', short: 'V', help: 'print the version' },
   help: { type: 'boolean', short: 'h', help: 'show this help' },
 };
+
+/** Global options that only mean something to a command that talks to a server. */
+export const SERVER_OPTIONS = ['server', 'api-key-file', 'token-file', 'timeout'];
 
 /** Option lines, aligned: `  --out DIR    where to write …`. */
 export function optionLines(options: Record<string, OptionSpec>): string[] {
@@ -69,7 +76,7 @@ export function optionLines(options: Record<string, OptionSpec>): string[] {
 /** The `--help` of a command. */
 export function commandHelp(c: Command): string {
   const own = Object.keys(c.options).length ? ['', 'Options:', ...optionLines(c.options)] : [];
-  const global = Object.fromEntries(Object.entries(GLOBAL_OPTIONS).filter(([name]) => c.service !== 'none' || !['server', 'api-key-file', 'token-file'].includes(name)));
+  const global = Object.fromEntries(Object.entries(GLOBAL_OPTIONS).filter(([name]) => c.service !== 'none' || !SERVER_OPTIONS.includes(name)));
   return [
     `Usage: platformui ${c.name}${c.synopsis ? ` ${c.synopsis}` : ''}`,
     '',

@@ -7,10 +7,15 @@
  */
 import { readFile } from 'node:fs/promises';
 import { styleText } from 'node:util';
-import { CloudClient, CloudPool, RegistryClient, type LogOptions } from '../index.ts';
-import { commandLog } from '../transport/log.ts';
+import { CloudClient, CloudPool, RegistryClient, type ClientOptions, type LogOptions } from '../index.ts';
+import type { LogDetails } from '../transport/log.ts';
+import { commandLog, LOG_LEVELS } from '../transport/log.ts';
+import { fromEnv } from '../transport/options.ts';
 import { UsageError } from './args.ts';
 import type { DisplayMode } from './display.ts';
+import type { FailureContext } from './errors.ts';
+import { WaitNotice } from './waiting.ts';
+
 
 /** A stream the CLI writes to: `process.stdout`, or a test's buffer. */
 export interface Writer {
@@ -37,6 +42,8 @@ export interface GlobalOptions {
   apiKeyFile: string | undefined;
   /** `--token-file PATH`: the registry token, read from a file. */
   tokenFile: string | undefined;
+  /** `--timeout DURATION` in ms: the clients' per-request timeout (and run's silence deadline). */
+  timeout: number | undefined;
   json: boolean;
   verbose: boolean;
   noColor: boolean;
@@ -61,20 +68,46 @@ export async function readSecret(path: string, option: string): Promise<string> 
 /** The per-invocation state commands share; {@link close} releases the clients. */
 export class Context {
   readonly global: GlobalOptions;
+  /** The streams: on a terminal, each write first erases the "waiting for …" line. */
   readonly io: CliIO;
   /** Set once the progress display has shown the failure being reported. */
   failureShown = false;
+  /**
+   * While a live block is on the terminal: prints a line above it. The
+   * clients' log lines go there then (a line written under the block would
+   * break its redraw); `withDisplay` sets it.
+   */
+  above: ((line: string) => void) | undefined;
+  readonly #notice: WaitNotice | undefined;
+  #log: Required<LogOptions> | undefined;
   #cloud: CloudClient | undefined;
   #pool: CloudPool | undefined;
 
   constructor(global: GlobalOptions, io: CliIO) {
     this.global = global;
-    this.io = io;
+    // What a command waits for, said on a terminal only: a log or a pipe gets the answer or the error, nothing between.
+    this.#notice = io.stderr.isTTY && !global.json ? new WaitNotice(io.stderr, (t) => this.style('dim', t)) : undefined;
+    this.io = this.#notice ? { ...io, stdout: this.#notice.wrap(io.stdout), stderr: this.#notice.wrap(io.stderr) } : io;
   }
 
-  /** The clients' log: to standard error, level `PLATFORMUI_LOG`, else `error` (see {@link commandLog}). */
+  /**
+   * The clients' log: to standard error, level `PLATFORMUI_LOG`, else `warn`
+   * (see {@link commandLog}): a retry, a server of a pool gone down, a filter
+   * that matches nothing are what the command is doing. With the "waiting
+   * for …" line, the clients log everything, and the line hears of each
+   * request's end; standard error still gets only the level asked.
+   */
   get log(): Required<LogOptions> {
-    return commandLog(this.io.env.PLATFORMUI_LOG, (text) => void this.io.stderr.write(text));
+    if (this.#log) return this.#log;
+    const shown = commandLog(this.io.env.PLATFORMUI_LOG, (text) => void (this.above ? this.above(text.trimEnd()) : this.io.stderr.write(text)), 'warn');
+    const notice = this.#notice;
+    if (!notice) return (this.#log = shown);
+    const upTo = LOG_LEVELS.indexOf(shown.logLevel);
+    const level = (name: 'error' | 'warn' | 'info' | 'debug') => (message: string, details?: LogDetails) => {
+      if (name === 'debug') notice.logged(details);
+      if (LOG_LEVELS.indexOf(name) <= upTo) shown.logger[name](message, details);
+    };
+    return (this.#log = { logLevel: 'debug', logger: { error: level('error'), warn: level('warn'), info: level('info'), debug: level('debug') } });
   }
 
   /** `json` with `--json`, `tty` on a terminal, else `plain` (a pipe, a file, CI). */
@@ -108,17 +141,27 @@ export class Context {
     return this.color ? styleText(format, text, { validateStream: false }) : text;
   }
 
+  /** What every client gets: the log, `--timeout`, and the hooks of the "waiting for …" line. */
+  get #clientOptions(): ClientOptions {
+    return {
+      ...this.log,
+      ...(this.global.timeout !== undefined ? { timeout: this.global.timeout } : {}),
+      ...(this.#notice ? { hooks: this.#notice.hooks } : {}),
+    };
+  }
+
   /**
    * The cloud client (one per invocation). `--server` is its `baseUrl`; the key
    * is `--api-key-file`'s, else what the client reads itself: `PLATFORMUI_API_KEY`,
    * which by the SDK's key rule goes with `PLATFORMUI_CLOUD_URL` or a cloud URL
-   * but is never sent to a loopback `--server` (it may be the key of the cloud).
+   * but is never sent to a loopback `--server` (it may be the key of the cloud),
+   * unless that `--server` is `PLATFORMUI_CLOUD_URL`'s server itself.
    */
   async cloud(): Promise<CloudClient> {
     if (this.#cloud) return this.#cloud;
-    const apiKey = await this.#apiKey();
+    const apiKey = (await this.#apiKey()) ?? (this.#serverIsEnvs() ? fromEnv('PLATFORMUI_API_KEY') : undefined);
     this.#cloud = new CloudClient({
-      ...this.log,
+      ...this.#clientOptions,
       ...(this.global.server !== undefined ? { baseUrl: this.global.server } : {}),
       ...(apiKey !== undefined ? { apiKey } : {}),
     });
@@ -133,7 +176,7 @@ export class Context {
     if (this.#pool) return this.#pool;
     const apiKey = await this.#apiKey();
     this.#pool = new CloudPool(
-      this.global.servers.map((baseUrl) => ({ ...this.log, id: baseUrl, baseUrl, ...(apiKey !== undefined ? { apiKey } : {}) })),
+      this.global.servers.map((baseUrl) => ({ ...this.#clientOptions, id: baseUrl, baseUrl, ...(apiKey !== undefined ? { apiKey } : {}) })),
       this.log,
     );
     return this.#pool;
@@ -143,21 +186,36 @@ export class Context {
   async registry(): Promise<RegistryClient> {
     const token = this.global.tokenFile === undefined ? undefined : await readSecret(this.global.tokenFile, '--token-file');
     return new RegistryClient({
-      ...this.log,
+      ...this.#clientOptions,
       ...(this.global.server !== undefined ? { baseUrl: this.global.server } : {}),
       ...(token !== undefined ? { token } : {}),
     });
   }
 
   /**
-   * Why the cloud may have refused the key, when the SDK's key rule kept the
-   * environment's key from a loopback `--server`: what to do instead.
+   * What makes a failure of `service` actionable: when the cloud client sent
+   * no key (a loopback server), a 401 means the server wants one, and how to
+   * give it depends on where the server and the key would come from.
    */
-  get keyRuleHint(): string | undefined {
-    const skipped = this.#cloud?.server === 'local' && this.global.server !== undefined && this.global.apiKeyFile === undefined && !!this.io.env.PLATFORMUI_API_KEY;
-    return skipped
-      ? 'PLATFORMUI_API_KEY is not sent to a loopback --server (it may be your cloud key): pass --api-key-file FILE, or set PLATFORMUI_CLOUD_URL instead of --server'
-      : undefined;
+  failureContext(service: FailureContext['service']): FailureContext {
+    const cloud = this.#cloud;
+    if (service !== 'cloud' || cloud?.server !== 'local') return { service };
+    const url = cloud.baseUrl.replace(/\/$/, '');
+    let how: string;
+    if (this.global.server === undefined) how = 'set PLATFORMUI_API_KEY=…, or pass --api-key-file FILE';
+    else if (this.io.env.PLATFORMUI_API_KEY) {
+      how = `PLATFORMUI_API_KEY goes only to the server PLATFORMUI_CLOUD_URL names, not to another loopback --server (it may be your cloud key): set PLATFORMUI_CLOUD_URL=${url}, or pass --api-key-file FILE`;
+    } else how = `set PLATFORMUI_CLOUD_URL=${url} PLATFORMUI_API_KEY=… (a loopback --server gets the environment's key only when PLATFORMUI_CLOUD_URL names it), or pass --api-key-file FILE`;
+    return { service, noKeySent: { url, how } };
+  }
+
+  /** Whether `--server` names the server `PLATFORMUI_CLOUD_URL` names (then the environment's key goes with it). */
+  #serverIsEnvs(): boolean {
+    const envUrl = fromEnv('PLATFORMUI_CLOUD_URL');
+    const given = this.global.server;
+    if (given === undefined || envUrl === undefined || !URL.canParse(given) || !URL.canParse(envUrl)) return false;
+    const norm = (u: string) => new URL(u).href.replace(/\/+$/, '');
+    return norm(given) === norm(envUrl);
   }
 
   /** `--api-key-file`'s key, when given. */
@@ -165,8 +223,9 @@ export class Context {
     return this.global.apiKeyFile === undefined ? undefined : readSecret(this.global.apiKeyFile, '--api-key-file');
   }
 
-  /** Closes the cloud client's socket, if one is open, and the pool's. */
+  /** Closes the cloud client's socket, if one is open, and the pool's; erases the "waiting for …" line. */
   close(): void {
+    this.#notice?.close();
     this.#cloud?.close();
     void this.#pool?.close();
   }

@@ -12,7 +12,7 @@
  * @module
  */
 import type { SocketEvent } from '../cloud/socket.ts';
-import { clean, failLines, plainLines, renderBlock, summaryLines, type FileLine } from './display/render.ts';
+import { clean, failLines, plainLines, renderBlock, stoppedLine, summaryLines, type FileLine } from './display/render.ts';
 import { createRunState, reduce, type NodeLabel, type RunState } from './display/state.ts';
 
 export { renderBlock, type FileLine } from './display/render.ts';
@@ -44,7 +44,11 @@ export interface Display {
   event(e: SocketEvent): void;
   /** The job completed and these files were written: the final summary. */
   finish(result: { promptId: string; files: FileLine[] }): void;
-  /** The run failed: `message` is already one line, secret-free. Printed (to `out`) with where and when. */
+  /**
+   * The run failed: `message` is already one line, secret-free. On a terminal
+   * and in JSON it is printed (to `out`) with where and when; in plain mode only
+   * where and when, since the caller says the error on standard error (once).
+   */
   fail(message: string): void;
   /** Leaves the terminal clean (cursor shown, block finalized). Idempotent; safe to call from SIGINT/exit handlers. */
   close(): void;
@@ -143,8 +147,8 @@ function plainDisplay(options: DisplayOptions): Display {
       if (!ended) write(summaryLines(state, files, now(), false, false));
       ended = true;
     },
-    fail: (message) => {
-      if (!ended) write(failLines(state, message, now(), false, false));
+    fail: () => {
+      if (!ended && state) write([stoppedLine(state, now())]);
       ended = true;
     },
     close: () => {
@@ -208,7 +212,7 @@ class TtyDisplay implements Display {
 
   fail(message: string): void {
     if (this.#ended) return;
-    this.#end(failLines(this.#state, message, this.#now(), this.#o.color, true));
+    this.#end(failLines(this.#state, message, this.#now(), this.#o.color));
   }
 
   close(): void {

@@ -60,8 +60,25 @@ export interface Failure {
 export interface FailureContext {
   /** The kind of service the command talked to: names the right variables. */
   service: 'cloud' | 'registry';
-  /** A note on the SDK's key rule, when it kept `PLATFORMUI_API_KEY` from a loopback `--server`. */
-  keyRuleHint?: string | undefined;
+  /**
+   * The cloud client sent no key (a loopback server): a 401 then means the
+   * server wants one. `url` is the server, `how` says how to give it one.
+   */
+  noKeySent?: { url: string; how: string } | undefined;
+}
+
+/**
+ * What the server itself said in an error's body (`No route for GET
+ * /api/jobs`), or `''`: the part of the SDK's message after its
+ * `<status> <method> <url> — ` prefix, without the body's error code when
+ * a message follows it.
+ */
+export function serverMessage(err: APIError): string {
+  const prefix = `${err.status} ${err.method} ${err.url}`;
+  const said = err.message.startsWith(prefix) ? err.message.slice(prefix.length).replace(/^ — /, '') : '';
+  // The body's error code (`unauthorized: …`) only when it is all there is.
+  const code = typeof err.error === 'string' ? `${err.error}: ` : '';
+  return code && said.startsWith(code) && said.length > code.length ? said.slice(code.length) : said.replace(/: $/, '');
 }
 
 /** The origin of a redacted request URL (`http://127.0.0.1:8188`), or the URL as given. */
@@ -77,14 +94,13 @@ export function describeFailure(err: unknown, ctx: FailureContext): Failure {
   const keyVar = cloud ? 'PLATFORMUI_API_KEY' : 'PLATFORMUI_TOKEN';
   const keyFile = cloud ? '--api-key-file' : '--token-file';
   const urlVar = cloud ? 'PLATFORMUI_CLOUD_URL' : 'PLATFORMUI_BASE_URL';
-  const keyHint = ctx.keyRuleHint ? `; ${ctx.keyRuleHint}` : '';
 
   if (err instanceof UsageError) return { code: EXIT.usage, lines: [err.message] };
   if (err instanceof Interrupted) return { code: err.code, lines: [err.message] };
   if (err instanceof APIUserAbortError) return { code: EXIT.interrupted, lines: ['interrupted'] };
   // Before the generic InvalidArgumentError: these are subclasses of it.
   if (err instanceof MissingCredentialsError) {
-    return { code: EXIT.auth, lines: [`no ${cloud ? 'API key' : 'token'}: set ${keyVar} or pass ${keyFile} FILE${keyHint}`] };
+    return { code: EXIT.auth, lines: [`no ${cloud ? 'API key' : 'token'}: set ${keyVar} or pass ${keyFile} FILE`] };
   }
   if (err instanceof WorkflowValidationError) {
     const errors = err.issues.filter((i) => i.severity === 'error');
@@ -98,8 +114,12 @@ export function describeFailure(err: unknown, ctx: FailureContext): Failure {
     }
     return { code: EXIT.usage, lines: [err.message] };
   }
+  if (err instanceof AuthenticationError && ctx.noKeySent) {
+    const said = serverMessage(err);
+    return { code: EXIT.auth, lines: [`${ctx.noKeySent.url} wants an API key (401${said ? `: ${said}` : ''}), and none was sent: ${ctx.noKeySent.how}`] };
+  }
   if (err instanceof AuthenticationError) {
-    return { code: EXIT.auth, lines: [`the server refused the ${cloud ? 'API key' : 'token'} (401): check ${keyVar} or ${keyFile}${keyHint}`] };
+    return { code: EXIT.auth, lines: [`the server refused the ${cloud ? 'API key' : 'token'} (401): check ${keyVar} or ${keyFile}`] };
   }
   if (err instanceof PermissionDeniedError) {
     return { code: EXIT.auth, lines: [`not allowed (403) for this ${cloud ? 'API key' : 'token'}: ${err.message}`] };
@@ -120,7 +140,7 @@ export function describeFailure(err: unknown, ctx: FailureContext): Failure {
     return { code: EXIT.unreachable, lines: [`the submission to ${originOf(err.url)} got no answer, and job ${err.promptId} was not found by its id: it may exist (\`platformui job ${err.promptId}\` tells); it was not sent again`] };
   }
   if (err instanceof APITimeoutError) {
-    return { code: EXIT.unreachable, lines: [`no answer from ${originOf(err.url)}${secondsOf(err.timeout)}: is the server up? (--server or ${urlVar})`] };
+    return { code: EXIT.unreachable, lines: [`no answer from ${originOf(err.url)}${secondsOf(err.timeout)}: is the server up? (--server or ${urlVar}; --timeout to wait longer)`] };
   }
   if (err instanceof APIConnectionError) {
     const cause = err.message.replace(/: [A-Z]+ \S+( \(job \S+ was not sent\))?$/, '');

@@ -1,9 +1,12 @@
 /**
  * The frame of the commands that follow a job on the progress display (`run`,
- * `job --follow`): opens the display, handles Ctrl-C, shows a failure on the
- * display before `main` reports it (on standard error too, unless both
- * streams are the terminal the display just wrote it to), and always closes
- * the display: the terminal is left clean on success, errors and Ctrl-C alike.
+ * `job --follow`): opens the display, handles Ctrl-C, ends the display on a
+ * failure before `main` reports it on standard error, and always closes the
+ * display: the terminal is left clean on success, errors and Ctrl-C alike.
+ * The error is said once to a person: on a terminal by the display (then
+ * standard error gets it only when it goes elsewhere), in plain mode on
+ * standard error only (standard output gets where and when); `--json` ends
+ * its stream with the error object as well.
  *
  * @module
  */
@@ -37,12 +40,15 @@ export async function withDisplay(ctx: Context, nodes: Record<string, NodeLabel>
     close();
     if (note) ctx.warn(`platformui: interrupted twice: ${note}`);
   });
+  // Log lines print above the live block when it shares the terminal with standard error.
+  if (ctx.mode === 'tty' && ctx.io.stderr.isTTY) ctx.above = (line) => display.info(line);
   try {
     return await task(display, interrupt);
   } catch (err) {
-    const { lines, summary } = describeFailure(err, { service: 'cloud', keyRuleHint: ctx.keyRuleHint });
-    // JSON keeps every line in the error object; a terminal or a log gets one line each, then the summary.
-    if (ctx.mode === 'json' || lines.length === 1) display.fail(lines.join('\n'));
+    const { lines, summary } = describeFailure(err, ctx.failureContext('cloud'));
+    // JSON keeps every line in the error object; a terminal gets one line each, then the summary;
+    // plain mode's standard output none of them (main writes them to standard error).
+    if (ctx.mode !== 'tty' || lines.length === 1) display.fail(lines.join('\n'));
     else {
       for (const line of lines) display.info(line);
       display.fail(summary ?? `${lines.length} problems (above)`);
@@ -50,6 +56,7 @@ export async function withDisplay(ctx: Context, nodes: Record<string, NodeLabel>
     ctx.failureShown = true;
     throw err;
   } finally {
+    ctx.above = undefined;
     interrupt.dispose();
     close();
   }

@@ -8,10 +8,12 @@
  * @module
  */
 import { parseArgs } from 'node:util';
-import { UsageError } from './args.ts';
+import { version } from '../../package.json';
+import { didYouMean, parseDuration, UsageError } from './args.ts';
 import { commandHelp, GLOBAL_OPTIONS, optionLines, type Command, type CommandArgs, type OptionSpec } from './command.ts';
 import { codegen } from './commands/codegen.ts';
 import { emulator } from './commands/emulator.ts';
+import { example } from './commands/example.ts';
 import { job } from './commands/job.ts';
 import { jobs } from './commands/jobs.ts';
 import { nodesSearch } from './commands/nodes.ts';
@@ -23,7 +25,10 @@ import { Context, type CliIO, type GlobalOptions } from './context.ts';
 import { describeFailure, EXIT, stackOf } from './errors.ts';
 
 /** Every command, in the order `platformui --help` lists them. */
-export const COMMANDS: readonly Command[] = [run, job, jobs, queue, objectInfo, nodesSearch, publishers, emulator, codegen];
+export const COMMANDS: readonly Command[] = [example, run, job, jobs, queue, objectInfo, nodesSearch, publishers, emulator, codegen];
+
+/** The top-level help's examples: a ready-to-run workflow and its input, then the run. */
+const FIRST_STEPS = ['platformui example', 'platformui run invert.json --input image=photo.png --out outputs'];
 
 /** `platformui --help`. */
 export function mainHelp(): string {
@@ -42,11 +47,14 @@ export function mainHelp(): string {
     'Credentials come from the environment (PLATFORMUI_API_KEY, PLATFORMUI_TOKEN) or from',
     '--api-key-file / --token-file, never from the command line (it shows in `ps`).',
     'Exit codes: 0 success, 1 the job failed or was cancelled, 2 usage, 3 authentication,',
-    'credits or subscription, 4 the server could not be reached, 130 interrupted, 141 standard',
-    'output closed while following a job (run stops its job, as on Ctrl-C).',
+    'credits or subscription, 4 the server could not be reached or did not answer in time,',
+    '130 interrupted, 141 standard output closed while following a job (run stops its job, as',
+    'on Ctrl-C).',
     '',
-    'Example:',
-    '  platformui run examples/workflows/invert.json --input image=./photo.png --out ./outputs',
+    'Start a server to try it on with `platformui emulator` (it prints the variables to set), then:',
+    '',
+    'Examples:',
+    ...FIRST_STEPS.map((line) => `  ${line}`),
     '',
     '`platformui <command> --help` shows the options and an example of each command.',
     '',
@@ -78,8 +86,11 @@ interface Parsed {
   /** A group named without its command (`nodes`): its commands, for `platformui nodes --help`. */
   group?: { name: string; commands: Command[] };
   help: boolean;
+  version: boolean;
   global: GlobalOptions;
   rest: string[];
+  /** The first option that is neither global nor known here (`--verison`), for a line without a command. */
+  unknown: string | undefined;
 }
 
 /** Takes the command name(s) and the global options out of `argv`, wherever they stand. */
@@ -98,9 +109,11 @@ function split(argv: readonly string[]): Parsed {
   const name: string[] = [];
   let helpWord = false;
   let terminated = false;
+  let unknown: string | undefined;
   for (const t of tokens) {
     if (t.kind === 'option-terminator') terminated = true;
     if (terminated) continue;
+    if (t.kind === 'option' && !Object.hasOwn(GLOBAL_OPTIONS, t.name)) unknown ??= t.rawName;
     if (t.kind === 'option' && Object.hasOwn(GLOBAL_OPTIONS, t.name)) {
       const spec = GLOBAL_OPTIONS[t.name]!;
       if (spec.type === 'string' && typeof t.value !== 'string') throw new UsageError(`--${t.name} needs a value`);
@@ -128,21 +141,27 @@ function split(argv: readonly string[]): Parsed {
     const group = members.map((c) => c.name);
     // `platformui nodes --help` (or `help nodes`): the group's commands, not an error.
     if (help && name.length === 1 && members.length) groupOf = { name: name[0]!, commands: members };
-    else throw new UsageError(
-      group.length
-        ? `${name[0]}: which one? ${group.map((g) => `platformui ${g}`).join(', ')}`
-        : `unknown command ${JSON.stringify(joined)}: the commands are ${COMMANDS.map((c) => c.name).join(', ')}`,
-    );
+    else {
+      const names = COMMANDS.map((c) => c.name);
+      throw new UsageError(
+        group.length
+          ? `${name[0]}: which one? ${group.map((g) => `platformui ${g}`).join(', ')}`
+          : `unknown command ${JSON.stringify(joined)}${didYouMean(joined, names)}: the commands are ${names.join(', ')}`,
+      );
+    }
   }
   return {
     command,
     ...(groupOf ? { group: groupOf } : {}),
     help,
+    version: values.version === true,
+    unknown,
     global: {
       server: (values.server as string[] | undefined)?.at(-1),
       servers: (values.server as string[] | undefined) ?? [],
       apiKeyFile: values['api-key-file'] as string | undefined,
       tokenFile: values['token-file'] as string | undefined,
+      timeout: typeof values.timeout === 'string' ? parseDuration(values.timeout, '--timeout') : undefined,
       json: values.json === true,
       verbose: values.verbose === true,
       noColor: values['no-color'] === true,
@@ -162,13 +181,26 @@ function parseCommand(command: Command, rest: string[]): CommandArgs {
     parsed = parseArgs({ args: rest, options, strict: true, allowPositionals: true });
   } catch (err) {
     // Node's first sentence says it (`Unknown option '--x'`); the rest suggests `--`, which is no help here.
-    throw new UsageError((err as Error).message.split('. ')[0]!);
+    const first = (err as Error).message.split('. ')[0]!;
+    const option = /^Unknown option '--([^']+)'/.exec(first)?.[1];
+    throw new UsageError(option === undefined ? first : `${first}${didYouMean(option, [...Object.keys(command.options), ...Object.keys(GLOBAL_OPTIONS)], '--')}`);
   }
   const { positionals } = parsed;
   const usage = `platformui ${command.name}${command.synopsis ? ` ${command.synopsis}` : ''}`;
   if (positionals.length < command.args.min) throw new UsageError(`missing argument: ${usage}`);
   if (positionals.length > command.args.max) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[command.args.max])}: ${usage}`);
   return { values: parsed.values as CommandArgs['values'], positionals, raw: rest };
+}
+
+/** Takes a command's other spellings of `--server` (codegen's `--url`) as `--server`. */
+function serverAliases(command: Command, values: CommandArgs['values'], global: GlobalOptions): GlobalOptions {
+  for (const [name, spec] of Object.entries(command.options)) {
+    const value = values[name];
+    if (!spec.server || typeof value !== 'string') continue;
+    if (global.server !== undefined && global.server !== value) throw new UsageError(`--${name} and --server name different servers: give one`);
+    global = { ...global, server: value, servers: [value] };
+  }
+  return global;
 }
 
 /**
@@ -187,9 +219,17 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
   let named = '';
   try {
     parsed = split(argv);
+    if (parsed.version) {
+      io.stdout.write(`${version}\n`);
+      return EXIT.ok;
+    }
     if (!parsed.command && parsed.group) {
       io.stdout.write(groupHelp(parsed.group.name, parsed.group.commands));
       return EXIT.ok;
+    }
+    if (!parsed.command && parsed.unknown !== undefined && !parsed.help) {
+      const name = parsed.unknown.replace(/^--?/, '');
+      throw new UsageError(`Unknown option '${parsed.unknown}'${parsed.unknown.startsWith('--') ? didYouMean(name, Object.keys(GLOBAL_OPTIONS), '--') : ''}`);
     }
     if (!parsed.command) {
       // Bare `platformui` is a usage error; `platformui --help` is not.
@@ -203,6 +243,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
     named = ` ${parsed.command.name}`;
     if (parsed.global.servers.length > 1 && parsed.command.name !== 'run') throw new UsageError('--server: only run takes several servers (a pool)');
     args = parseCommand(parsed.command, parsed.help ? ['--help'] : parsed.rest);
+    parsed.global = serverAliases(parsed.command, args.values, parsed.global);
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     io.stderr.write(`platformui${named}: ${message}\n(see platformui${named} --help)\n`);
@@ -213,12 +254,13 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
   try {
     return await command.run(ctx, args);
   } catch (err) {
-    const failure = describeFailure(err, { service: command.service === 'registry' ? 'registry' : 'cloud', keyRuleHint: ctx.keyRuleHint });
+    const failure = describeFailure(err, ctx.failureContext(command.service === 'registry' ? 'registry' : 'cloud'));
     // The display wrote it to the terminal already: standard error gets it only when it goes elsewhere.
     const seen = ctx.failureShown && io.stdout.isTTY === true && io.stderr.isTTY === true;
-    if (!seen) for (const line of failure.lines) io.stderr.write(`platformui ${command.name}: ${line}\n`);
-    if (failure.code === EXIT.usage) io.stderr.write(`(see platformui ${command.name} --help)\n`);
-    if (global.verbose) io.stderr.write(`${stackOf(err)}\n`);
+    // Through the context's streams: on a terminal they erase the "waiting for …" line first.
+    if (!seen) for (const line of failure.lines) ctx.io.stderr.write(`platformui ${command.name}: ${line}\n`);
+    if (failure.code === EXIT.usage) ctx.io.stderr.write(`(see platformui ${command.name} --help)\n`);
+    if (global.verbose) ctx.io.stderr.write(`${stackOf(err)}\n`);
     return failure.code;
   } finally {
     ctx.close();

@@ -23,6 +23,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let dir: string;
 let cliBundle: string;
 let emulatorBundle: string;
+let codegenBundle: string;
 let photo: string;
 let keyFile: string;
 let badKeyFile: string;
@@ -35,12 +36,15 @@ beforeAll(async () => {
   // Under the repo (.tmp/ is ignored), so the bundle's external packages resolve from node_modules.
   mkdirSync(join(ROOT, '.tmp'), { recursive: true });
   dir = mkdtempSync(join(ROOT, '.tmp', 'cli-test-'));
-  cliBundle = join(dir, 'cli.mjs');
-  emulatorBundle = join(dir, 'emulator-cli.mjs');
+  // Named as in dist/: the platformui-codegen bin loads the cli.js beside it.
+  cliBundle = join(dir, 'cli.js');
+  emulatorBundle = join(dir, 'emulator-cli.js');
+  codegenBundle = join(dir, 'codegen-cli.js');
   const common: esbuild.BuildOptions = { bundle: true, platform: 'node', format: 'esm', target: 'node22', external: ['ws', 'form-data', 'zod'], logLevel: 'silent' };
   await Promise.all([
     esbuild.build({ ...common, entryPoints: [join(ROOT, 'src', 'cli', 'bin.ts')], outfile: cliBundle }),
     esbuild.build({ ...common, entryPoints: [join(ROOT, 'src', 'emulator', 'cli.ts')], outfile: emulatorBundle }),
+    esbuild.build({ ...common, entryPoints: [join(ROOT, 'src', 'workflow', 'codegen-cli.ts')], outfile: codegenBundle }),
   ]);
   photo = join(dir, 'photo.png');
   writeFileSync(photo, PNG);
@@ -82,6 +86,37 @@ function start(args: string[], env: Record<string, string> = {}, bundle = cliBun
 }
 
 const cli = (args: string[], env: Record<string, string> = {}) => start(args, env).done;
+
+/** Runs a shell line in `cwd` (`platformui` on the PATH is the CLI): how a user types a help example. */
+function shell(line: string, cwd: string, env: Record<string, string>): Promise<Result> {
+  const child = spawn('sh', ['-c', line], { cwd, env: { ...baseEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+/** A folder with a `platformui` command in it (the bundle), for the PATH. */
+function binWithPlatformui(): string {
+  const bin = mkdtempSync(join(dir, 'bin-'));
+  writeFileSync(join(bin, 'platformui'), `#!/bin/sh\nexec '${process.execPath}' '${cliBundle}' "$@"\n`, { mode: 0o755 });
+  return bin;
+}
+
+/** A server that accepts connections and never answers; `close()` drops them. */
+async function silentServer(): Promise<{ url: string; close(): Promise<void> }> {
+  const sockets = new Set<import('node:net').Socket>();
+  const server = createServer((socket) => void sockets.add(socket));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+    close: () => {
+      for (const socket of sockets) socket.destroy();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}
 
 /** Polls `read` until it gives something truthy. */
 async function waitFor<T>(what: string, read: () => T | undefined | null | false, ms = 10_000): Promise<T> {
@@ -135,13 +170,15 @@ describe.each(['spec', 'cloud', 'local'] as PersonalityName[])('platformui run a
     expect(readdirSync(out).sort()).toEqual([`${prefix}_00001_-1.png`, `${prefix}_00001_.png`]);
   });
 
-  it('a failed job: exit 1 and one line naming the node and the error', async () => {
+  it('a failed job: exit 1 and one line naming the node and the error, said once (on stderr)', async () => {
     const r = await cli(['run', failing, '--input', `image=${photo}`, '--set', `3.inputs.filename_prefix="${unique('fail')}"`, '--out', outDir(), ...server()]);
     expect(r.code).toBe(1);
     const lines = r.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^platformui run: Job \S+ failed in LoadImage #1: OOMError: out of memory on the test GPU$/);
-    expect(r.stdout).toMatch(/^Job failed at LoadImage "Load Photo" \(#1\): OOMError/m);
+    // Standard output tells where and when, not the error again.
+    expect(r.stdout).toMatch(/^Job failed at LoadImage "Load Photo" \(#1\)\nStopped after \d+\.\ds · 0\/3 nodes · at LoadImage "Load Photo" \(#1\)\n$/m);
+    expect((r.stdout + r.stderr).match(/out of memory/g)).toHaveLength(1);
     expect(r.stderr).not.toMatch(/\n\s+at /); // no stack without --verbose
   });
 
@@ -303,13 +340,18 @@ describe('errors and exit codes (spec emulator)', () => {
     expect(r.stderr).toBe('platformui queue: no API key: set PLATFORMUI_API_KEY or pass --api-key-file FILE\n');
   });
 
-  it("the key rule: PLATFORMUI_API_KEY goes with PLATFORMUI_CLOUD_URL, not to a loopback --server (exit 3 says what to do)", async () => {
+  it("the key rule: PLATFORMUI_API_KEY goes with PLATFORMUI_CLOUD_URL, not to another loopback --server (exit 3 says what to do)", async () => {
     const env = { PLATFORMUI_API_KEY: EMULATOR_API_KEY };
     const refused = await cli(['queue', '--server', emu.url], env);
-    expect(refused.code).toBe(3);
-    expect(refused.stderr).toContain('PLATFORMUI_API_KEY is not sent to a loopback --server (it may be your cloud key): pass --api-key-file FILE, or set PLATFORMUI_CLOUD_URL instead of --server');
+    expect(refused).toEqual({
+      code: 3,
+      stdout: '',
+      stderr: `platformui queue: ${emu.url} wants an API key (401: Missing X-API-Key header), and none was sent: PLATFORMUI_API_KEY goes only to the server PLATFORMUI_CLOUD_URL names, not to another loopback --server (it may be your cloud key): set PLATFORMUI_CLOUD_URL=${emu.url}, or pass --api-key-file FILE\n`,
+    });
     const ok = await cli(['queue'], { ...env, PLATFORMUI_CLOUD_URL: emu.url });
     expect(ok).toEqual({ code: 0, stdout: '0 running, 0 pending\n', stderr: '' });
+    // A --server that is PLATFORMUI_CLOUD_URL's server gets its key.
+    expect(await cli(['queue', '--server', `${emu.url}/`], { ...env, PLATFORMUI_CLOUD_URL: emu.url })).toEqual(ok);
   });
 
   it('exit 3 for credits and subscription, with what to do', async () => {
@@ -351,8 +393,8 @@ describe('errors and exit codes (spec emulator)', () => {
     const r = await cli(args);
     expect(r.code).toBe(1);
     expect(r.stderr).toBe('platformui run: invalid workflow: #2 ImageInvert "Invert": image: takes IMAGE, which only a link to another node\'s output can provide ([nodeId, outputIndex]), got 5\n');
-    // The warning is shown before the error; the upload's placeholder is not judged.
-    expect(r.stdout).toMatch(/^Warning: #3 SaveImage "Save Inverted": filename_prefix: is 7.*\nError: invalid workflow: #2 ImageInvert/m);
+    // The warning is shown (the upload's placeholder is not judged); the error only on stderr.
+    expect(r.stdout).toMatch(/^Warning: #3 SaveImage "Save Inverted": filename_prefix: is 7.*\n$/);
     expect(r.stdout).not.toContain('example.png');
     // Two errors: a line each, and the display ends on their count.
     const two = await cli(['run', INVERT, '--validate', '--input', `1.image=${photo}`, '--set', '2.inputs.image=["1", 5]', '--set', '3.inputs.images=["2", 3]', ...server()]);
@@ -361,7 +403,7 @@ describe('errors and exit codes (spec emulator)', () => {
       'platformui run: invalid workflow: #2 ImageInvert "Invert": image: links to output 5 of #1 LoadImage, which has outputs 0 to 1',
       'platformui run: invalid workflow: #3 SaveImage "Save Inverted": images: links to output 3 of #2 ImageInvert, which has only output 0',
     ]);
-    expect(two.stdout).toMatch(/^Error: the workflow has 2 errors: nothing was submitted$/m);
+    expect(two.stdout).toBe('');
     expect(emu.requests.filter((q) => q.method === 'POST')).toEqual([]);
     expect(emu.cloud.engine.jobs.size).toBe(jobs);
   });
@@ -480,7 +522,8 @@ describe('job, jobs, queue, object-info', () => {
     expect(rows.map((j) => j.id)).toContain(failed);
     const none = await cli(['jobs', ...on(spec)]);
     expect(none.code).toBe(1);
-    expect(none.stderr).toBe('platformui jobs: this server has no jobs list (GET /api/jobs: 404): see one job with `platformui job <id>`, or what runs with `platformui queue`\n');
+    // The server's own words go with it: they may say where the route is.
+    expect(none.stderr).toMatch(/^platformui jobs: this server has no jobs list \(GET \/api\/jobs: 404: .*No route for GET \/api\/jobs.*\): see one job with `platformui job <id>`, or what runs with `platformui queue`\n$/);
   });
 
   it('queue: the running and pending jobs', async () => {
@@ -519,16 +562,17 @@ describe('job, jobs, queue, object-info', () => {
     expect(blur.stdout).toMatch(/^Outputs:\n {2}0 {2}IMAGE {2}IMAGE$/m);
     const json = await cli(['object-info', '--json', ...on(spec)]);
     expect(Object.keys(JSON.parse(json.stdout))).toEqual(classes);
-    const unknown = await cli(['object-info', 'Blur', ...on(spec)]);
-    expect(unknown.code).toBe(1);
-    expect(unknown.stderr).toBe('platformui object-info: no node class "Blur" on this server; similar: ImageBlur\n');
+    const typo = await cli(['object-info', 'ImageBlr', ...on(spec)]);
+    expect(typo).toEqual({ code: 1, stdout: '', stderr: 'platformui object-info: no node class "ImageBlr" on this server (did you mean ImageBlur?)\n' });
+    const none = await cli(['object-info', 'Teleporter', ...on(spec)]);
+    expect(none.stderr).toBe('platformui object-info: no node class "Teleporter" on this server (platformui object-info lists them)\n');
   });
 });
 
 describe('the registry, the emulator and codegen commands', () => {
   let emu: Emulator;
   beforeAll(async () => {
-    emu = await startEmulator();
+    emu = await startEmulator({ personality: 'spec' });
   });
   afterAll(() => emu.close());
 
@@ -546,6 +590,24 @@ describe('the registry, the emulator and codegen commands', () => {
     const all = await cli(['nodes', 'search', '--accelerator', 'CUDA', '--limit', '3', '--all', '--json', '--server', emu.url]);
     expect(all.stdout.trimEnd().split('\n').map((l) => (JSON.parse(l) as { id: string }).id)).toEqual(cuda);
     expect(cuda.length).toBeGreaterThan(3);
+  });
+
+  it('nodes search: nothing found reads "no nodes" (not "page 1 of 0")', async () => {
+    for (const args of [[], ['--all']]) {
+      const r = await cli(['nodes', 'search', 'no-such-node-anywhere', ...args, '--server', emu.url]);
+      expect(r).toEqual({ code: 0, stdout: 'no nodes\n', stderr: '' });
+    }
+  });
+
+  it("the SDK's warnings reach standard error (a retried request here), the answer standard output", async () => {
+    emu.faults.next(503, { path: '/nodes/search' });
+    const r = await cli(['nodes', 'search', '--limit', '1', '--server', emu.url]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(new RegExp(`^\\[platformui\\] GET ${emu.url.replace(/[.]/g, '\\.')}/nodes/search\\?[^ ]*: HTTP 503; retrying in \\d+ ms \\(attempt 2 of 3\\)\n$`));
+    expect(r.stdout).toMatch(/^page 1 of \d+: 1 of \d+ nodes/m);
+    // PLATFORMUI_LOG=error keeps them out.
+    emu.faults.next(503, { path: '/nodes/search' });
+    expect((await cli(['nodes', 'search', '--limit', '1', '--server', emu.url], { PLATFORMUI_LOG: 'error' })).stderr).toBe('');
   });
 
   it('a reader that stops early (| head -1) ends it quietly with exit 0', async () => {
@@ -588,13 +650,15 @@ describe('the registry, the emulator and codegen commands', () => {
     });
     const down = await cli(['codegen', '--server', `http://127.0.0.1:${port}`, '--api-key-file', keyFile]);
     expect(down.code).toBe(4);
-    expect(down.stderr).toMatch(new RegExp(`^platformui codegen: could not reach http://127\\.0\\.0\\.1:${port} \\(.+\\): is the server running\\? \\(--server or PLATFORMUI_CLOUD_URL\\)\n$`));
+    // After the SDK's warnings of its retries: the connection is refused each time.
+    expect(down.stderr).toMatch(new RegExp(`^\\[platformui\\] GET http://127\\.0\\.0\\.1:${port}/api/object_info: .*; retrying in \\d+ ms \\(attempt 2 of 3\\)\n`));
+    expect(down.stderr).toMatch(new RegExp(`\nplatformui codegen: could not reach http://127\\.0\\.0\\.1:${port} \\(.+\\): is the server running\\? \\(--server or PLATFORMUI_CLOUD_URL\\)\n$`));
     const refused = await cli(['codegen', '--server', emu.url, '--api-key-file', badKeyFile]);
     expect(refused.code).toBe(3);
     expect(refused.stderr).toBe('platformui codegen: the server refused the API key (401): check PLATFORMUI_API_KEY or --api-key-file\n');
     const rule = await cli(['codegen', '--server', emu.url], { PLATFORMUI_API_KEY: EMULATOR_API_KEY });
     expect(rule.code).toBe(3);
-    expect(rule.stderr).toContain('PLATFORMUI_API_KEY is not sent to a loopback --server');
+    expect(rule.stderr).toContain('PLATFORMUI_API_KEY goes only to the server PLATFORMUI_CLOUD_URL names, not to another loopback --server');
     const empty = join(dir, 'empty-key.txt');
     writeFileSync(empty, '\n');
     const r = await cli(['codegen', '--server', emu.url, '--api-key-file', empty]);
@@ -624,17 +688,138 @@ describe('the registry, the emulator and codegen commands', () => {
   }
 });
 
+// The first hour against the default emulator's personality (cloud: every route wants X-API-Key).
+describe('a loopback server that wants a key, the codegen alias, the examples', () => {
+  let emu: Emulator;
+  beforeAll(async () => {
+    emu = await startEmulator({ personality: 'cloud', cloud: { stepMs: 5 } });
+  });
+  afterAll(() => emu.close());
+  const withKey = () => ({ PLATFORMUI_CLOUD_URL: emu.url, PLATFORMUI_API_KEY: EMULATOR_API_KEY, PLATFORMUI_BASE_URL: emu.url });
+
+  it('every command says the server wants an API key and how to give it, not a bare 401', async () => {
+    const said = `${emu.url} wants an API key (401: Missing X-API-Key header), and none was sent`;
+    const how = `set PLATFORMUI_CLOUD_URL=${emu.url} PLATFORMUI_API_KEY=… (a loopback --server gets the environment's key only when PLATFORMUI_CLOUD_URL names it), or pass --api-key-file FILE`;
+    for (const args of [['queue'], ['jobs'], ['job', 'some-id'], ['job', 'some-id', '--follow'], ['object-info'], ['codegen'], ['run', INVERT, '--input', `image=${photo}`], ['run', INVERT, '--input', `image=${photo}`, '--json']]) {
+      const r = await cli([...args, '--server', emu.url]);
+      expect(r.code, args.join(' ')).toBe(3);
+      expect(r.stderr, args.join(' ')).toBe(`platformui ${args[0]}: ${said}: ${how}\n`);
+    }
+    // The server from the environment, no key anywhere.
+    const fromEnv = await cli(['queue'], { PLATFORMUI_CLOUD_URL: emu.url });
+    expect(fromEnv).toEqual({ code: 3, stdout: '', stderr: `platformui queue: ${said}: set PLATFORMUI_API_KEY=…, or pass --api-key-file FILE\n` });
+  });
+
+  it('platformui-codegen is platformui codegen: the same help, --url or --server, messages and exit codes', async () => {
+    const alias = (args: string[], env: Record<string, string> = {}) => start(args, env, codegenBundle).done;
+    const help = await cli(['codegen', '--help']);
+    expect(await alias(['--help'])).toEqual(help);
+    expect(help.stdout).toMatch(/^ {2}--url URL +the same as --server/m);
+    for (const option of ['--url', '--server']) {
+      const refused = await alias([option, emu.url]);
+      expect(refused).toEqual(await cli(['codegen', option, emu.url]));
+      expect(refused.code).toBe(3);
+      expect(refused.stderr).toMatch(/^platformui codegen: http:\/\/127\.0\.0\.1:\d+ wants an API key \(401: .*\), and none was sent: set PLATFORMUI_CLOUD_URL=/);
+    }
+    // The README's line, with the environment the emulator prints: the key goes to the server PLATFORMUI_CLOUD_URL names.
+    const out = join(mkdtempSync(join(dir, 'codegen-')), 'src', 'nodes.generated.ts');
+    const ok = await alias(['--url', emu.url, '--out', out], withKey());
+    expect(ok.stderr).toBe('');
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toMatch(/^Wrote .*src\/nodes\.generated\.ts: 8 node classes/);
+    expect((await cli(['codegen', '--url', emu.url, '--out', out], withKey())).stdout).toMatch(/nodes\.generated\.ts is up to date/);
+  });
+
+  it('platformui example writes a workflow and its input, and the command it prints runs them; nothing is overwritten', async () => {
+    const here = mkdtempSync(join(dir, 'example-'));
+    const bin = binWithPlatformui();
+    const env = { ...withKey(), PATH: `${bin}:${process.env.PATH}` };
+    const first = await shell('platformui example', here, env);
+    expect(first.stderr).toBe('');
+    expect(first.code).toBe(0);
+    expect(first.stdout).toBe(
+      [
+        'Wrote  invert.json  a workflow: LoadImage → ImageInvert → SaveImage',
+        'Wrote  photo.png    its input, a 64×64 PNG',
+        'Run it (on the server of PLATFORMUI_CLOUD_URL, with PLATFORMUI_API_KEY; or --server URL):',
+        '  platformui run invert.json --input image=photo.png --out outputs',
+        '',
+      ].join('\n'),
+    );
+    expect(JSON.parse(readFileSync(join(here, 'invert.json'), 'utf8'))).toEqual(JSON.parse(readFileSync(INVERT, 'utf8')));
+    expect(readFileSync(join(here, 'photo.png')).subarray(1, 4).toString()).toBe('PNG');
+    const next = first.stdout.trimEnd().split('\n').at(-1)!.trim();
+    const ran = await shell(next, here, env);
+    expect(ran.stderr).toBe('');
+    expect(ran.code).toBe(0);
+    expect(readdirSync(join(here, 'outputs'))).toEqual(['inverted_00001_.png']);
+    // Again: the same files are kept. Another file of that name stops it, and is left as it was.
+    expect((await shell('platformui example', here, env)).stdout).toMatch(/^Kept {2}invert\.json {2}.*\(there already\)\nKept {2}photo\.png/);
+    writeFileSync(join(here, 'photo.png'), 'my own photo');
+    const clash = await shell('platformui example', here, env);
+    expect(clash).toEqual({ code: 2, stdout: '', stderr: 'platformui example: photo.png exists and is not this example\'s: it was left alone; write the example elsewhere with --out DIR\n(see platformui example --help)\n' });
+    expect(readFileSync(join(here, 'photo.png'), 'utf8')).toBe('my own photo');
+    const elsewhere = await shell("platformui example invert --out 'my demo'", here, env);
+    expect(elsewhere.stdout).toContain("  platformui run 'my demo/invert.json' --input image='my demo/photo.png' --out 'my demo/outputs'\n");
+    expect((await shell(elsewhere.stdout.trimEnd().split('\n').at(-1)!.trim(), here, env)).code).toBe(0);
+  });
+
+  it('every example of the help runs as written, in order, in a fresh folder', async () => {
+    const here = mkdtempSync(join(dir, 'help-examples-'));
+    const env = { ...withKey(), PATH: `${binWithPlatformui()}:${process.env.PATH}` };
+    /** The lines of a help's Example(s): section. */
+    const examplesOf = (help: string) => /\nExamples?:\n((?: {2}.*\n)+)/.exec(help)![1]!.trimEnd().split('\n').map((l) => l.trim());
+    const top = (await cli(['--help'])).stdout;
+    const commands = /\nCommands:\n((?: {2}.*\n)+)/.exec(top)![1]!.trimEnd().split('\n').map((l) => /^ {2}(\S+(?: \S+)?) {2,}/.exec(l)![1]!);
+    const lines = examplesOf(top);
+    // The emulator runs until Ctrl-C (its own tests start it), and its help is its own.
+    for (const name of commands.filter((c) => c !== 'emulator')) lines.push(...examplesOf((await cli([...name.split(' '), '--help'])).stdout));
+    expect(lines.length).toBeGreaterThan(commands.length);
+    for (const line of lines) {
+      expect(line).toMatch(/^platformui /);
+      const r = await shell(line, here, env);
+      expect(r.code, `${line}\n${r.stderr}`).toBe(0);
+    }
+  });
+});
+
+describe('a server that accepts connections and never answers', () => {
+  let silent: Awaited<ReturnType<typeof silentServer>>;
+  beforeAll(async () => {
+    silent = await silentServer();
+  });
+  afterAll(() => silent.close());
+
+  it('every command takes --timeout, and says no answer came in that time: exit 4', async () => {
+    for (const args of [['queue'], ['jobs'], ['job', 'some-id'], ['object-info'], ['codegen'], ['run', INVERT, '--input', `image=${photo}`], ['nodes', 'search'], ['publishers']]) {
+      const name = args[0] === 'nodes' ? 'nodes search' : args[0]!;
+      const variable = ['nodes search', 'publishers'].includes(name) ? 'PLATFORMUI_BASE_URL' : 'PLATFORMUI_CLOUD_URL';
+      const r = await cli([...args, '--server', silent.url, '--timeout', '300ms']);
+      // Not a terminal: no "waiting for" line, only the error.
+      expect(r, name).toEqual({ code: 4, stdout: '', stderr: `platformui ${name}: no answer from ${silent.url} in 0.3 s: is the server up? (--server or ${variable}; --timeout to wait longer)\n` });
+    }
+  });
+});
+
+describe('--version', () => {
+  it("prints the package's version", async () => {
+    const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    expect(await cli(['--version'])).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
+    expect(await cli(['-V'])).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
+  });
+});
+
 describe('help', () => {
   it('platformui --help lists every command; each command has --help with an example', async () => {
     const top = await cli(['--help']);
     expect(top.code).toBe(0);
-    const names = ['run', 'job', 'jobs', 'queue', 'object-info', 'nodes search', 'publishers', 'emulator', 'codegen'];
+    const names = ['example', 'run', 'job', 'jobs', 'queue', 'object-info', 'nodes search', 'publishers', 'emulator', 'codegen'];
     for (const name of names) expect(top.stdout).toMatch(new RegExp(`^ {2}${name} +\\S`, 'm'));
     for (const name of names.filter((n) => n !== 'emulator')) {
       const r = await cli([...name.split(' '), '--help']);
       expect(r.code, name).toBe(0);
       expect(r.stdout, name).toMatch(new RegExp(`^Usage: platformui ${name}\\b`));
-      expect(r.stdout, name).toMatch(new RegExp(`\nExamples?:\n {2}platformui ${name} `));
+      expect(r.stdout, name).toMatch(new RegExp(`\nExamples?:\n {2}platformui ${name}\\b`));
     }
   });
 
@@ -649,7 +834,7 @@ const hasScript = spawnSync('script', ['--version']).status === 0;
 describe.skipIf(!hasScript)('on a terminal (script(1) gives a pseudo-terminal)', () => {
   let emu: Emulator;
   beforeAll(async () => {
-    emu = await startEmulator({ cloud: { stepMs: 5 } });
+    emu = await startEmulator({ personality: 'spec', cloud: { stepMs: 5 } });
   });
   afterAll(() => emu.close());
   const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
@@ -681,6 +866,20 @@ describe.skipIf(!hasScript)('on a terminal (script(1) gives a pseudo-terminal)',
       expect(r.out).toContain('✓ Done in');
       // eslint-disable-next-line no-control-regex
       expect(r.out).not.toMatch(/\x1b\[\d+m/);
+    }
+  });
+
+  it('a server that never answers: after a second, what it waits for; erased before the error; none with --json', async () => {
+    const silent = await silentServer();
+    try {
+      const r = await onTerminal(['queue', '--server', silent.url, '--timeout', '1500ms', '--no-color']);
+      expect(r.code).toBe(4);
+      const error = `platformui queue: no answer from ${silent.url} in 1.5 s: is the server up? (--server or PLATFORMUI_CLOUD_URL; --timeout to wait longer)\n`;
+      expect(r.out).toBe(`\r\x1b[Kwaiting for ${silent.url} (GET /api/queue)… 1s\r\x1b[K${error}`);
+      const json = await onTerminal(['queue', '--server', silent.url, '--timeout', '1500ms', '--json']);
+      expect(json).toEqual({ code: 4, out: error });
+    } finally {
+      await silent.close();
     }
   });
 

@@ -1,6 +1,7 @@
 // The command line's grammars and decisions, in process: durations, targets,
 // --set values, which node an --input means, every error class's exit code
 // and line, and main()'s parsing (globals anywhere, help, usage errors).
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   APIConnectionError,
@@ -21,7 +22,7 @@ import {
   WorkflowValidationError,
 } from '../../src/index.ts';
 import { parseAssignment, parseDuration, parsePositiveInt, parseTarget, parseValue, UsageError } from '../../src/cli/args.ts';
-import { describeFailure, Interrupted } from '../../src/cli/errors.ts';
+import { describeFailure, Interrupted, serverMessage } from '../../src/cli/errors.ts';
 import { COMMANDS, main } from '../../src/cli/main.ts';
 import { describeInput } from '../../src/cli/commands/object-info.ts';
 import { resolveTarget } from '../../src/cli/targets.ts';
@@ -140,7 +141,7 @@ describe('describeFailure: exit codes and lines', () => {
     ['refused', new APIConnectionError('GET', 'http://127.0.0.1:9/api/queue', 'Connection failed (ECONNREFUSED)'), 4, 'could not reach http://127.0.0.1:9 (Connection failed (ECONNREFUSED)): is the server running? (--server or PLATFORMUI_CLOUD_URL)'],
     ['submission refused', new APIConnectionError('POST', 'http://127.0.0.1:9/api/prompt', 'Connection failed (ECONNREFUSED)', 'ECONNREFUSED', { promptId: 'j' }), 4, 'could not reach http://127.0.0.1:9 (Connection failed (ECONNREFUSED)): is the server running? (--server or PLATFORMUI_CLOUD_URL)'],
     ['submission unconfirmed', new APITimeoutError('POST', 'https://cloud.example.com/api/prompt', 60_000).aboutJob('j'), 4, 'the submission to https://cloud.example.com got no answer, and job j was not found by its id: it may exist (`platformui job j` tells); it was not sent again'],
-    ['request timeout', new APITimeoutError('GET', 'https://cloud.example.com/api/queue', 60_000), 4, 'no answer from https://cloud.example.com in 60 s: is the server up? (--server or PLATFORMUI_CLOUD_URL)'],
+    ['request timeout', new APITimeoutError('GET', 'https://cloud.example.com/api/queue', 60_000), 4, 'no answer from https://cloud.example.com in 60 s: is the server up? (--server or PLATFORMUI_CLOUD_URL; --timeout to wait longer)'],
     ['job timeout', new JobTimeoutError('j', 600_000), 1, 'Job j sent nothing for 600000 ms: stopped it; allow more with --timeout'],
     ['failed', new ExecutionError('j', { exception_type: 'OOMError', exception_message: 'oom', node_id: '3', node_type: 'KSampler' }), 1, 'Job j failed in KSampler #3: OOMError: oom'],
     ['cancelled', new JobCancelledError('j'), 1, 'Job j was cancelled'],
@@ -168,9 +169,22 @@ describe('describeFailure: exit codes and lines', () => {
     expect(f).toEqual({ code: 1, lines: ['invalid workflow: #3 KSampler: a', 'invalid workflow: #9 SaveImage: b'], summary: 'the workflow has 2 errors: nothing was submitted' });
   });
 
-  it('the key rule hint goes with a refused or missing key', () => {
-    const keyRuleHint = 'PLATFORMUI_API_KEY is not sent to a loopback --server';
-    expect(describeFailure(api(AuthenticationError, 401), { service: 'cloud', keyRuleHint }).lines[0]).toMatch(/; PLATFORMUI_API_KEY is not sent to a loopback --server$/);
+  it('a 401 when no key was sent: the server wants one, in its own words, and how to give it', () => {
+    const noKeySent = { url: 'http://127.0.0.1:8188', how: 'set PLATFORMUI_API_KEY=…, or pass --api-key-file FILE' };
+    const missing = new AuthenticationError({ status: 401, body: { error: 'unauthorized', message: 'Missing X-API-Key header' }, method: 'GET', url: 'http://127.0.0.1:8188/api/queue' });
+    expect(describeFailure(missing, { service: 'cloud', noKeySent })).toEqual({
+      code: 3,
+      lines: ['http://127.0.0.1:8188 wants an API key (401: Missing X-API-Key header), and none was sent: set PLATFORMUI_API_KEY=…, or pass --api-key-file FILE'],
+    });
+    const bare = new AuthenticationError({ status: 401, body: '', method: 'GET', url: 'http://127.0.0.1:8188/api/queue' });
+    expect(describeFailure(bare, { service: 'cloud', noKeySent }).lines[0]).toMatch(/^http:\/\/127\.0\.0\.1:8188 wants an API key \(401\), and none was sent: /);
+  });
+
+  it('serverMessage: what the server said, without the SDK\'s status, method and URL', () => {
+    expect(serverMessage(api(NotFoundError, 404))).toBe('x');
+    expect(serverMessage(new NotFoundError({ status: 404, body: { error: 'not_found', message: 'No route for GET /api/jobs' }, method: 'GET', url: 'http://h/api/jobs' }))).toBe('No route for GET /api/jobs');
+    expect(serverMessage(new NotFoundError({ status: 404, body: '404: Not Found', method: 'GET', url: 'http://h/api/jobs' }))).toBe('404: Not Found');
+    expect(serverMessage(new NotFoundError({ status: 404, body: '', method: 'GET', url: 'http://h/api/jobs' }))).toBe('');
   });
 });
 
@@ -253,6 +267,40 @@ describe('main', () => {
       if (first) expect(r.stderr).toBe(first.includes('(see ') ? first : `${first}(see platformui --help)\n`);
       expect(r.stderr).not.toContain('abc');
     }
+  });
+
+  it('--version and -V print the package version, whatever else is on the line', async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    for (const argv of [['--version'], ['-V'], ['run', '--version'], ['--version', '--json']]) expect(await run(...argv)).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
+  });
+
+  it('did you mean: a misspelt option, global option, command or status', async () => {
+    const cases: Array<[string[], string]> = [
+      [['run', 'wf.json', '--inptu', 'image=a.png'], "platformui run: Unknown option '--inptu' (did you mean --input?)\n(see platformui run --help)\n"],
+      [['queue', '--jsno'], "platformui queue: Unknown option '--jsno' (did you mean --json?)\n(see platformui queue --help)\n"],
+      [['--verison'], "platformui: Unknown option '--verison' (did you mean --version?)\n(see platformui --help)\n"],
+      [['rn', 'wf.json'], 'platformui: unknown command "rn" (did you mean run?): the commands are example, run, job, jobs, queue, object-info, nodes search, publishers, emulator, codegen\n(see platformui --help)\n'],
+      [['jobs', '--status', 'faild'], 'platformui jobs: --status: unknown status "faild" (did you mean failed?); the statuses are pending, in_progress, completed, failed, cancelled\n(see platformui jobs --help)\n'],
+      // Nothing close: the plain message.
+      [['run', 'wf.json', '--frobnicate'], "platformui run: Unknown option '--frobnicate'\n(see platformui run --help)\n"],
+    ];
+    for (const [argv, stderr] of cases) expect(await run(...argv), argv.join(' ')).toEqual({ code: 2, stdout: '', stderr });
+  });
+
+  it('--timeout is global, checked for every command before any request', async () => {
+    for (const argv of [['queue', '--timeout', 'soon'], ['--timeout=0', 'nodes', 'search']]) {
+      const r = await run(...argv);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/^platformui: --timeout must be a duration like 90s, 10m, 1h/);
+    }
+    expect((await run('queue', '--help')).stdout).toMatch(/^ {2}--timeout DURATION +the longest wait for an answer from the server/m);
+  });
+
+  it('codegen takes --url as --server; both naming different servers is a usage error', async () => {
+    const r = await run('codegen', '--url', 'http://127.0.0.1:1', '--server', 'http://127.0.0.1:2');
+    expect(r).toEqual({ code: 2, stdout: '', stderr: 'platformui codegen: --url and --server name different servers: give one\n(see platformui codegen --help)\n' });
+    const file = await run('codegen', '--url', 'http://127.0.0.1:1', '--file', 'object_info.json');
+    expect(file.stderr).toBe('platformui codegen: give --server (or --url) or --file, not both\n(see platformui codegen --help)\n');
   });
 
   it('no server configured: a usage error naming --server and the variable', async () => {

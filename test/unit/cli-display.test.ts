@@ -392,15 +392,25 @@ describe('plain display', () => {
     expect(s.text().split('\n').filter((l) => l.includes('steps'))).toEqual(['  KSampler "Main sampler" (#3): 1/4 steps (25%)', '  KSampler "Main sampler" (#3): 2/4 steps (50%)', '  KSampler "Main sampler" (#3): 3/4 steps (75%)', '  KSampler "Main sampler" (#3): 4/4 steps (100%)', '  KSampler "Main sampler" (#3): 1/2 steps (50%)', '  KSampler "Main sampler" (#3): 2/2 steps (100%)']);
   });
 
-  it('says where a job failed or was cancelled, then the error', () => {
+  it('says where a job failed or was cancelled, and when; not the error (standard error says it, once)', () => {
+    for (const [ending, data, word] of [
+      ['execution_interrupted', { node_id: '3', node_type: 'KSampler' }, 'cancelled'],
+      ['execution_error', { node_id: '3', node_type: 'KSampler', exception_type: 'OOMError', exception_message: 'out of memory' }, 'failed'],
+    ] as const) {
+      const s = sink();
+      const d = createDisplay({ mode: 'plain', out: s.out, color: true, nodes: NODES, now: () => 0 });
+      d.submitted('p1');
+      d.event(msg('executing', { node: '3' }));
+      d.event(msg(ending, data));
+      d.fail(`Job p1 ${word}: out of memory`);
+      d.close();
+      expect(s.text()).toBe(['Submitted job p1', 'Running KSampler "Main sampler" (#3)', `Job ${word} at KSampler "Main sampler" (#3)`, 'Stopped after 0.0s · 0/5 nodes · at KSampler "Main sampler" (#3)', ''].join('\n'));
+    }
+    // Before the job exists: nothing at all.
     const s = sink();
-    const d = createDisplay({ mode: 'plain', out: s.out, color: true, nodes: NODES, now: () => 0 });
-    d.submitted('p1');
-    d.event(msg('executing', { node: '3' }));
-    d.event(msg('execution_interrupted', { node_id: '3', node_type: 'KSampler' }));
-    d.fail('Job p1 was cancelled');
-    d.close();
-    expect(s.text()).toBe(['Submitted job p1', 'Running KSampler "Main sampler" (#3)', 'Job cancelled at KSampler "Main sampler" (#3)', 'Error: Job p1 was cancelled', '  after 0.0s · 0/5 nodes · at KSampler "Main sampler" (#3)', ''].join('\n'));
+    const d = createDisplay({ mode: 'plain', out: s.out, color: false, nodes: NODES, now: () => 0 });
+    d.fail('the workflow has 2 errors: nothing was submitted');
+    expect(s.text()).toBe('');
   });
 
   it('removes control characters from lines and paths', () => {

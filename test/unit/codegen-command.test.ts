@@ -1,6 +1,7 @@
-// The platformui-codegen command (runCodegen): object_info from a file or a server (msw
-// here; the emulator in test/integration/workflow.test.ts), the file written once and
-// left alone when unchanged, one summary line, usage errors with exit code 2.
+// The codegen command in process (runCodegen: `platformui codegen`, which the
+// platformui-codegen bin also runs): object_info from a file or a server (msw here;
+// the emulator in test/integration/cli.test.ts and workflow.test.ts), the file written
+// once and left alone when unchanged, one summary line, the command line's exit codes.
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +10,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { buildObjectInfo } from '../../src/emulator/cloud-nodes.ts';
 import type { ObjectInfo } from '../../src/schemas/cloud.ts';
 import { generateTypes } from '../../src/workflow/codegen.ts';
-import { runCodegen, USAGE } from '../../src/workflow/codegen-command.ts';
+import { runCodegen } from '../../src/workflow/codegen-command.ts';
 import { interceptHttp } from './msw.ts';
 
 const { server, seen } = interceptHttp();
@@ -35,13 +36,13 @@ afterEach(() => {
   }
 });
 
-describe('platformui-codegen', () => {
-  it('--help prints the usage', async () => {
-    expect(await run('--help')).toEqual({ code: 0, stdout: USAGE, stderr: '' });
-    expect(USAGE).toContain('--url <server>');
-    expect(USAGE).toContain('--file <path>');
-    expect(USAGE).toContain('--api-key-file <path>');
-    expect(USAGE).not.toMatch(/--api-key </);
+describe('platformui codegen (and platformui-codegen)', () => {
+  it('--help prints the usage: --url is --server, the key only from a file or the environment', async () => {
+    const help = await run('--help');
+    expect([help.code, help.stderr]).toEqual([0, '']);
+    expect(help.stdout).toMatch(/^Usage: platformui codegen /);
+    for (const option of ['--url URL', '--server URL', '--file PATH', '--out PATH', '--api-key-file FILE', '--timeout DURATION']) expect(help.stdout).toContain(option);
+    expect(help.stdout).not.toMatch(/--api-key /);
   });
 
   it('writes the types of a file, once: an unchanged file is left alone', async () => {
@@ -72,6 +73,8 @@ describe('platformui-codegen', () => {
     expect([local.code, local.stdout]).toEqual([0, generateTypes(info)]);
     expect(local.stderr).toContain('from http://127.0.0.1:8188/ in');
     expect(seen[0]!.headers.get('x-api-key')).toBeNull();
+    // --server is the same option.
+    expect((await run('--server', 'http://127.0.0.1:8188')).stdout).toBe(generateTypes(info));
 
     // The key from a file (trimmed: a trailing newline is not part of it).
     const keyFile = join(dir, 'key');
@@ -87,23 +90,21 @@ describe('platformui-codegen', () => {
     delete process.env.PLATFORMUI_API_KEY;
     writeFileSync(keyFile, 'wrong');
     const refused = await run('--url', 'https://cloud.test', '--api-key-file', keyFile);
-    expect(refused.code).toBe(1);
-    expect(refused.stderr).toMatch(/^platformui-codegen: 401 GET https:\/\/cloud\.test\/api\/object_info/);
-    expect(refused.stderr).not.toContain('wrong');
+    expect(refused).toEqual({ code: 3, stdout: '', stderr: 'platformui codegen: the server refused the API key (401): check PLATFORMUI_API_KEY or --api-key-file\n' });
   });
 
   it('takes no key on the command line (`ps` shows it): --api-key is refused without repeating the key', async () => {
     for (const argv of [['--url', 'https://cloud.test', '--api-key', 'k_SECRET'], ['--url', 'https://cloud.test', '--api-key=k_SECRET']]) {
       const { code, stdout, stderr } = await run(...argv);
       expect([code, stdout]).toEqual([2, '']);
-      expect(stderr.split('\n')[0]).toBe('platformui-codegen: --api-key is not taken (a key on the command line shows in `ps` and in shell history): set PLATFORMUI_API_KEY, or pass --api-key-file <path>');
+      expect(stderr.split('\n')[0]).toBe('platformui: --api-key: a secret on the command line shows in `ps` and in shell history: set PLATFORMUI_API_KEY or pass --api-key-file FILE');
       expect(stderr).not.toContain('k_SECRET');
     }
     expect(seen).toHaveLength(0);
     const missing = await run('--url', 'https://cloud.test', '--api-key-file', join(dir, 'no-such-key'));
-    expect([missing.code, missing.stderr]).toEqual([1, `platformui-codegen: --api-key-file: cannot read ${join(dir, 'no-such-key')} (ENOENT)\n`]);
+    expect([missing.code, missing.stderr]).toEqual([2, `platformui codegen: --api-key-file: cannot read ${join(dir, 'no-such-key')} (ENOENT)\n(see platformui codegen --help)\n`]);
     writeFileSync(join(dir, 'empty-key'), ' \n');
-    expect((await run('--url', 'https://cloud.test', '--api-key-file', join(dir, 'empty-key'))).stderr).toBe(`platformui-codegen: --api-key-file: ${join(dir, 'empty-key')} is empty\n`);
+    expect((await run('--url', 'https://cloud.test', '--api-key-file', join(dir, 'empty-key'))).stderr).toBe(`platformui codegen: --api-key-file: ${join(dir, 'empty-key')} is empty\n(see platformui codegen --help)\n`);
     expect(seen).toHaveLength(0);
   });
 
@@ -114,12 +115,12 @@ describe('platformui-codegen', () => {
     const refused = await run('--file', pkg, '--out', out);
     expect([refused.code, refused.stdout]).toEqual([1, '']);
     expect(refused.stderr).toBe(
-      `platformui-codegen: ${pkg} is not a server's object_info (node class → definition): none of its 6 entries is a node definition (an object with "input" or "output"); it has "name" ("@platformui/sdk"), "version" ("1.0.0"), "type" ("module"), "scripts" (an object), … (2 more)\n`,
+      `platformui codegen: ${pkg} is not a server's object_info (node class → definition): none of its 6 entries is a node definition (an object with "input" or "output"); it has "name" ("@platformui/sdk"), "version" ("1.0.0"), "type" ("module"), "scripts" (an object), … (2 more)\n`,
     );
     expect(() => statSync(out)).toThrow();
     const empty = join(dir, 'empty.json');
     writeFileSync(empty, '{}');
-    expect((await run('--file', empty)).stderr).toBe(`platformui-codegen: ${empty} is not a server's object_info (node class → definition): it is an empty object\n`);
+    expect((await run('--file', empty)).stderr).toBe(`platformui codegen: ${empty} is not a server's object_info (node class → definition): it is an empty object\n`);
     // A workflow is not object_info either: its nodes have class_type and inputs.
     const workflow = join(dir, 'workflow.json');
     writeFileSync(workflow, JSON.stringify({ '1': { class_type: 'LoadImage', inputs: { image: 'a.png' } }, '2': { class_type: 'SaveImage', inputs: {} } }));
@@ -135,16 +136,22 @@ describe('platformui-codegen', () => {
   it('says what is wrong with the command line (exit 2) or the input (exit 1)', async () => {
     delete process.env.PLATFORMUI_CLOUD_URL;
     const usage = (r: { code: number; stderr: string }) => [r.code, r.stderr.split('\n')[0]];
-    expect(usage(await run())).toEqual([2, 'platformui-codegen: give --url <server> or --file <object_info.json> (or set PLATFORMUI_CLOUD_URL)']);
-    expect(usage(await run('--url', 'http://x', '--file', 'y'))).toEqual([2, 'platformui-codegen: give --url or --file, not both']);
-    expect(usage(await run('--file', 'y', '--api-key-file', 'k'))).toEqual([2, 'platformui-codegen: --api-key-file goes with --url: a file needs no key']);
-    expect(usage(await run('--file', 'y', '--max-combo-values', 'many'))).toEqual([2, 'platformui-codegen: --max-combo-values must be a whole number, got many']);
-    expect((await run('--fiel', 'y')).code).toBe(2);
-    const missing = await run('--file', join(dir, 'missing.json'));
-    expect([missing.code, missing.stderr]).toEqual([1, expect.stringMatching(/^platformui-codegen: ENOENT: no such file or directory/)]);
+    expect(usage(await run())).toEqual([2, 'platformui codegen: give --server URL (or --url) or --file object_info.json, or set PLATFORMUI_CLOUD_URL']);
+    expect(usage(await run('--url', 'http://x', '--file', 'y'))).toEqual([2, 'platformui codegen: give --server (or --url) or --file, not both']);
+    expect(usage(await run('--file', 'y', '--api-key-file', 'k'))).toEqual([2, 'platformui codegen: --api-key-file goes with --server: a file needs no key']);
+    expect(usage(await run('--file', 'y', '--max-combo-values', 'many'))).toEqual([2, 'platformui codegen: --max-combo-values must be a whole number, got "many"']);
+    expect(usage(await run('--fiel', 'y'))).toEqual([2, "platformui codegen: Unknown option '--fiel' (did you mean --file?)"]);
+    expect(usage(await run('--file', join(dir, 'missing.json')))).toEqual([2, `platformui codegen: --file: cannot read ${join(dir, 'missing.json')} (ENOENT)`]);
     writeFileSync(join(dir, 'bad.json'), '{ not json');
-    expect((await run('--file', join(dir, 'bad.json'))).stderr).toMatch(/^platformui-codegen: .*bad\.json is not JSON: /);
+    expect((await run('--file', join(dir, 'bad.json'))).stderr).toMatch(/^platformui codegen: --file: .*bad\.json is not JSON: /);
     writeFileSync(join(dir, 'list.json'), '[]');
-    expect((await run('--file', join(dir, 'list.json'))).stderr).toBe("platformui-codegen: objectInfo: must be the server's object_info (an object of node classes), got an empty array\n");
+    expect(usage(await run('--file', join(dir, 'list.json')))).toEqual([2, "platformui codegen: objectInfo: must be the server's object_info (an object of node classes), got an empty array"]);
+  });
+
+  it('--out in a folder that does not exist yet: the folder is made', async () => {
+    const out = join(dir, 'src', 'deeper', 'nodes.generated.ts');
+    const r = await run('--file', infoFile, '--out', out);
+    expect([r.code, r.stderr]).toEqual([0, '']);
+    expect(readFileSync(out, 'utf8')).toBe(generateTypes(info));
   });
 });

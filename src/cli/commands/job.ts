@@ -99,7 +99,8 @@ export const job: Command = {
   },
   args: { min: 1, max: 1 },
   service: 'cloud',
-  examples: ['platformui job 5f0c2c1e-4b7e-4d8a-9a39-2f4e0c6b8d11 --follow --out ./outputs'],
+  // The newest job's id from `platformui jobs`: each line runs as written once a job has run.
+  examples: ['platformui job "$(platformui jobs --limit 1 --quiet)"', 'platformui job "$(platformui jobs --limit 1 --quiet)" --follow --out outputs'],
   async run(ctx, { values, positionals }) {
     const id = positionals[0]!;
     const out = typeof values.out === 'string' ? values.out : undefined;

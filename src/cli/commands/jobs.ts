@@ -6,8 +6,9 @@
  */
 import { NotFoundError } from '../../index.ts';
 import { JOB_STATUSES } from '../../schemas/values.ts';
-import { parsePositiveInt, UsageError } from '../args.ts';
+import { didYouMean, parsePositiveInt, UsageError } from '../args.ts';
 import type { Command } from '../command.ts';
+import { serverMessage } from '../errors.ts';
 import { formatTime, table } from '../format.ts';
 
 /** `platformui jobs`. */
@@ -19,15 +20,16 @@ export const jobs: Command = {
   options: {
     status: { type: 'string', multiple: true, value: 'STATUS', help: 'only jobs in these states: pending, in_progress, completed, failed, cancelled (comma-separated or repeated)' },
     limit: { type: 'string', value: 'N', help: 'at most N jobs (1-1000, default 20)' },
+    quiet: { type: 'boolean', short: 'q', help: 'only the ids, one a line (for $(…))' },
   },
   args: { min: 0, max: 0 },
   service: 'cloud',
-  examples: ['platformui jobs --status failed,cancelled --limit 10'],
+  examples: ['platformui jobs --status failed,cancelled --limit 10', 'platformui jobs --limit 1 --quiet'],
   async run(ctx, { values }) {
     const status = (Array.isArray(values.status) ? values.status : []).flatMap((s) => String(s).split(',')).map((s) => s.trim()).filter(Boolean);
     // Checked here: a misspelt status would otherwise cost a request and read as "no jobs".
     const unknown = status.find((s) => !(JOB_STATUSES as readonly string[]).includes(s));
-    if (unknown !== undefined) throw new UsageError(`--status: unknown status ${JSON.stringify(unknown)}; the statuses are ${JOB_STATUSES.join(', ')}`);
+    if (unknown !== undefined) throw new UsageError(`--status: unknown status ${JSON.stringify(unknown)}${didYouMean(unknown, JOB_STATUSES)}; the statuses are ${JOB_STATUSES.join(', ')}`);
     const limit = typeof values.limit === 'string' ? parsePositiveInt(values.limit, '--limit', 1000) : 20;
     const cloud = await ctx.cloud();
     let page;
@@ -35,8 +37,17 @@ export const jobs: Command = {
       page = await cloud.listJobs({ limit, ...(status.length ? { status } : {}) });
     } catch (err) {
       // A list is never "not found": a 404 here is a server without the route (aiohttp's text, or JSON).
-      if (err instanceof NotFoundError) throw new Error('this server has no jobs list (GET /api/jobs: 404): see one job with `platformui job <id>`, or what runs with `platformui queue`');
+      // What the server says of it, when more than "not found", may say where the route is.
+      if (err instanceof NotFoundError) {
+        const said = serverMessage(err);
+        const own = said && !/^(404:? )?not found$/i.test(said) ? `: ${said}` : '';
+        throw new Error(`this server has no jobs list (GET /api/jobs: 404${own}): see one job with \`platformui job <id>\`, or what runs with \`platformui queue\``);
+      }
       throw err;
+    }
+    if (values.quiet) {
+      for (const j of page.jobs) ctx.print(j.id);
+      return 0;
     }
     if (ctx.mode === 'json') {
       for (const j of page.jobs) ctx.printJSON(j);

@@ -55,7 +55,7 @@ export const nodesSearch: Command = {
       }
       if (ctx.mode !== 'json') {
         if (found.length) printTable(ctx, found);
-        ctx.print(ctx.style('dim', `${found.length} node${found.length === 1 ? '' : 's'}`));
+        ctx.print(ctx.style('dim', found.length ? `${found.length} node${found.length === 1 ? '' : 's'}` : 'no nodes'));
       }
       return 0;
     }
@@ -66,7 +66,12 @@ export const nodesSearch: Command = {
     }
     if (result.nodes.length) printTable(ctx, result.nodes);
     const more = result.hasNextPage() ? `; --all for every one, or --page ${result.page + 1}` : '';
-    ctx.print(ctx.style('dim', `page ${result.page} of ${result.totalPages}: ${result.nodes.length} of ${result.total} nodes${more}`));
+    // No page at all ("page 1 of 0") or past the last one: said as such.
+    const summary =
+      result.total === 0 ? 'no nodes'
+      : result.nodes.length === 0 ? `no nodes on page ${result.page}: ${result.total} nodes on ${result.totalPages} page${result.totalPages === 1 ? '' : 's'}`
+      : `page ${result.page} of ${result.totalPages}: ${result.nodes.length} of ${result.total} nodes${more}`;
+    ctx.print(ctx.style('dim', summary));
     return 0;
   },
 };

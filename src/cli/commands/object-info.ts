@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { didYouMean } from '../args.ts';
 import type { Command } from '../command.ts';
 import type { Context } from '../context.ts';
 import { clip, table } from '../format.ts';
@@ -59,7 +60,7 @@ export const objectInfo: Command = {
   options: {},
   args: { min: 0, max: 1 },
   service: 'cloud',
-  examples: ['platformui object-info KSampler', 'platformui object-info --json > object_info.json'],
+  examples: ['platformui object-info ImageBlur', 'platformui object-info --json > object_info.json'],
   async run(ctx, { positionals }) {
     const cloud = await ctx.cloud();
     const info = (await cloud.getObjectInfo()) as Record<string, Def>;
@@ -76,9 +77,12 @@ export const objectInfo: Command = {
     }
     const def = Object.hasOwn(info, wanted) ? info[wanted] : undefined;
     if (!def) {
+      // A typo first (the SDK's rule, as workflow validation says it); else the classes whose names hold it.
+      const names = Object.keys(info);
+      const typo = didYouMean(wanted, names);
       const lower = wanted.toLowerCase();
-      const similar = Object.keys(info).filter((n) => n.toLowerCase().includes(lower) || lower.includes(n.toLowerCase())).slice(0, 8);
-      throw new Error(`no node class ${JSON.stringify(wanted)} on this server${similar.length ? `; similar: ${similar.join(', ')}` : ' (platformui object-info lists them)'}`);
+      const similar = typo ? [] : names.filter((n) => n.toLowerCase().includes(lower) || lower.includes(n.toLowerCase())).slice(0, 8);
+      throw new Error(`no node class ${JSON.stringify(wanted)} on this server${typo}${similar.length ? `; similar: ${similar.join(', ')}` : typo ? '' : ' (platformui object-info lists them)'}`);
     }
     if (ctx.mode === 'json') ctx.printJSON(def);
     else printClass(ctx, wanted, def);

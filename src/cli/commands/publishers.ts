@@ -15,7 +15,7 @@ export const publishers: Command = {
   options: {},
   args: { min: 0, max: 0 },
   service: 'registry',
-  examples: ['platformui publishers --server http://127.0.0.1:8787'],
+  examples: ['platformui publishers', 'platformui publishers --json'],
   async run(ctx) {
     const registry = await ctx.registry();
     const list = await registry.listPublishers();

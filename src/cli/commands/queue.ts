@@ -18,7 +18,7 @@ export const queue: Command = {
   options: {},
   args: { min: 0, max: 0 },
   service: 'cloud',
-  examples: ['platformui queue --json | jq -r .promptId'],
+  examples: ['platformui queue', 'platformui queue --json'],
   async run(ctx) {
     const cloud = await ctx.cloud();
     const q = await cloud.getQueue();

@@ -12,7 +12,7 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import { APIConnectionError, ExecutionError, InvalidArgumentError, JobCancelledError, Workflow, WorkflowValidationError, type CloudClient, type PoolJob, type SocketEvent } from '../../index.ts';
-import { parseAssignment, parseDuration, parseTarget, parseValue, UsageError } from '../args.ts';
+import { parseAssignment, parseTarget, parseValue, UsageError } from '../args.ts';
 import type { Command } from '../command.ts';
 import { downloadAll, prepareOut } from '../download.ts';
 import { EXIT, Interrupted } from '../errors.ts';
@@ -97,23 +97,24 @@ export const run: Command = {
     'whose "image" input holds a value (not a link); with several, name it: --input 10.image=FILE.',
     'A --set VALUE is JSON when it parses (42, true, ["4", 0], "007" for a string of digits), else text.',
     '',
+    '--timeout DURATION (90s, 10m, 1h) also stops the job when it sends nothing for that long.',
+    '',
     'With several --server, the job goes to the one that has its nodes and models and the least work',
     '(a CloudPool): the --input files are uploaded there, and a server that never got the job hands',
-    'it to another.',
+    'it to another: platformui run invert.json --server http://gpu-a:8188 --server http://gpu-b:8188',
   ].join('\n'),
   options: {
     set: { type: 'string', multiple: true, value: 'NODE.INPUT=VALUE', help: 'set an input (6.inputs.text="a cat", KSampler.seed=42)' },
     input: { type: 'string', multiple: true, value: '[NODE.]INPUT=FILE', help: 'upload FILE and put its name into that input (image=./photo.png)' },
     out: { type: 'string', value: 'DIR', help: 'where the outputs go (default: .; created if missing; existing files are kept)' },
     validate: { type: 'boolean', help: "check the workflow against the server's object_info first (nothing is submitted if it has errors)" },
-    timeout: { type: 'string', value: 'DURATION', help: 'stop the job if it sends nothing for this long: 90s, 10m, 1h, or ms' },
   },
   args: { min: 1, max: 1 },
   service: 'cloud',
+  // Each runs as written where `platformui example` ran, against the server of PLATFORMUI_CLOUD_URL.
   examples: [
-    'platformui run examples/workflows/invert.json --input image=./photo.png --out ./outputs',
-    'platformui run portrait.json --set 6.inputs.text="a cat in a hat" --set KSampler.seed=42 --validate --timeout 10m',
-    'platformui run invert.json --input image=./photo.png --server http://gpu-a:8188 --server http://gpu-b:8188',
+    'platformui run invert.json --input image=photo.png --out outputs',
+    'platformui run invert.json --input image=photo.png --set SaveImage.filename_prefix=night --validate --timeout 10m',
   ],
   async run(ctx, { values, positionals }) {
     // The command line, checked whole before the first request.
@@ -122,7 +123,8 @@ export const run: Command = {
     for (const s of strings(values.set)) applySet(wf, s);
     const uploads: Upload[] = [];
     for (const i of strings(values.input)) uploads.push(await planUpload(wf, i));
-    const timeout = typeof values.timeout === 'string' ? parseDuration(values.timeout, '--timeout') : undefined;
+    // The global --timeout: each request's (the clients have it), and the job's silence deadline.
+    const timeout = ctx.global.timeout;
     const out = typeof values.out === 'string' ? values.out : '.';
     // Before any request: a job whose outputs cannot be saved is credits spent for nothing.
     await prepareOut(out);

@@ -65,14 +65,25 @@ export function summaryLines(state: RunState | undefined, files: readonly FileLi
   return lines;
 }
 
-/** The lines that replace the block when the run failed: the message, then where and when. */
-export function failLines(state: RunState | undefined, message: string, now: number, color: boolean, tty: boolean): string[] {
-  const lines = [paint([[tty ? '✗ ' : 'Error: ', 'red'], [clean(message)]], color)];
-  if (state) {
-    const where = state.current !== undefined ? ` · at ${nodeName(state, state.current, state.error?.nodeType)}` : '';
-    lines.push(paint([[`  after ${formatDuration(elapsed(state, now), true)} · ${progressText(state)}${where}`, 'dim']], color));
-  }
+/** The lines that replace the live block when the run failed: the message, then where and when. */
+export function failLines(state: RunState | undefined, message: string, now: number, color: boolean): string[] {
+  const lines = [paint([['✗ ', 'red'], [clean(message)]], color)];
+  if (state) lines.push(paint([[`  ${whereAndWhen(state, now)}`, 'dim']], color));
   return lines;
+}
+
+/**
+ * The plain mode's last line of a run that failed or was stopped: where and
+ * when, not why (the error is said once, on standard error).
+ */
+export function stoppedLine(state: RunState, now: number): string {
+  return `Stopped ${whereAndWhen(state, now)}`;
+}
+
+/** `after 1.2s · 2/5 nodes · at KSampler (#3)`. */
+function whereAndWhen(state: RunState, now: number): string {
+  const where = state.current !== undefined ? ` · at ${nodeName(state, state.current, state.error?.nodeType)}` : '';
+  return `after ${formatDuration(elapsed(state, now), true)} · ${progressText(state)}${where}`;
 }
 
 /**
@@ -120,9 +131,8 @@ export function plainLines(prev: RunState, next: RunState, e: { type: string; ra
     case 'execution_interrupted': {
       if (next.phase === prev.phase) return [];
       const at = next.current !== undefined ? ` at ${nodeName(next, next.current, next.error?.nodeType)}` : '';
-      if (next.phase === 'interrupted') return [`Job cancelled${at}`];
-      const what = [next.error?.type, next.error?.message].filter(Boolean).join(': ');
-      return [`Job failed${at}${what ? `: ${clean(firstLine(what))}` : ''}`];
+      // Not why: the error itself is said once, on standard error.
+      return [`Job ${next.phase === 'interrupted' ? 'cancelled' : 'failed'}${at}`];
     }
     default:
       return [];
