@@ -26,7 +26,9 @@ const usage = (prog: string) => `Usage: ${prog} [options]
   --log-level LEVEL             off, error, warn (default), info (the start) or debug (a line per
                                 request and socket, secrets redacted), to standard error
 
-Example: ${prog} --port 8188 --personality local
+Examples:
+  ${prog} --port 8787
+  ${prog} --port 8188 --personality local
 `;
 
 interface CliArgs {
