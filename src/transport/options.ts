@@ -25,7 +25,7 @@ import type { LogOptions } from './log.ts';
 export interface Hooks {
   /** Before the request is sent: return a `Request` to replace it, or a `Response` to answer it without the network. */
   beforeRequest?: Array<(state: { request: Request; retryCount: number }) => Request | Response | void | Promise<Request | Response | void>>;
-  /** After each response (retries included): return a `Response` to replace it. */
+  /** After each response (retries included): return a `Response` to replace it. The hook gets a clone; read its body before the hook returns (or begin to), else it is discarded. */
   afterResponse?: Array<(state: { request: Request; response: Response; retryCount: number }) => Response | void | Promise<Response | void>>;
   /** Before a retry, with the error that caused it. */
   beforeRetry?: Array<(state: { request: Request; error: Error; retryCount: number }) => void | Promise<void>>;
