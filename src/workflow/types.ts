@@ -24,15 +24,14 @@
  * @module
  */
 
-import type { Workflow } from '../schemas/cloud.ts';
-
-/**
- * A workflow as API-format JSON: node id → `{ class_type, inputs, _meta }`,
- * a link as `[nodeId, outputIndex]`. What `Workflow.toJSON()` returns and
- * `cloud.submit()` / `cloud.run()` take. (The root's `Workflow` is the class
- * that edits and builds one; `@platformui/sdk/schemas` calls this type `Workflow`.)
- */
-export type WorkflowJSON = Workflow;
+// A workflow as API-format JSON: node id → `{ class_type, inputs, _meta }`,
+// a link as `[nodeId, outputIndex]`. What `Workflow.toJSON()` returns and
+// `cloud.submit()` / `cloud.run()` take. (The root's `Workflow` is the class
+// that edits and builds one; `@platformui/sdk/schemas` calls this type `Workflow`.)
+// A re-export, not an alias of it: a new alias would be a second symbol for the
+// same type, and the declaration emitter of a consumer names a type by its own
+// symbol, which the root would then not export (TS2883, issue 24).
+export type { Workflow as WorkflowJSON } from '../schemas/cloud.ts';
 
 /**
  * A link: output `outputIndex` of node `nodeId`, written as API-format JSON
