@@ -24,13 +24,15 @@
  * @module
  */
 
-// A workflow as API-format JSON: node id → `{ class_type, inputs, _meta }`,
-// a link as `[nodeId, outputIndex]`. What `Workflow.toJSON()` returns and
-// `cloud.submit()` / `cloud.run()` take. (The root's `Workflow` is the class
-// that edits and builds one; `@platformui/sdk/schemas` calls this type `Workflow`.)
-// A re-export, not an alias of it: a new alias would be a second symbol for the
-// same type, and the declaration emitter of a consumer names a type by its own
-// symbol, which the root would then not export (TS2883, issue 24).
+// A re-export, not `type WorkflowJSON = Workflow`: that alias would be a second name the
+// compiler never uses for the type, and a consumer's declaration emitter, naming the type
+// by its own alias, would find no entry exporting it (TS2742/TS2883, issue 24).
+/**
+ * A workflow as API-format JSON: node id → `{ class_type, inputs, _meta }`,
+ * a link as `[nodeId, outputIndex]`. What `Workflow.toJSON()` returns and
+ * `cloud.submit()` / `cloud.run()` take. (The root's `Workflow` is the class
+ * that edits and builds one; `@platformui/sdk/schemas` calls this type `Workflow`.)
+ */
 export type { Workflow as WorkflowJSON } from '../schemas/cloud.ts';
 
 /**
