@@ -21,6 +21,9 @@ const browserPlatform: NonNullable<Options['esbuildPlugins']>[number] = {
 
 // One bundle per entry: cold import time grows with the number of ESM files
 // loaded (DESIGN §7), so the published entries are bundled, deps kept external.
+// No source maps in the package (issue 24): they were over half of it, and the
+// bundles are not minified, so a stack trace already names our functions and
+// points at readable lines of dist/*.js.
 export default defineConfig([
   {
     entry: { index: 'src/index.ts', emulator: 'src/emulator/index.ts', codegen: 'src/workflow/codegen.ts' },
@@ -28,7 +31,6 @@ export default defineConfig([
     // One file per entry, no shared chunks: importing the root loads one module.
     splitting: false,
     dts: true,
-    sourcemap: true,
     target: 'node22',
     platform: 'node',
     external,
@@ -41,7 +43,6 @@ export default defineConfig([
     entry: { schemas: 'src/schemas/index.ts' },
     format: ['esm', 'cjs'],
     dts: true,
-    sourcemap: true,
     target: 'node22',
     platform: 'node',
     external,
@@ -51,7 +52,6 @@ export default defineConfig([
   {
     entry: { 'index.browser': 'src/index.ts' },
     format: ['esm'],
-    sourcemap: true,
     target: 'es2022',
     platform: 'browser',
     external,
@@ -60,11 +60,12 @@ export default defineConfig([
     esbuildPlugins: [browserPlatform],
   },
   {
-    // The bins: Node only, one file each. `cli` (platformui) is loaded by its bin alone:
-    // no entry imports it, so a library user never pays for the command line.
+    // The bins: Node only. `cli` (platformui) is loaded by its bin alone: no entry
+    // imports it, so a library user never pays for the command line. What the bins
+    // share (the clients, the emulator, codegen) is one chunk file, not a copy in each.
     entry: { 'emulator-cli': 'src/emulator/cli.ts', 'codegen-cli': 'src/workflow/codegen-cli.ts', cli: 'src/cli/bin.ts' },
     format: ['esm'],
-    splitting: false,
+    splitting: true,
     target: 'node22',
     platform: 'node',
     external,

@@ -70,7 +70,7 @@ export {
   type ValidateWorkflowOptions,
   type WorkflowInput,
 } from './cloud/client.ts';
-export { validateWorkflow, type WorkflowIssue, type WorkflowIssueCode } from './workflow/validate.ts';
+export { validateWorkflow, type ValidateOptions, type WorkflowIssue, type WorkflowIssueCode } from './workflow/validate.ts';
 export { Workflow } from './workflow/workflow.ts';
 export type { NodeHandle } from './workflow/node-handle.ts';
 // `Workflow` is the class; the API-format JSON type (`Workflow` in `/schemas`) is `WorkflowJSON` here.

@@ -158,10 +158,10 @@ const EXCEPTION_MESSAGES: Record<string, string> = {
   InactiveSubscriptionError: 'Subscription is not active',
 };
 
-/** The job engine. */
 /** Prompt ids whose submissions are counted ({@link JobEngine.submissions}). */
 const MAX_COUNTED_SUBMISSIONS = 100_000;
 
+/** The job engine (`emulator.cloud.engine`): it queues, runs and records the cloud's jobs. */
 export class JobEngine {
   /** Every job still remembered (pending, running, and the last `historyLimit` finished). */
   readonly jobs = new Map<string, Job>();

@@ -158,7 +158,8 @@ export interface Status5xxFault extends FaultMatch {
   retryAfter?: number | null;
 }
 
-interface QueuedFault extends NextFaultOptions {
+/** A one-shot fault waiting in `Faults.queue` (from `next()`, `drop()`, `loseAnswer()`): the next matching request gets it. */
+export interface QueuedFault extends NextFaultOptions {
   status: number;
   drop: boolean;
   /** The handler does its work; its answer is then lost (`status` 0: the connection is cut; else that status is answered instead). */

@@ -26,12 +26,20 @@ import { attachCloudSocket, type CloudSocketServer } from './ws.ts';
 // stays inside.
 export { DEFAULT_TOKENS, EMULATOR_TOKEN, MAX_PAGE_SIZE } from './registry.ts';
 export { EMULATOR_PAT } from './registry-versions.ts';
-export type { RegistryState } from './registry.ts';
-export type { Faults, FaultMatch, NextFaultOptions, RecordedRequest, Status5xxFault } from './http.ts';
+// The types of the state objects' members too, so that a library built on the emulator
+// can declare what it returns (a type no entry exports cannot be named: issue 24).
+export type { NodeFilter, RegistryState, StoredNode } from './registry.ts';
+export type { InstallRecord, UploadSlot } from './registry-versions.ts';
+export type { Faults, FaultMatch, NextFaultOptions, QueuedFault, RecordedRequest, Status5xxFault } from './http.ts';
 export { ACCELERATOR_VALUES, OS_VALUES, SEED_FACTS } from './seed.ts';
-export type { ProxyShape, ProxyState, ProxyStateOptions, ProxyTask, TaskStatus } from './proxy.ts';
+export type { ProxyShape, ProxyState, ProxyStateOptions, ProxyTask, TaskStatus, WebhookAttempt } from './proxy.ts';
 export { DEFAULT_API_KEYS, EMULATOR_API_KEY, EXCEPTION_TYPES } from './cloud.ts';
-export type { ApiKeyConfig, CloudEvent, CloudOptions, CloudState, FailSpec, Job, KeyMode, OutputRef, RawFailure, SocketDropOptions } from './cloud.ts';
+export type { ApiKeyConfig, CloudEvent, CloudOptions, CloudState, FailSpec, Job, KeyMode, NodeOutput, OutputRef, RawFailure, SocketDropOptions, SocketFaults } from './cloud.ts';
+export type { FileStore, FileStoreLimits, SignedTarget, StoredFile, UrlSigner } from './cloud-files.ts';
+export type { JobEngine } from './cloud-jobs.ts';
+// `NodeDefinition` at the root is the schema's (every field optional); this is the emulator's full one.
+export type { NodeDefinition as EmulatorNodeDefinition, PromptNode, ValidatedPrompt } from './cloud-nodes.ts';
+export type { RecordClock } from './cloud-records.ts';
 export { LOCAL_LANE, PERSONALITIES } from './personality.ts';
 export { makePng } from './cloud-files.ts';
 export type { Personality, PersonalityName } from './personality.ts';

@@ -24,15 +24,16 @@
  * @module
  */
 
-import type { Workflow } from '../schemas/cloud.ts';
-
+// A re-export, not `type WorkflowJSON = Workflow`: that alias would be a second name the
+// compiler never uses for the type, and a consumer's declaration emitter, naming the type
+// by its own alias, would find no entry exporting it (TS2742/TS2883, issue 24).
 /**
  * A workflow as API-format JSON: node id → `{ class_type, inputs, _meta }`,
  * a link as `[nodeId, outputIndex]`. What `Workflow.toJSON()` returns and
  * `cloud.submit()` / `cloud.run()` take. (The root's `Workflow` is the class
  * that edits and builds one; `@platformui/sdk/schemas` calls this type `Workflow`.)
  */
-export type WorkflowJSON = Workflow;
+export type { Workflow as WorkflowJSON } from '../schemas/cloud.ts';
 
 /**
  * A link: output `outputIndex` of node `nodeId`, written as API-format JSON

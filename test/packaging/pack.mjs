@@ -9,7 +9,9 @@
 // type-checked by a consumer under the module resolutions people use (with
 // this repo's TypeScript and with the oldest one the README promises), and
 // linted by publint and attw; `npm install git+file://<clone>` must install
-// a built package too. The CJS runs below check the CJS build on its own
+// a built package too. A consumer compiled with `declaration: true` (ESM and
+// CommonJS) must be able to name every type it reaches through the package
+// (declarations.mjs), and the package must stay under its size ceiling. The CJS runs below check the CJS build on its own
 // (the root entry imports no package at load time; `/schemas` requires zod).
 //
 // The clone is of HEAD plus the working tree's uncommitted changes (tracked
@@ -20,18 +22,26 @@
 // Env: NODE22_BIN / NODE24_BIN point at node binaries; otherwise
 // scripts/with-node.cjs --print <major> finds or fetches them (the current
 // node when its major matches, else node-<os>-<arch>@<major> from npm, cached
-// in ~/.cache/node-bin/<major>, like .ci/run). KEEP_TMP=1 keeps the temp dir.
+// in ~/.cache/node-bin/<major>, like .ci/run). PLATFORMUI_TSC_MIN names the
+// package dir of TypeScript 5.7 (as .ci/run sets it); otherwise it is installed
+// in the temp dir. KEEP_TMP=1 keeps the temp dir.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { gunzipSync } from 'node:zlib';
+import { checkDeclarations } from './declarations.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
 // The oldest TypeScript whose consumers compile our .d.ts without skipLibCheck
 // (5.7: generic typed arrays, `Uint8Array<ArrayBuffer>`). The README states it.
 const MIN_TYPESCRIPT = '5.7';
+// What the package may unpack to. It was 7.0 MB, over half of it source maps
+// (issue 24); now it is the bundles, their declarations and the README. Raise it
+// only for something users need, and say what in the commit.
+const MAX_UNPACKED_BYTES = 3_000_000;
 const results = []; // { name, ok, detail }
 
 /** Runs a command, captures output; never throws. */
@@ -52,6 +62,26 @@ function nodeBin(major) {
   return execFileSync(process.execPath, [join(root, 'scripts', 'with-node.cjs'), '--print', String(major)], {
     encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'],
   }).trim();
+}
+
+/** File → size, from a .tgz: the 512-byte ustar headers (name at 0, size in octal at 124, type at 156). */
+function tarSizes(tgz) {
+  const tar = gunzipSync(tgz);
+  const sizes = new Map();
+  for (let at = 0; at + 512 <= tar.length && tar[at] !== 0; ) {
+    const field = (from, len) => tar.subarray(at + from, at + from + len).toString('utf8').replace(/\0.*$/s, '');
+    const size = parseInt(field(124, 12).trim() || '0', 8);
+    const type = field(156, 1);
+    const name = [field(345, 155), field(0, 100)].filter(Boolean).join('/').replace(/^package\//, '');
+    if (type === '0' || type === '') sizes.set(name, size);
+    at += 512 + Math.ceil(size / 512) * 512;
+  }
+  return sizes;
+}
+
+/** Bytes as KB or MB, for the messages. */
+function kb(bytes) {
+  return bytes >= 1e6 ? `${(bytes / 1e6).toFixed(2)} MB` : `${(bytes / 1e3).toFixed(1)} KB`;
 }
 
 const tmp = mkdtempSync(join(tmpdir(), 'platformui-pack-'));
@@ -106,8 +136,21 @@ const wanted = ['dist/index.js', 'dist/index.cjs', 'dist/index.d.ts', 'dist/inde
 {
   const stray = files.filter((f) => !/^(dist\/|README\.md$|CHANGELOG\.md$|LICENSE|package\.json$)/.test(f));
   const missing = wanted.filter((f) => !files.includes(f));
-  check('tarball contents', { ok: !stray.length && !missing.length, out: [
-    stray.length && `unexpected files: ${stray.join(', ')}`, missing.length && `missing: ${missing.join(', ')}`].filter(Boolean).join('\n') });
+  // A map would point at src/, which is not shipped, or carry a second copy of it.
+  const maps = files.filter((f) => f.endsWith('.map'));
+  check('tarball contents', { ok: !stray.length && !missing.length && !maps.length, out: [
+    stray.length && `unexpected files: ${stray.join(', ')}`, missing.length && `missing: ${missing.join(', ')}`,
+    maps.length && `source maps (not shipped: the bundles are unminified, and src/ is not in the package): ${maps.join(', ')}`].filter(Boolean).join('\n') });
+}
+{
+  const sizes = tarSizes(readFileSync(tarball));
+  const unpacked = [...sizes.values()].reduce((a, b) => a + b, 0);
+  const largest = [...sizes].sort((a, b) => b[1] - a[1]).slice(0, 8).map(([f, n]) => `  ${kb(n)}  ${f}`).join('\n');
+  console.log(`unpacked: ${kb(unpacked)} in ${sizes.size} files (ceiling ${kb(MAX_UNPACKED_BYTES)})`);
+  check(`unpacked size under ${kb(MAX_UNPACKED_BYTES)}`, {
+    ok: unpacked <= MAX_UNPACKED_BYTES,
+    out: `the package unpacks to ${kb(unpacked)}, over its ceiling of ${kb(MAX_UNPACKED_BYTES)} (MAX_UNPACKED_BYTES in test/packaging/pack.mjs). What grew? Largest files:\n${largest}\nKeep out what users do not need (source maps, copies of a bundle); raise the ceiling only for what they do.`,
+  });
 }
 
 // ---------------------------------------------------------------- install
@@ -202,17 +245,21 @@ const configs = {
   'node16 (module node16)': { files: ['ts/esm.mts', 'ts/cjs.cts'], compilerOptions: { ...base, module: 'node16', moduleResolution: 'node16', lib: ['es2023'] } },
 };
 // With this repo's TypeScript, and with the oldest one the README promises.
-const compilers = [{ version: JSON.parse(readFileSync(join(root, 'node_modules', 'typescript', 'package.json'), 'utf8')).version, tsc }];
-{
+const typescriptAt = (dir) => ({ dir, version: JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).version, tsc: join(dir, 'bin', 'tsc') });
+const compilers = [typescriptAt(join(root, 'node_modules', 'typescript'))];
+if (process.env.PLATFORMUI_TSC_MIN) {
+  const min = typescriptAt(process.env.PLATFORMUI_TSC_MIN);
+  check(`PLATFORMUI_TSC_MIN is TypeScript ${MIN_TYPESCRIPT} (the minimum the README states)`, {
+    ok: min.version.startsWith(`${MIN_TYPESCRIPT}.`), out: `${process.env.PLATFORMUI_TSC_MIN} is TypeScript ${min.version}`,
+  });
+  compilers.push({ ...min, min: true });
+} else {
   const dir = join(tmp, 'typescript-min');
   mkdirSync(dir);
   writeFileSync(join(dir, 'package.json'), '{ "private": true }');
   const inst = run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', `typescript@${MIN_TYPESCRIPT}`], { cwd: dir });
   check(`npm install typescript@${MIN_TYPESCRIPT} (the minimum the README states)`, inst);
-  if (inst.ok) {
-    const version = JSON.parse(readFileSync(join(dir, 'node_modules', 'typescript', 'package.json'), 'utf8')).version;
-    compilers.push({ version, tsc: join(dir, 'node_modules', 'typescript', 'bin', 'tsc'), min: true });
-  }
+  if (inst.ok) compilers.push({ ...typescriptAt(join(dir, 'node_modules', 'typescript')), min: true });
 }
 for (const { version, tsc: bin, min } of compilers) {
   for (const [name, cfg] of Object.entries(configs)) {
@@ -224,6 +271,21 @@ for (const { version, tsc: bin, min } of compilers) {
     if (/\.d\.cts.*TS1479/.test(r.out)) r.out += '\nhint: dist/*.d.cts imports an ESM-only package; keep its types out of the public API (declare our own), or emit `import type ... with { "resolution-mode": "import" }`.';
     if (min && !r.ok) r.out += `\nhint: the published .d.ts now needs a TypeScript newer than ${version}: avoid that syntax in the public types, or raise MIN_TYPESCRIPT here and the minimum the README states.`;
     check(`tsc ${version}${min ? ' (minimum)' : ''} consumer ${name}: ${cfg.files.map((f) => f.split('/')[1]).join(' + ')}`, r);
+  }
+}
+
+// ---------------------------------------------------------------- declaration: true
+// A library built on the SDK declares its own types: every type reachable from
+// every public export must be nameable from a public entry (issue 24).
+for (const { version, dir, min } of compilers) {
+  for (const format of ['esm', 'cjs']) {
+    const name = `tsc ${version}${min ? ' (minimum)' : ''} ${format === 'esm' ? 'ESM' : 'CommonJS'} consumer with declaration: true names every type it reaches`;
+    try {
+      const r = await checkDeclarations({ appDir: app, format, typescript: dir });
+      check(`${name} (${r.types} types from ${r.exports} exports)`, { ok: true, out: '' });
+    } catch (err) {
+      check(name, { ok: false, out: err.message });
+    }
   }
 }
 
