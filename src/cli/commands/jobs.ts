@@ -32,7 +32,7 @@ export const jobs: Command = {
     const cloud = await ctx.cloud();
     let page;
     try {
-      page = await cloud.listJobs({ limit, ...(status.length ? { status } : {}) });
+      page = await cloud.listJobs({ limit, ...(status.length ? { status: status as (typeof JOB_STATUSES)[number][] } : {}) });
     } catch (err) {
       // A list is never "not found": a 404 here is a server without the route (aiohttp's text, or JSON).
       if (err instanceof NotFoundError) throw new Error('this server has no jobs list (GET /api/jobs: 404): see one job with `platformui job <id>`, or what runs with `platformui queue`');
