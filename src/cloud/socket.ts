@@ -194,6 +194,8 @@ export class CloudSocket {
   #log: Log;
   /** Message types already warned about as malformed or off-schema (`'malformed'` for text that is not a message). */
   #warnedTypes = new Set<string>();
+  /** Why the last connection attempt failed; cleared by a connection that lasts. */
+  #failure: string | undefined;
   /** Whether the current run of failed connection attempts was already warned about. */
   #connectWarned = false;
 
@@ -443,6 +445,7 @@ export class CloudSocket {
     const lived = this.#state === 'open' ? Date.now() - this.#openedAt : undefined;
     if (lived !== undefined && lived >= STABLE_AFTER_MS) {
       this.#attempt = 0;
+      this.#failure = undefined;
       this.#connectWarned = false;
     } else if (lived === undefined) this.#failing(why);
     // A first short drop is ordinary; a reconnect that the server closes again at once is a failure to connect.
@@ -460,16 +463,22 @@ export class CloudSocket {
     }
   }
 
-  /**
-   * A failed connection attempt. The first of a run of them is a warning
-   * (jobs are followed by polling meanwhile); the rest are debug, in the
-   * reconnect lines.
-   */
+  /** A failed connection attempt: told by {@link #retrying} if a retry follows, else by the error that gives up. */
   #failing(why: string | undefined): void {
-    if (this.#connectWarned) return;
+    this.#failure = why ?? 'the connection or the upgrade failed';
+  }
+
+  /**
+   * A retry begins after a failed attempt: the first of a run of them is a
+   * warning (the rest are debug, in the reconnect lines). Not before: a
+   * run() whose submission fails for the same reason (a wrong key, a closed
+   * port) closes its socket first, and its error says it all.
+   */
+  #retrying(): void {
+    if (this.#failure === undefined || this.#connectWarned) return;
     this.#connectWarned = true;
-    const reason = why ?? 'the connection or the upgrade failed';
-    this.#log.warn?.(`socket could not connect to ${this.#displayUrl}: ${reason}; retrying, and run() polls job status meanwhile`, { url: this.#displayUrl, reason });
+    const jobs = this.#jobs.size;
+    this.#log.warn?.(`socket could not connect to ${this.#displayUrl}: ${this.#failure}; retrying${jobs ? ', and runs in flight go on by polling meanwhile' : ''}`, { url: this.#displayUrl, reason: this.#failure, jobs });
   }
 
   /** Detaches a connection that is over; `false` when the socket is closed for good (nothing more to do). */
@@ -502,7 +511,7 @@ export class CloudSocket {
     const { baseDelay = 500, maxDelay = 10_000, maxAttempts = Infinity } = this.#opts.reconnect ?? {};
     this.#attempt++;
     if (this.#attempt > maxAttempts) {
-      const error = new PlatformUIError(`Gave up reconnecting after ${maxAttempts} attempts`);
+      const error = new PlatformUIError(`Gave up reconnecting after ${maxAttempts} attempts${this.#failure ? ` (the last: ${this.#failure})` : ''}`);
       // With no job to fall back to polling and nobody listening for `error`, only the log can tell.
       // (`maxAttempts: 0` asked for no reconnect at all: no news.)
       const unseen = this.#jobs.size === 0 && !this.#listeners.has('error') && maxAttempts > 0;
@@ -518,6 +527,7 @@ export class CloudSocket {
     this.#emit('reconnecting', { attempt: this.#attempt, delay, code });
     const t = setTimeout(() => {
       this.#timers.delete(t);
+      this.#retrying();
       void this.#connect();
     }, delay);
     this.#timers.add(t);
