@@ -133,7 +133,8 @@ const isRefusal = (code: number): boolean => code === 1008 || (code >= 4000 && c
 const HOLD_MAX_JOBS = 256;
 /** Events held for one unclaimed job (a follower keeps as many for a job still being submitted). */
 export const HOLD_MAX_EVENTS = 2000;
-const HOLD_MAX_BYTES = 1024 * 1024;
+// 1 MiB, as a literal: bundlers keep an unused `1024 * 1024` in bundles that never use the socket.
+const HOLD_MAX_BYTES = 1_048_576;
 /**
  * Jobs whose held events were dropped are remembered (by id) this long (ms) and
  * this many at most, so that a late subscriber learns through `onLost` that it
