@@ -524,7 +524,9 @@ export class CloudSocket {
     // Jitter that never drops below half the step: a storm of clients spreads out, and no attempt comes early.
     const step = Math.min(maxDelay, baseDelay * 2 ** (this.#attempt - 1));
     const delay = Math.round(step / 2 + (Math.random() * step) / 2);
-    this.#log.debug?.(`socket reconnecting in ${delay} ms (attempt ${this.#attempt})`, { delayMs: delay, attempt: this.#attempt, ...(code !== undefined ? { code } : {}) });
+    // The reason at debug now; at warn only once the retry begins (#retrying).
+    const why = this.#failure ? `: ${this.#failure}` : '';
+    this.#log.debug?.(`socket reconnecting in ${delay} ms (attempt ${this.#attempt})${why}`, { delayMs: delay, attempt: this.#attempt, ...(code !== undefined ? { code } : {}) });
     this.#emit('reconnecting', { attempt: this.#attempt, delay, code });
     const t = setTimeout(() => {
       this.#timers.delete(t);

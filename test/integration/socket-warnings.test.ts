@@ -43,7 +43,7 @@ describe('run() whose submission fails for the reason its socket could not conne
     await expect(cloud.run(invertWorkflow('in.png', 'warn-none'))).rejects.toBeInstanceOf(errorClass);
     const messages = rec.lines.map((l) => l.message);
     // The socket did fail and scheduled a retry, then closed with the run: no retry, so nothing to warn about, ever.
-    expect(messages).toContainEqual(expect.stringMatching(/^\[platformui\] socket reconnecting in \d+ ms \(attempt 1\)$/));
+    expect(messages).toContainEqual(expect.stringMatching(/^\[platformui\] socket reconnecting in \d+ ms \(attempt 1\): the connection or the upgrade failed$/));
     expect(messages).toContain('[platformui] socket closed: closed by client');
     expect(shown()).toEqual([]);
   });
