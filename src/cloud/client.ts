@@ -433,8 +433,14 @@ export class CloudClient implements JobBackend {
    * `GET /api/jobs`: the account's jobs, newest first by default. Awaiting
    * gives one {@link JobPage}; `for await` gives every job, later pages
    * fetched by offset as the loop asks for them. Parameters are checked
-   * before the request (`limit` 1–1000, `offset` ≥ 0, known `sort_by`,
-   * `sort_order`, `output_type`); `status` may be a list.
+   * against what this client's kind of server takes, before the request
+   * ({@link InvalidArgumentError} naming the field and the allowed values):
+   * `status` one of `pending`, `in_progress`, `completed`, `failed`,
+   * `cancelled` or a list of them; `limit` 1–1000; `offset` ≥ 0;
+   * `sort_order` `asc` or `desc`. The cloud sorts by `create_time` or
+   * `execution_time` and filters by `output_type`; a local server sorts by
+   * `created_at` or `execution_duration`, and has neither `cancelled` nor
+   * `output_type`.
    *
    * @example
    * ```ts
@@ -444,7 +450,7 @@ export class CloudClient implements JobBackend {
    */
   listJobs(params: ListJobsParams = {}, options?: RequestOptions): PagePromise<JobPage> {
     return new PagePromise(async () => {
-      const p = checkArgs(rules.ListJobsParams, params, 'params');
+      const p = checkArgs(this.#protocol.listJobsParams, params, 'params');
       const query = { ...p, status: Array.isArray(p.status) ? p.status.join(',') : p.status };
       const fetchPage = (offset: number) =>
         this.#transport.request<JobList>({ method: 'GET', path: 'api/jobs', query: offset === (p.offset ?? 0) ? query : { ...query, offset }, auth: true, schema: rules.JobList, options });

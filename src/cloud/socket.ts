@@ -133,7 +133,8 @@ const isRefusal = (code: number): boolean => code === 1008 || (code >= 4000 && c
 const HOLD_MAX_JOBS = 256;
 /** Events held for one unclaimed job (a follower keeps as many for a job still being submitted). */
 export const HOLD_MAX_EVENTS = 2000;
-const HOLD_MAX_BYTES = 1024 * 1024;
+// 1 MiB, as a literal: bundlers keep an unused `1024 * 1024` in bundles that never use the socket.
+const HOLD_MAX_BYTES = 1_048_576;
 /**
  * Jobs whose held events were dropped are remembered (by id) this long (ms) and
  * this many at most, so that a late subscriber learns through `onLost` that it
@@ -194,6 +195,8 @@ export class CloudSocket {
   #log: Log;
   /** Message types already warned about as malformed or off-schema (`'malformed'` for text that is not a message). */
   #warnedTypes = new Set<string>();
+  /** Why the last connection attempt failed; cleared by a connection that lasts. */
+  #failure: string | undefined;
   /** Whether the current run of failed connection attempts was already warned about. */
   #connectWarned = false;
 
@@ -443,6 +446,7 @@ export class CloudSocket {
     const lived = this.#state === 'open' ? Date.now() - this.#openedAt : undefined;
     if (lived !== undefined && lived >= STABLE_AFTER_MS) {
       this.#attempt = 0;
+      this.#failure = undefined;
       this.#connectWarned = false;
     } else if (lived === undefined) this.#failing(why);
     // A first short drop is ordinary; a reconnect that the server closes again at once is a failure to connect.
@@ -460,16 +464,22 @@ export class CloudSocket {
     }
   }
 
-  /**
-   * A failed connection attempt. The first of a run of them is a warning
-   * (jobs are followed by polling meanwhile); the rest are debug, in the
-   * reconnect lines.
-   */
+  /** A failed connection attempt: told by {@link #retrying} if a retry follows, else by the error that gives up. */
   #failing(why: string | undefined): void {
-    if (this.#connectWarned) return;
+    this.#failure = why ?? 'the connection or the upgrade failed';
+  }
+
+  /**
+   * A retry begins after a failed attempt: the first of a run of them is a
+   * warning (the rest are debug, in the reconnect lines). Not before: a
+   * run() whose submission fails for the same reason (a wrong key, a closed
+   * port) closes its socket first, and its error says it all.
+   */
+  #retrying(): void {
+    if (this.#failure === undefined || this.#connectWarned) return;
     this.#connectWarned = true;
-    const reason = why ?? 'the connection or the upgrade failed';
-    this.#log.warn?.(`socket could not connect to ${this.#displayUrl}: ${reason}; retrying, and run() polls job status meanwhile`, { url: this.#displayUrl, reason });
+    const jobs = this.#jobs.size;
+    this.#log.warn?.(`socket could not connect to ${this.#displayUrl}: ${this.#failure}; retrying${jobs ? ', and runs in flight go on by polling meanwhile' : ''}`, { url: this.#displayUrl, reason: this.#failure, jobs });
   }
 
   /** Detaches a connection that is over; `false` when the socket is closed for good (nothing more to do). */
@@ -502,7 +512,7 @@ export class CloudSocket {
     const { baseDelay = 500, maxDelay = 10_000, maxAttempts = Infinity } = this.#opts.reconnect ?? {};
     this.#attempt++;
     if (this.#attempt > maxAttempts) {
-      const error = new PlatformUIError(`Gave up reconnecting after ${maxAttempts} attempts`);
+      const error = new PlatformUIError(`Gave up reconnecting after ${maxAttempts} attempts${this.#failure ? ` (the last: ${this.#failure})` : ''}`);
       // With no job to fall back to polling and nobody listening for `error`, only the log can tell.
       // (`maxAttempts: 0` asked for no reconnect at all: no news.)
       const unseen = this.#jobs.size === 0 && !this.#listeners.has('error') && maxAttempts > 0;
@@ -514,10 +524,13 @@ export class CloudSocket {
     // Jitter that never drops below half the step: a storm of clients spreads out, and no attempt comes early.
     const step = Math.min(maxDelay, baseDelay * 2 ** (this.#attempt - 1));
     const delay = Math.round(step / 2 + (Math.random() * step) / 2);
-    this.#log.debug?.(`socket reconnecting in ${delay} ms (attempt ${this.#attempt})`, { delayMs: delay, attempt: this.#attempt, ...(code !== undefined ? { code } : {}) });
+    // The reason at debug now; at warn only once the retry begins (#retrying).
+    const why = this.#failure ? `: ${this.#failure}` : '';
+    this.#log.debug?.(`socket reconnecting in ${delay} ms (attempt ${this.#attempt})${why}`, { delayMs: delay, attempt: this.#attempt, ...(code !== undefined ? { code } : {}) });
     this.#emit('reconnecting', { attempt: this.#attempt, delay, code });
     const t = setTimeout(() => {
       this.#timers.delete(t);
+      this.#retrying();
       void this.#connect();
     }, delay);
     this.#timers.add(t);

@@ -354,10 +354,13 @@ const jobListShape = { jobs: z.array(JobSummary), pagination: JobPagination };
 /** Response of `GET /api/jobs`. */
 export const JobList: Model<JobList> = z.looseObject(jobListShape);
 
-/** Query of `GET /api/jobs`, checked before the request. */
-export const ListJobsParams = z.strictObject({
-  /** One status or several (sent comma-separated). */
-  status: opt(z.union([openEnum(JOB_STATUSES), z.array(openEnum(JOB_STATUSES)).check(z.minLength(1))])),
+/** `status` of `GET /api/jobs`: one of `values`, or a non-empty list of them (sent comma-separated). */
+const jobStatusFilter = <const T extends readonly [string, ...string[]]>(values: T) => {
+  const one = z.enum(values);
+  return opt(z.union([one, z.array(one).check(z.minLength(1))]));
+};
+const listJobsShape = {
+  status: jobStatusFilter(JOB_STATUSES),
   workflow_id: opt(z.string().check(z.minLength(1))),
   output_type: opt(z.enum(JOB_OUTPUT_TYPES)),
   /** The cloud: `create_time` or `execution_time`; a local server: `created_at` or `execution_duration`. */
@@ -365,6 +368,30 @@ export const ListJobsParams = z.strictObject({
   sort_order: opt(z.enum(['asc', 'desc'])),
   offset: opt(z.number().check(z.int(), z.gte(0))),
   limit: opt(z.number().check(z.int(), z.gte(1), z.lte(1000))),
+};
+
+/**
+ * Query of `GET /api/jobs`, what one server kind or the other takes (the type
+ * of `listJobs`); `listJobs` checks its kind's: {@link CloudListJobsParams} or
+ * {@link LocalListJobsParams}.
+ */
+export const ListJobsParams = z.strictObject(listJobsShape);
+
+/** Query of the cloud's `GET /api/jobs`: sorted by `create_time` or `execution_time`. */
+export const CloudListJobsParams = z.strictObject({ ...listJobsShape, sort_by: opt(z.enum(['create_time', 'execution_time'])) });
+
+/**
+ * Query of a local server's `GET /api/jobs`: no `cancelled` status (it reads
+ * its stopped jobs as `failed`), no `output_type` filter, sorted by
+ * `created_at` or `execution_duration`.
+ */
+export const LocalListJobsParams = z.strictObject({
+  status: jobStatusFilter(['pending', 'in_progress', 'completed', 'failed']),
+  workflow_id: listJobsShape.workflow_id,
+  sort_by: opt(z.enum(['created_at', 'execution_duration'])),
+  sort_order: listJobsShape.sort_order,
+  offset: listJobsShape.offset,
+  limit: listJobsShape.limit,
 });
 
 /** The submission members of `submit()`/`run()` options, checked before the request (other members are request options). */

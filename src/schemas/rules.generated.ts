@@ -91,6 +91,52 @@ function isBulkNodeVersionsResponse_1(v: any): boolean {
 function isBulkNodeVersionsResponse(v: any): boolean {
   return isObject(v) && isBulkNodeVersionsResponse_1(v.node_versions);
 }
+export const CloudListJobsParams: Typed<z.output<typeof S.CloudListJobsParams>> = {
+  type: 'object',
+  fields: {
+    status: {
+      type: 'optional',
+      of: {
+        type: 'union',
+        of: [
+          { type: 'values', values: ['pending', 'in_progress', 'completed', 'failed', 'cancelled'] },
+          {
+            type: 'array',
+            of: { type: 'values', values: ['pending', 'in_progress', 'completed', 'failed', 'cancelled'] },
+            min: 1,
+          },
+        ],
+      },
+    },
+    workflow_id: { type: 'optional', of: { type: 'string', min: 1 } },
+    output_type: { type: 'optional', of: { type: 'values', values: ['image', 'video', 'audio'] } },
+    sort_by: { type: 'optional', of: { type: 'values', values: ['create_time', 'execution_time'] } },
+    sort_order: { type: 'optional', of: { type: 'values', values: ['asc', 'desc'] } },
+    offset: { type: 'optional', of: { type: 'number', int: true, min: 0 } },
+    limit: { type: 'optional', of: { type: 'number', int: true, min: 1, max: 1000 } },
+  },
+  rest: 'reject',
+  is: isCloudListJobsParams,
+};
+function isCloudListJobsParams_1(v: any): boolean {
+  if (!(Array.isArray(v) && v.length >= 1)) return false;
+  for (let i = 0; i < v.length; i++) if (!((v[i] === "pending" || v[i] === "in_progress" || v[i] === "completed" || v[i] === "failed" || v[i] === "cancelled"))) return false;
+  return true;
+}
+function isCloudListJobsParams(v: any): boolean {
+  if (!((
+    isObject(v) &&
+    (v.status === undefined || ((v.status === "pending" || v.status === "in_progress" || v.status === "completed" || v.status === "failed" || v.status === "cancelled") || isCloudListJobsParams_1(v.status))) &&
+    (v.workflow_id === undefined || (typeof v.workflow_id === 'string' && v.workflow_id !== '')) &&
+    (v.output_type === undefined || (v.output_type === "image" || v.output_type === "video" || v.output_type === "audio")) &&
+    (v.sort_by === undefined || (v.sort_by === "create_time" || v.sort_by === "execution_time")) &&
+    (v.sort_order === undefined || (v.sort_order === "asc" || v.sort_order === "desc")) &&
+    (v.offset === undefined || (Number.isSafeInteger(v.offset) && (v.offset as number) >= 0)) &&
+    (v.limit === undefined || (Number.isSafeInteger(v.limit) && (v.limit as number) >= 1 && (v.limit as number) <= 1000))
+  ))) return false;
+  for (const k in v) if (!(k === "status" || k === "workflow_id" || k === "output_type" || k === "sort_by" || k === "sort_order" || k === "offset" || k === "limit")) return false;
+  return true;
+}
 export const PublisherUser: Typed<z.output<typeof S.PublisherUser>> = {
   type: 'object',
   fields: { id: 'string?', name: 'string?', email: 'string?' },
@@ -595,7 +641,20 @@ function isJobStatus(v: any): boolean {
 export const ListJobsParams: Typed<z.output<typeof S.ListJobsParams>> = {
   type: 'object',
   fields: {
-    status: { type: 'optional', of: { type: 'union', of: ['string', { type: 'array', of: 'string', min: 1 }] } },
+    status: {
+      type: 'optional',
+      of: {
+        type: 'union',
+        of: [
+          { type: 'values', values: ['pending', 'in_progress', 'completed', 'failed', 'cancelled'] },
+          {
+            type: 'array',
+            of: { type: 'values', values: ['pending', 'in_progress', 'completed', 'failed', 'cancelled'] },
+            min: 1,
+          },
+        ],
+      },
+    },
     workflow_id: { type: 'optional', of: { type: 'string', min: 1 } },
     output_type: { type: 'optional', of: { type: 'values', values: ['image', 'video', 'audio'] } },
     sort_by: {
@@ -609,15 +668,10 @@ export const ListJobsParams: Typed<z.output<typeof S.ListJobsParams>> = {
   rest: 'reject',
   is: isListJobsParams,
 };
-function isListJobsParams_1(v: any): boolean {
-  if (!(Array.isArray(v) && v.length >= 1)) return false;
-  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
-  return true;
-}
 function isListJobsParams(v: any): boolean {
   if (!((
     isObject(v) &&
-    (v.status === undefined || (isString(v.status) || isListJobsParams_1(v.status))) &&
+    (v.status === undefined || ((v.status === "pending" || v.status === "in_progress" || v.status === "completed" || v.status === "failed" || v.status === "cancelled") || isCloudListJobsParams_1(v.status))) &&
     (v.workflow_id === undefined || (typeof v.workflow_id === 'string' && v.workflow_id !== '')) &&
     (v.output_type === undefined || (v.output_type === "image" || v.output_type === "video" || v.output_type === "audio")) &&
     (v.sort_by === undefined || (v.sort_by === "create_time" || v.sort_by === "execution_time" || v.sort_by === "created_at" || v.sort_by === "execution_duration")) &&
@@ -687,6 +741,46 @@ function isListPublisherNodesParams(v: any): boolean {
     optBoolean(v.include_banned)
   ))) return false;
   for (const k in v) if (!(k === "page" || k === "limit" || k === "include_banned" || k === '__proto__' || (isString(v[k]) || isNumber(v[k]) || typeof v[k] === 'boolean'))) return false;
+  return true;
+}
+export const LocalListJobsParams: Typed<z.output<typeof S.LocalListJobsParams>> = {
+  type: 'object',
+  fields: {
+    status: {
+      type: 'optional',
+      of: {
+        type: 'union',
+        of: [
+          { type: 'values', values: ['pending', 'in_progress', 'completed', 'failed'] },
+          { type: 'array', of: { type: 'values', values: ['pending', 'in_progress', 'completed', 'failed'] }, min: 1 },
+        ],
+      },
+    },
+    workflow_id: { type: 'optional', of: { type: 'string', min: 1 } },
+    sort_by: { type: 'optional', of: { type: 'values', values: ['created_at', 'execution_duration'] } },
+    sort_order: { type: 'optional', of: { type: 'values', values: ['asc', 'desc'] } },
+    offset: { type: 'optional', of: { type: 'number', int: true, min: 0 } },
+    limit: { type: 'optional', of: { type: 'number', int: true, min: 1, max: 1000 } },
+  },
+  rest: 'reject',
+  is: isLocalListJobsParams,
+};
+function isLocalListJobsParams_1(v: any): boolean {
+  if (!(Array.isArray(v) && v.length >= 1)) return false;
+  for (let i = 0; i < v.length; i++) if (!((v[i] === "pending" || v[i] === "in_progress" || v[i] === "completed" || v[i] === "failed"))) return false;
+  return true;
+}
+function isLocalListJobsParams(v: any): boolean {
+  if (!((
+    isObject(v) &&
+    (v.status === undefined || ((v.status === "pending" || v.status === "in_progress" || v.status === "completed" || v.status === "failed") || isLocalListJobsParams_1(v.status))) &&
+    (v.workflow_id === undefined || (typeof v.workflow_id === 'string' && v.workflow_id !== '')) &&
+    (v.sort_by === undefined || (v.sort_by === "created_at" || v.sort_by === "execution_duration")) &&
+    (v.sort_order === undefined || (v.sort_order === "asc" || v.sort_order === "desc")) &&
+    (v.offset === undefined || (Number.isSafeInteger(v.offset) && (v.offset as number) >= 0)) &&
+    (v.limit === undefined || (Number.isSafeInteger(v.limit) && (v.limit as number) >= 1 && (v.limit as number) <= 1000))
+  ))) return false;
+  for (const k in v) if (!(k === "status" || k === "workflow_id" || k === "sort_by" || k === "sort_order" || k === "offset" || k === "limit")) return false;
   return true;
 }
 export const PublisherStatus: Typed<z.output<typeof S.PublisherStatus>> = 'string';

@@ -10,7 +10,21 @@ import { InvalidArgumentError } from '../errors.ts';
 import type { ObjectInfo } from '../schemas/cloud.ts';
 import { describeValue } from '../schemas/explain.ts';
 import type { InputsOf, NodeTypes, OutputLink, OutputOf, Untyped } from './types.ts';
+import { label, outputsText, titleOf } from './validate.ts';
 import type { Workflow } from './workflow.ts';
+
+/**
+ * Makes Node's `console.log` and `util.inspect` show `target` as `show`
+ * returns (Node's key, read without importing `node:util`: this runs in a
+ * browser too; Node hands its own `inspect` in). Set on each object, not in a
+ * class body, where a computed key keeps the class in every bundle (bundlers
+ * cannot prove `Symbol.for()` free of side effects).
+ *
+ * @internal
+ */
+export function inspectAs(target: object, show: (depth: number, options: object, inspect: (value: unknown, options: object) => string) => string): void {
+  Object.defineProperty(target, Symbol.for('nodejs.util.inspect.custom'), { value: show });
+}
 
 /** A node as stored: its JSON, owned by the workflow (never an object the caller still holds). */
 export interface StoredNode {
@@ -43,6 +57,8 @@ export class NodeHandle<N extends NodeTypes<N> = Untyped, C extends string = str
     this.#workflow = workflow;
     this.id = id;
     this.#node = node;
+    // console.log(wf.outputNodes()) shows [ #4 SaveImage ]: the node as the SDK's messages name it.
+    inspectAs(this, () => label(id, node.class_type, titleOf(node)));
   }
 
   /** The node's class (`class_type`). */
@@ -52,8 +68,7 @@ export class NodeHandle<N extends NodeTypes<N> = Untyped, C extends string = str
 
   /** The node's title in the editor (`_meta.title`), if it has one. */
   get title(): string | undefined {
-    const title = this.#node._meta?.title;
-    return typeof title === 'string' ? title : undefined;
+    return titleOf(this.#node);
   }
 
   /**
@@ -103,15 +118,14 @@ export class NodeHandle<N extends NodeTypes<N> = Untyped, C extends string = str
 function outputIndex(info: ObjectInfo | undefined, id: string, classType: string, output: unknown): number {
   const def = info?.[classType] as Record<string, unknown> | undefined;
   const names = def && Array.isArray(def.output_name) ? (def.output_name as unknown[]) : def && Array.isArray(def.output) ? (def.output as unknown[]) : undefined;
-  const where = `#${id} ${classType}`;
-  if (typeof output === 'number') {
-    if (!Number.isInteger(output) || output < 0) throw new InvalidArgumentError(`must be an output index (0, 1, …) or name, got ${describeValue(output)}`, 'output');
+  const where = label(id, classType);
+  if (typeof output !== 'string') {
+    if (typeof output !== 'number' || !Number.isInteger(output) || output < 0) throw new InvalidArgumentError(`must be an output index (0, 1, …) or name, got ${describeValue(output)}`, 'output');
     if (names && output >= names.length) {
-      throw new InvalidArgumentError(`${where} has ${names.length === 0 ? 'no outputs' : names.length === 1 ? 'only output 0' : `outputs 0 to ${names.length - 1}`}, got ${output}`, 'output');
+      throw new InvalidArgumentError(`${where} has ${outputsText(names.length)}, got ${output}`, 'output');
     }
     return output;
   }
-  if (typeof output !== 'string') throw new InvalidArgumentError(`must be an output index (0, 1, …) or name, got ${describeValue(output)}`, 'output');
   if (!info) throw new InvalidArgumentError(`naming an output ("${output}") needs the server's object_info (new Workflow(objectInfo)); or give its index: out(0)`, 'output');
   if (!names) throw new InvalidArgumentError(`${where}: object_info has no class ${JSON.stringify(classType)}, so its outputs have no names; give the index: out(0)`, 'output');
   const index = names.indexOf(output);

@@ -193,7 +193,7 @@ export function validateWorkflow(workflow: unknown, objectInfo: ObjectInfo, opti
       issues.push({ severity: 'error', code: 'invalid_prompt', path: [id], nodeId: id, message: `#${id}: ${missing}` });
       continue;
     }
-    const title = isObject(node._meta) && typeof node._meta.title === 'string' ? node._meta.title : undefined;
+    const title = titleOf(node);
     const spec = classSpec(objectInfo, node.class_type);
     nodes.set(id, { classType: node.class_type, ...(title !== undefined ? { title } : {}), inputs: node.inputs, ...(spec ? { spec } : {}) });
     if (!spec) issues.push(unknownClass(id, node.class_type, title, objectInfo, options.packs));
@@ -288,7 +288,7 @@ function checkLink(name: string, input: InputSpec, [from, index]: [string, numbe
   const type = source.spec.outputs[index < 0 ? source.spec.outputs.length + index : index];
   if (type === undefined) {
     const n = source.spec.outputs.length;
-    return push('error', 'bad_linked_input', name, `links to output ${index} of #${from} ${source.classType}, which has ${n === 0 ? 'no outputs' : n === 1 ? 'only output 0' : `outputs 0 to ${n - 1}`}`, {
+    return push('error', 'bad_linked_input', name, `links to output ${index} of #${from} ${source.classType}, which has ${outputsText(n)}`, {
       given: [from, index],
       expected: n,
     });
@@ -412,7 +412,8 @@ function pythonNumber(text: string, int: boolean): number | undefined {
 /** `{ "__value__": x }` is how the editor wraps a list value; the server unwraps it. */
 const unwrap = (v: unknown): unknown => (isObject(v) && Object.keys(v).length === 1 && '__value__' in v ? v.__value__ : v);
 
-const DIGITS = /^\d+$/;
+/** A numeric node id. */
+export const DIGITS = /^\d+$/;
 
 /** Node ids the way people number them: `2` before `10` (and `5:10` after `5:2`). */
 export function byId(a: string, b: string): number {
@@ -426,11 +427,20 @@ const isDynamic = (type: string): boolean => /^COMFY_\w+_V3$/.test(type);
 
 const whole = (code: WorkflowIssueCode, message: string): WorkflowIssue => ({ severity: 'error', code, path: [], message });
 
-function at(id: string, classType: string, title: string | undefined): Pick<WorkflowIssue, 'nodeId' | 'classType' | 'title'> {
+/** What `n` outputs are, as a message says it: `no outputs`, `only output 0`, `outputs 0 to 2`. */
+export const outputsText = (n: number): string => (n === 0 ? 'no outputs' : n === 1 ? 'only output 0' : `outputs 0 to ${n - 1}`);
+
+/** A node's title in the editor (`_meta.title`), when it is a string. */
+export function titleOf(node: { _meta?: unknown }): string | undefined {
+  const title = (node._meta as { title?: unknown } | null | undefined)?.title;
+  return typeof title === 'string' ? title : undefined;
+}
+
+/** The members of an issue that name its node. */
+export function at(id: string, classType: string, title: string | undefined): Pick<WorkflowIssue, 'nodeId' | 'classType' | 'title'> {
   return { nodeId: id, classType, ...(title !== undefined ? { title } : {}) };
 }
 
-/** `#6 CLIPTextEncode "Positive prompt"`. */
 /** A class the server lacks: named by the registry when `packs` says which pack provides it, else the nearest known name. */
 function unknownClass(id: string, classType: string, title: string | undefined, objectInfo: ObjectInfo, packs: MissingPacks | undefined): WorkflowIssue {
   const pack = packs?.packs.find((p) => p.classTypes.includes(classType));
@@ -453,7 +463,8 @@ function unknownClass(id: string, classType: string, title: string | undefined, 
   };
 }
 
-function label(id: string, classType: string, title: string | undefined): string {
+/** `#6 CLIPTextEncode "Positive"`: a node as the SDK's messages name it (the title when it is not the class). */
+export function label(id: string, classType: string, title?: string): string {
   return `#${id} ${classType}${title !== undefined && title !== classType ? ` ${JSON.stringify(title)}` : ''}`;
 }
 

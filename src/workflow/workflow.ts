@@ -15,8 +15,8 @@ import type { ObjectInfo, UploadResponse } from '../schemas/cloud.ts';
 import { describeValue } from '../schemas/explain.ts';
 import { isObject } from '../schemas/rule.ts';
 import type { AddOptions, InputPath, InputsOf, NodeSelector, NodeTypes, Untyped, WorkflowJSON } from './types.ts';
-import { copyJSON, NodeHandle, setOwn, type StoredNode } from './node-handle.ts';
-import { asLink, byId, validateWorkflow, type WorkflowIssue } from './validate.ts';
+import { copyJSON, inspectAs, NodeHandle, setOwn, type StoredNode } from './node-handle.ts';
+import { asLink, at, byId, DIGITS, label, titleOf, validateWorkflow, type WorkflowIssue } from './validate.ts';
 
 /**
  * An API-format workflow (node id → `{ class_type, inputs, _meta }`), to edit
@@ -63,6 +63,8 @@ export class Workflow<N extends NodeTypes<N> = Untyped> {
       throw new InvalidArgumentError(`must be the server's object_info (an object of node classes), got ${describeValue(objectInfo)}`, 'objectInfo');
     }
     this.#objectInfo = objectInfo;
+    // console.log(wf) shows Workflow [ #1 LoadImage, #2 SaveImage "Save" ]: its nodes, not its private fields.
+    inspectAs(this, (_depth, options, inspect) => `Workflow ${inspect(this.nodes(), options)}`);
   }
 
   /** The server's node definitions that names and values are checked against, if given. */
@@ -255,7 +257,7 @@ export class Workflow<N extends NodeTypes<N> = Untyped> {
 
   #store(id: string, node: StoredNode): void {
     this.#nodes.set(id, node);
-    if (/^\d+$/.test(id)) this.#nextId = Math.max(this.#nextId, Number(id) + 1);
+    if (DIGITS.test(id)) this.#nextId = Math.max(this.#nextId, Number(id) + 1);
   }
 
   #info(what: string): ObjectInfo {
@@ -285,7 +287,7 @@ export class Workflow<N extends NodeTypes<N> = Untyped> {
       throw new InvalidArgumentError(`${found.length} nodes ${what} (${found.map(([id]) => `#${id}`).join(', ')}): choose one by id`, 'node');
     }
     const nodes = [...this.#nodes.values()];
-    const titles = (of: readonly StoredNode[]) => of.flatMap((n) => (typeof n._meta?.title === 'string' ? [n._meta.title] : []));
+    const titles = (of: readonly StoredNode[]) => of.flatMap((n) => titleOf(n) ?? []);
     // What to suggest: the closest id, class or title; for a title and a class, the closest class when none has it, else the closest title among that class's nodes.
     const ofClass = classType === undefined ? nodes : nodes.filter((n) => n.class_type === classType);
     const [given, known, prefix] =
@@ -346,15 +348,13 @@ export class Workflow<N extends NodeTypes<N> = Untyped> {
       const link = asLink(node.inputs[input]);
       const cycle = link && this.#cycle(id, link[0]);
       if (!cycle) continue;
-      const title = typeof node._meta?.title === 'string' ? node._meta.title : undefined;
+      const title = titleOf(node);
       const why = cycle.length === 2 ? `links to #${id} itself` : `links to #${cycle[1]}, which depends on #${id}`;
       issues.push({
         severity: 'error',
         code: 'dependency_cycle',
         path: [id, 'inputs', input],
-        nodeId: id,
-        classType: node.class_type,
-        ...(title !== undefined ? { title } : {}),
+        ...at(id, node.class_type, title),
         input,
         given: cycle,
         message: `${label(id, node.class_type, title)}: ${input}: ${why}: the links would form a cycle (${cycle.map((n) => `#${n}`).join(' → ')})`,
@@ -395,12 +395,7 @@ function selectorParts(selector: unknown): { title?: string; classType?: string 
   if ((title === undefined && classType === undefined) || (title !== undefined && typeof title !== 'string') || (classType !== undefined && typeof classType !== 'string')) {
     throw new InvalidArgumentError(`must be a node id, { title }, { classType } or both, got ${describeValue(selector)}`, 'node');
   }
-  return { ...(title !== undefined ? { title } : {}), ...(classType !== undefined ? { classType } : {}) };
-}
-
-/** `#6 CLIPTextEncode "Positive"`, as the validator names a node. */
-function label(id: string, classType: string, title: string | undefined): string {
-  return `#${id} ${classType}${title !== undefined && title !== classType ? ` ${JSON.stringify(title)}` : ''}`;
+  return { title, classType } as { title?: string; classType?: string };
 }
 
 /**

@@ -81,4 +81,23 @@ describe('CloudClient', () => {
     expectTypeOf(cloud.download({ filename: 'x' })).resolves.toEqualTypeOf<Response>();
     expectTypeOf(cloud.run({})).resolves.toHaveProperty('files').toEqualTypeOf<FileRef[]>();
   });
+
+  it("takes listJobs' documented values only", () => {
+    cloud.listJobs({ status: 'failed', sort_by: 'execution_time', sort_order: 'asc', output_type: 'video' });
+    cloud.listJobs({ status: ['failed', 'cancelled'], sort_by: 'created_at' });
+    type Status = NonNullable<Parameters<typeof cloud.listJobs>[0]>['status'];
+    expectTypeOf<Status>().toEqualTypeOf<JobListStatus | JobListStatus[] | undefined>();
+    // @ts-expect-error not a job status
+    cloud.listJobs({ status: 'done' });
+    // @ts-expect-error not a job status
+    cloud.listJobs({ status: ['failed', 'done'] });
+    // @ts-expect-error not a sort key
+    cloud.listJobs({ sort_by: 'name' });
+    // @ts-expect-error not an output type
+    cloud.listJobs({ output_type: 'text' });
+    // @ts-expect-error unknown key
+    cloud.listJobs({ colour: 'red' });
+  });
 });
+
+type JobListStatus = 'pending' | 'in_progress' | 'completed' | 'failed' | 'cancelled';

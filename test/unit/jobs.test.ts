@@ -239,6 +239,20 @@ describe('listJobs', () => {
     expect(err.field).toBe(field);
     expect(seen).toHaveLength(0);
   });
+
+  it.each([
+    ['the cloud', { status: 'done' }, 'params.status: must be an array, "pending", "in_progress", "completed", "failed" or "cancelled", got "done"'],
+    ['the cloud', { status: ['failed', 'canceled'] }, 'params.status.1: must be one of "pending", "in_progress", "completed", "failed", "cancelled", got "canceled" (did you mean "cancelled"?)'],
+    ['the cloud', { sort_by: 'created_at' }, 'params.sort_by: must be one of "create_time", "execution_time", got "created_at" (did you mean "create_time"?)'],
+    ['a local server', { status: 'cancelled' }, 'params.status: must be an array, "pending", "in_progress", "completed" or "failed", got "cancelled"'],
+    ['a local server', { sort_by: 'create_time' }, 'params.sort_by: must be one of "created_at", "execution_duration", got "create_time"'],
+    ['a local server', { output_type: 'video' }, 'params.output_type: unknown key; known keys: status, workflow_id, sort_by, sort_order, offset, limit'],
+  ])('%s: rejects %o, naming what it takes, before any request', async (kind, params, message) => {
+    const err: any = await (kind === 'the cloud' ? cloud() : local()).listJobs(params as never).catch((e) => e);
+    expect(err).toBeInstanceOf(InvalidArgumentError);
+    expect(err.message).toBe(message);
+    expect(seen).toHaveLength(0);
+  });
 });
 
 describe('getQueue', () => {

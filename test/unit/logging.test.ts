@@ -575,7 +575,7 @@ describe('socket lines', () => {
     expect(rec.lines.filter((l) => l.level !== 'debug')).toEqual([]);
   });
 
-  it("gave up reconnecting with no job and no 'error' listener: one error line, after the warning that it could not connect", async () => {
+  it("gave up reconnecting with no job and no 'error' listener: one error line, saying why the last attempt failed (no 'retrying' warning: none followed)", async () => {
     const rec = recorder();
     const c = cloud({ logLevel: 'warn', logger: rec.logger });
     // Opens once, then every reconnect is refused.
@@ -589,8 +589,12 @@ describe('socket lines', () => {
     FakeSocket.all.at(-1)!.drop(1006);
     await new Promise((r) => setTimeout(r, 30));
     expect(socket.state).toBe('closed');
-    expect(rec.lines.map((l) => l.level)).toEqual(['warn', 'error']);
-    expect(rec.lines[1]).toEqual({ level: 'error', message: `[platformui] socket ${socket.url}: Gave up reconnecting after 1 attempts`, details: { url: socket.url, attempts: 1, jobs: 0 } });
+    expect(rec.lines.map((l) => l.level)).toEqual(['error']);
+    expect(rec.lines[0]).toEqual({
+      level: 'error',
+      message: `[platformui] socket ${socket.url}: Gave up reconnecting after 1 attempts (the last: WebSocket connection failed: connect ECONNREFUSED ${socket.url})`,
+      details: { url: socket.url, attempts: 1, jobs: 0 },
+    });
     expect(JSON.stringify(rec.lines)).not.toContain(API_KEY);
   });
 

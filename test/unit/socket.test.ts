@@ -193,8 +193,10 @@ describe('CloudSocket', () => {
     };
     log = recorder();
     cloud = new CloudClient({ baseUrl: 'https://cloud.test', apiKey: KEY, fetch: fetchImpl as typeof fetch, logger: log.logger });
-    cloud.connect({ WebSocket: Refused as never, reconnect: { baseDelay: 50, maxDelay: 50 } });
+    const socket = cloud.connect({ WebSocket: Refused as never, reconnect: { baseDelay: 50, maxDelay: 50 } });
     await expect(cloud.run({ '2': { class_type: 'SaveImage', inputs: {} } }, { pollInterval: 10 })).rejects.toBeInstanceOf(AuthenticationError);
+    // The socket connect() opened keeps trying: its first retry is the warning's moment.
+    await socket.once('reconnecting');
     expect(warnings()).toEqual([expect.stringContaining('socket could not connect')]);
   });
 

@@ -366,12 +366,27 @@ describe('building', () => {
     expect(edited.node('2').inputs).toEqual({ image: ['1', 0], sigma: 2 });
   });
 
-  it("never prints the server's object_info with the workflow", () => {
+  it("prints its nodes, never the server's object_info", () => {
     const wf = new Workflow(emulated);
     wf.add('LoadImage', { image: 'photo.png' });
     expect(wf.objectInfo).toBe(emulated);
-    expect(inspect(wf)).toBe('Workflow {}');
+    expect(inspect(wf)).toBe('Workflow [ #1 LoadImage ]');
     expect(Object.keys(wf)).toEqual([]);
+  });
+
+  it('prints node handles as the README and the error messages name a node (#4 SaveImage, with a title that is not the class)', () => {
+    const wf = new Workflow(emulated);
+    const load = wf.add('LoadImage', { image: 'photo.png' }, { title: 'Photo' });
+    wf.add('SaveImage', { images: load.out(0), filename_prefix: 'a' }, { id: '4' });
+    wf.add('SaveImage', { images: load.out(0), filename_prefix: 'b' }, { title: 'SaveImage' });
+    expect(inspect(wf.outputNodes())).toBe('[ #4 SaveImage, #5 SaveImage ]');
+    expect(inspect(load)).toBe('#1 LoadImage "Photo"');
+    expect(inspect({ node: wf.node('4') })).toBe('{ node: #4 SaveImage }');
+    expect(inspect(wf)).toBe('Workflow [ #1 LoadImage "Photo", #4 SaveImage, #5 SaveImage ]');
+    // Node's options reach the nodes (a long workflow is cut like any array); nothing else about a handle changes.
+    expect(inspect(wf, { maxArrayLength: 1 })).toBe('Workflow [ #1 LoadImage "Photo", ... 2 more items ]');
+    expect(Object.keys(load)).toEqual(['id']);
+    expect(JSON.stringify(load)).toBe('{"id":"1"}');
   });
 
   it('with the emulator catalogue: a good workflow validates clean, and its output node is known', () => {

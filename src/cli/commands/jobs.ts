@@ -34,7 +34,7 @@ export const jobs: Command = {
     const cloud = await ctx.cloud();
     let page;
     try {
-      page = await cloud.listJobs({ limit, ...(status.length ? { status } : {}) });
+      page = await cloud.listJobs({ limit, ...(status.length ? { status: status as (typeof JOB_STATUSES)[number][] } : {}) });
     } catch (err) {
       // A list is never "not found": a 404 here is a server without the route (aiohttp's text, or JSON).
       // What the server says of it, when more than "not found", may say where the route is.

@@ -38,5 +38,6 @@ export function cloudProtocol(transport: Transport): ServerProtocol {
     record,
     stopJob: atomicCancel(transport, async (id, options) => (await deleteFromQueue(transport, [id], options)).response),
     interruptBody: () => undefined,
+    listJobsParams: rules.CloudListJobsParams,
   };
 }

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import * as rules from '../../schemas/rules.generated.ts';
 import type { Transport } from '../../transport/transport.ts';
 import { atomicCancel, deleteFromQueue, jobRecords } from './routes.ts';
 import type { ServerProtocol } from './types.ts';
@@ -28,5 +29,6 @@ export function localProtocol(transport: Transport): ServerProtocol {
       return interrupted.value.response;
     }),
     interruptBody: (promptId) => (promptId === undefined ? undefined : { prompt_id: promptId }),
+    listJobsParams: rules.LocalListJobsParams,
   };
 }

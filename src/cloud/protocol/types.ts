@@ -1,12 +1,14 @@
 /**
  * What differs between the cloud and a local server, behind one interface
  * (DESIGN "Rooms of 2026-11-27"): where a job's status and record are read,
- * how one job is stopped, what an interrupt sends. One file per kind
- * (`cloud.ts`, `local.ts`); `CloudClient` chooses one in its constructor and
- * never branches on the kind again.
+ * how one job is stopped, what an interrupt sends, what the jobs list takes.
+ * One file per kind (`cloud.ts`, `local.ts`); `CloudClient` chooses one in
+ * its constructor and never branches on the kind again.
  *
  * @module
  */
+import type { ListJobsParams } from '../../schemas/cloud.ts';
+import type { Typed } from '../../schemas/rule.ts';
 import type { RequestOptions } from '../../transport/options.ts';
 import type { WithResponse } from '../../transport/promise.ts';
 import type { JobRecord, JobStatusResult } from '../jobs.ts';
@@ -27,4 +29,6 @@ export interface ServerProtocol {
   stopJob(id: string, options?: RequestOptions): Promise<Response>;
   /** The body of `POST /api/interrupt` for "stop `promptId` if it runs"; `undefined`: no body (the cloud's interrupt takes none). */
   interruptBody(promptId: string | undefined): { prompt_id: string } | undefined;
+  /** What this kind's `GET /api/jobs` takes (its statuses, sort keys, filters), checked before the request. */
+  readonly listJobsParams: Typed<ListJobsParams>;
 }
