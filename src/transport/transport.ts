@@ -470,7 +470,7 @@ export class Transport {
     response ??= await network(fetchFn(request));
     // Each hook sees a clone, so one that reads the body (to log it) leaves it for the SDK.
     for (const hook of hooks.afterResponse ?? []) {
-      const copy = response.clone();
+      const copy: Response = response.clone();
       const r = await hook({ request, response: copy, retryCount });
       // A clone nobody reads would keep every byte of the body (its tee buffers for the slower
       // branch), and cancelling the SDK's branch would wait for it forever (a redirect's body, a
