@@ -53,7 +53,7 @@ export const BUNDLES: BundleSpec[] = [
   { label: 'import { decodeFrame }', code: named('decodeFrame'), budgetKB: 2, bundler: 'esbuild' },
   { label: 'import { parseMessage }', code: named('parseMessage'), budgetKB: 4, bundler: 'esbuild' },
   // Issue 23's transport (idle timeout on bodies, paid requests, page walks that skip repeats): +0.6 KB, 15 → 16.
-  { label: 'import { RegistryClient }', code: named('RegistryClient'), budgetKB: 16, bundler: 'esbuild' },
+  { label: 'import { RegistryClient }', code: named('RegistryClient'), budgetKB: 16.5, bundler: 'esbuild' },
   { label: 'import { ProxyClient }', code: named('ProxyClient'), budgetKB: 15, bundler: 'esbuild' },
   // Issue 9 set 20 KB and 25 KB; issue 10 raised them by what it added on purpose: workflow validation inside
   // submit/run (`validate: true`, +3.4 KB) and the Workflow builder (+1.9 KB, in "everything" only).
@@ -68,12 +68,15 @@ export const BUNDLES: BundleSpec[] = [
   // submission (+0.55), the socket's backoff, refusals and bounded hold (+0.55), the protocol seam (+0.35), error
   // fields (+0.3), the idle timeout on bodies (+0.3) and the review's fixes (+0.2). Budgets 26 → 29.5, CloudPool
   // 30 → 34, everything 42 → 46.
+  // Issue 24 (the first hour) added the registry's filter hint (+0.3 KB: a search that finds nothing says
+  // `Linux` is written `POSIX :: Linux`) and listJobs' per-server checks (+0.1): RegistryClient 16 → 16.5,
+  // everything 46 → 47.
   { label: 'import { CloudClient }', code: named('CloudClient'), budgetKB: 29.5, bundler: 'esbuild', split: true },
   { label: 'import { CloudPool }', code: named('CloudPool'), budgetKB: 34, bundler: 'esbuild' },
   { label: 'import { Workflow }', code: named('Workflow'), budgetKB: 7.5, bundler: 'esbuild' },
   // Issue 13 (the proxy's tasks, results, notifications): +1.7 KB in "everything".
-  { label: 'import * as sdk (everything)', code: `import * as sdk from '@platformui/sdk'; console.log(sdk);`, budgetKB: 46, bundler: 'esbuild' },
-  { label: 'import { RegistryClient }', code: named('RegistryClient'), budgetKB: 16, bundler: 'rollup' },
+  { label: 'import * as sdk (everything)', code: `import * as sdk from '@platformui/sdk'; console.log(sdk);`, budgetKB: 47, bundler: 'esbuild' },
+  { label: 'import { RegistryClient }', code: named('RegistryClient'), budgetKB: 16.5, bundler: 'rollup' },
 ];
 
 /** Where a bundled file comes from: its package, or our file inside the SDK's package. */
