@@ -153,11 +153,14 @@ const appChecks = Object.entries(apps).flatMap(([format, app]) => [
     const module = join(source, 'test', 'packaging', 'declarations.mjs');
     if (!existsSync(module)) throw new StepSkipped('test/packaging/declarations.mjs: not yet available');
     const { checkDeclarations } = await import(pathToFileURL(module).href);
-    const result = await checkDeclarations({ appDir: app.dir, format, typescript: join(app.dir, 'node_modules', 'typescript') });
-    if (result && typeof result === 'object') {
-      if (result.out) log(result.out);
-      if (result.ok === false) throw new StepFailure('the consumer did not compile');
+    let checked;
+    try {
+      checked = await checkDeclarations({ appDir: app.dir, format, typescript: join(app.dir, 'node_modules', 'typescript') });
+    } catch (err) {
+      log(err.stack ?? String(err));
+      throw new StepFailure(`the consumer does not compile: ${String(err.message).split('\n')[0]}`);
     }
+    log(`compiled: ${JSON.stringify(checked)}`);
   }, { tailLines: 40 }),
 ]);
 
