@@ -12,11 +12,10 @@
 //
 // `export A=B …` sets the variables for the lines after it. A line whose
 // other programs (`jq` …) are not installed is skipped, saying so.
-import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { exec, freePort, killGroup, StepFailure, StepSkipped } from './lib.mjs';
+import { exec, freePort, killGroup, spawnTracked, StepFailure, StepSkipped } from './lib.mjs';
 import { stripComment } from './readme.mjs';
 import { mapHosts } from './servers.mjs';
 
@@ -127,7 +126,7 @@ export class ShellSession {
   /** Starts a long-running command, waits for its URL, stops it with SIGINT: it must exit 0. */
   async #runUntilUrl(line, log) {
     log(`$ ${line}   (until it prints its URL, then Ctrl-C)`);
-    const child = spawn('bash', ['-c', line], { cwd: this.dir, env: this.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawnTracked('bash', ['-c', line], { cwd: this.dir, env: this.env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));

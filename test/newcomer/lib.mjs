@@ -75,7 +75,7 @@ export class Steps {
 export function exec(cmd, args, { cwd, env, log, timeout = 120_000, input } = {}) {
   log?.(`\n$ ${[cmd, ...args].join(' ')}${cwd ? `   (in ${cwd})` : ''}`);
   return new Promise((resolve) => {
-    const child = spawn(cmd, args, { cwd, env, detached: true, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    const child = spawnTracked(cmd, args, { cwd, env, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     let timedOut = false;
@@ -99,6 +99,28 @@ export function exec(cmd, args, { cwd, env, log, timeout = 120_000, input } = {}
     child.on('error', (err) => done(null, null, err));
     child.on('close', (code, signal) => done(code, signal));
   });
+}
+
+/**
+ * The process groups this run started and that still run. Children run
+ * detached (their own group, so a timeout ends their children too); on Ctrl-C
+ * or SIGTERM this run ends them all before it exits.
+ */
+const live = new Set();
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    for (const child of live) killGroup(child, 'SIGKILL');
+    process.exit(130);
+  });
+}
+
+/** Spawns `cmd` detached (see `live`); it leaves `live` when it exits. */
+export function spawnTracked(cmd, args, options) {
+  const child = spawn(cmd, args, { ...options, detached: true });
+  live.add(child);
+  child.on('close', () => live.delete(child));
+  child.on('error', () => live.delete(child));
+  return child;
 }
 
 /** Signals a child started by exec/spawn with `detached: true`, and its children. */

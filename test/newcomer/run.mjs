@@ -82,17 +82,18 @@ if (!quick) {
     if (dirty) console.log(`     (${dirty} uncommitted change(s) of ${root} are not in the clone: commit them to test them)`);
     return true;
   });
-  if (!cloned) finish();
+  if (!cloned) await finish();
   const setUp = readmeBlocks(join(source, 'README.md')).find((b) => b.mode === 'set-up');
   const commands = setUp ? shellCommands(setUp.source) : [];
   if (!commands.length) {
     await steps.run('README Set-up block', () => { throw new StepFailure('README.md has no block marked <!-- newcomer: set-up --> with commands'); });
-    finish();
+    await finish();
   }
   // The first command installs and builds: everything else needs it. The others
   // (npm test) run while the tarball's steps go on: they share only the clone's
   // dist/, which npm pack --ignore-scripts below reads and does not rebuild.
-  // The tests (`npm test`) must also keep their stderr free of what they provoke (captured, not printed).
+  // `npm test` must also keep its stderr free of what the tests provoke: vitest's
+  // "stderr | test > name" blocks and SDK log lines mean a test did not capture them.
   const runSetUp = (command) => steps.run(`Set-up (node ${userNodeVersion}): ${command}`, async (log) => {
     const r = await exec('bash', ['-c', command], { cwd: source, env: userEnv, log, timeout: 900_000 });
     expectSuccess(r, command);
@@ -105,7 +106,7 @@ if (!quick) {
     }
     return true;
   }, { tailLines: 40 });
-  if (!(await runSetUp(commands[0]))) finish();
+  if (!(await runSetUp(commands[0]))) await finish();
   setUpTail = (async () => { for (const c of commands.slice(1)) await runSetUp(c); })();
 }
 
@@ -119,7 +120,7 @@ const tarball = await steps.run(quick ? 'npm pack (this checkout; builds dist/)'
   if (tgz.length !== 1) throw new StepFailure(`npm pack made ${tgz.length} tarballs`);
   return join(packDir, tgz[0]);
 });
-if (!tarball) finish();
+if (!tarball) await finish();
 
 const devDeps = JSON.parse(readFileSync(join(source, 'package.json'), 'utf8')).devDependencies;
 const tsVersion = JSON.parse(readFileSync(join(source, 'node_modules', 'typescript', 'package.json'), 'utf8')).version;
@@ -135,7 +136,7 @@ const installed = await Promise.all(Object.entries(apps).map(([format, app]) =>
     expectSuccess(await exec('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', ...pkgs], { cwd: app.dir, env: appEnv, log, timeout: 300_000 }), 'npm install');
     return true;
   })));
-if (installed.some((ok) => !ok)) finish();
+if (installed.some((ok) => !ok)) await finish();
 
 const entries = Object.keys(JSON.parse(readFileSync(join(apps.esm.dir, 'node_modules', '@platformui', 'sdk', 'package.json'), 'utf8')).exports)
   .filter((e) => e !== './package.json')
@@ -152,15 +153,15 @@ const appChecks = Object.entries(apps).flatMap(([format, app]) => [
   steps.run(`${format.toUpperCase()} app: a consumer with declaration: true`, async (log) => {
     const module = join(source, 'test', 'packaging', 'declarations.mjs');
     if (!existsSync(module)) throw new StepSkipped('test/packaging/declarations.mjs: not yet available');
-    const { checkDeclarations } = await import(pathToFileURL(module).href);
-    let checked;
-    try {
-      checked = await checkDeclarations({ appDir: app.dir, format, typescript: join(app.dir, 'node_modules', 'typescript') });
-    } catch (err) {
-      log(err.stack ?? String(err));
-      throw new StepFailure(`the consumer does not compile: ${String(err.message).split('\n')[0]}`);
+    // In a process of its own: the compiler is synchronous work that would stall every other step.
+    const options = { appDir: app.dir, format, typescript: join(app.dir, 'node_modules', 'typescript') };
+    const script = `const { checkDeclarations } = await import(${JSON.stringify(pathToFileURL(module).href)});
+      console.log(JSON.stringify(await checkDeclarations(${JSON.stringify(options)})));`;
+    const r = await exec(process.execPath, ['--input-type=module', '-e', script], { cwd: app.dir, env: appEnv, log, timeout: 300_000 });
+    if (r.code !== 0) {
+      const said = r.stderr.split('\n').find((l) => /^\s*Error\b/.test(l)) ?? `exit ${r.code}`;
+      throw new StepFailure(`the consumer does not compile: ${said.trim().replace(/^Error:\s*/, '')}`);
     }
-    log(`compiled: ${JSON.stringify(checked)}`);
   }, { tailLines: 40 }),
 ]);
 
@@ -223,10 +224,12 @@ const helpRun = (async () => {
   if (examples) await session('help', examples, (line) => `help example: ${line}`);
 })();
 
-await Promise.all([setUpTail, ...appChecks, scriptRuns, ...shellRuns, helpRun]);
-finish();
+await Promise.all([...appChecks, scriptRuns, ...shellRuns, helpRun]);
+await finish();
 
-function finish() {
+/** Prints the summary and exits, once the Set-up commands still running (npm test) have ended. */
+async function finish() {
+  await setUpTail;
   const ok = steps.summary(Date.now() - started, tail);
   if (keep) console.log(`kept ${tmp}`);
   else rmSync(tmp, { recursive: true, force: true });

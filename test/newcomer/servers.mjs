@@ -1,9 +1,8 @@
 // The servers the README's examples talk to: `platformui emulator` from the
 // installed package, and the placeholder hosts of the README and the help
 // mapped onto them.
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { killGroup, StepFailure } from './lib.mjs';
+import { killGroup, spawnTracked, StepFailure } from './lib.mjs';
 
 /**
  * The documented placeholder hosts, and which emulator stands for each.
@@ -50,7 +49,7 @@ export function mapHosts(text, urls) {
 export function startEmulator({ appDir, env, args = [], credentials, log, timeout = 30_000 }) {
   const bin = join(appDir, 'node_modules', '.bin', 'platformui');
   log?.(`\n$ platformui emulator ${args.join(' ')}`);
-  const child = spawn(bin, ['emulator', ...args], { cwd: appDir, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawnTracked(bin, ['emulator', ...args], { cwd: appDir, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let printed = '';
   let stderr = '';
   const exited = new Promise((resolve) => child.on('close', (code, signal) => resolve(code ?? signal)));
