@@ -51,8 +51,8 @@ rmSync(logDir, { recursive: true, force: true });
 mkdirSync(logDir, { recursive: true });
 const tmp = mkdtempSync(join(tmpdir(), 'platformui-newcomer-'));
 const steps = new Steps(logDir);
-const tail = (file, n) => readFileSync(file, 'utf8').trimEnd().split('\n').slice(-n).join('\n');
 const stripAnsi = (s) => s.replace(/\x1b\[[0-9;]*m/g, '');
+const tail = (file, n) => stripAnsi(readFileSync(file, 'utf8')).trimEnd().split('\n').slice(-n).join('\n');
 
 // ---------------------------------------------------------------- the two nodes
 function newcomerNode() {
@@ -102,7 +102,9 @@ if (!quick) {
     const logged = sdkLogLines(stderr);
     const blocks = stderr.split('\n').filter((l) => /^stderr \| /.test(l));
     if (logged.length || blocks.length) {
-      throw new StepFailure(`its stderr has ${blocks.length} captured-output block(s) and ${logged.length} SDK log line(s): tests must capture what they provoke. First: ${(blocks[0] ?? logged[0]).trim()}`);
+      const tests = [...new Set(blocks.map((l) => l.replace(/^stderr \| /, '').trim()))];
+      throw new StepFailure(`its stderr has ${blocks.length} captured-output block(s) and ${logged.length} SDK log line(s): tests must capture what they provoke.\n` +
+        (tests.length ? `Printed by:\n${tests.map((t) => `  ${t}`).join('\n')}` : `First: ${logged[0].trim()}`));
     }
     return true;
   }, { tailLines: 40 });
