@@ -16,7 +16,8 @@ let emu: Emulator;
 let registry: RegistryClient;
 beforeAll(async () => {
   emu = await startEmulator();
-  registry = new RegistryClient({ baseUrl: emu.url, token: EMULATOR_TOKEN, retry: { limit: 2, backoffLimit: 20 } });
+  // logLevel 'off': the retries these tests provoke are what they check, not printed.
+  registry = new RegistryClient({ baseUrl: emu.url, token: EMULATOR_TOKEN, retry: { limit: 2, backoffLimit: 20 }, logLevel: 'off' });
 });
 afterAll(() => emu.close());
 beforeEach(() => {

@@ -25,7 +25,8 @@ const BASE = 'https://cloud.test';
 const KEY = 'ck_live_SECRET_0123456789';
 const { server, seen } = interceptHttp();
 
-const cloud = (o: Partial<ConstructorParameters<typeof CloudClient>[0]> = {}) => new CloudClient({ baseUrl: BASE, apiKey: KEY, retry: { limit: 2, backoffLimit: 5 }, ...o });
+// logLevel 'off': the retries and lost answers these tests provoke are what they check, not printed.
+const cloud = (o: Partial<ConstructorParameters<typeof CloudClient>[0]> = {}) => new CloudClient({ baseUrl: BASE, apiKey: KEY, retry: { limit: 2, backoffLimit: 5 }, logLevel: 'off', ...o });
 const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3]);
 const workflow = { '1': { class_type: 'LoadImage', inputs: { image: 'a.png' } }, '2': { class_type: 'SaveImage', inputs: { images: ['1', 0] } } };
 
@@ -140,6 +141,7 @@ describe('submit', () => {
 
   it('never re-sends a submission on 5xx: the job is looked up by its id, and the error names it', async () => {
     answer(502, { error: 'E', message: 'gateway' });
+    server.use(http.get(`${BASE}/api/job/:id/status`, () => HttpResponse.json({ error: 'Job not found' }, { status: 404 }))); // the look-up finds nothing
     const err: any = await cloud().submit(workflow, { confirmWithin: 50, retry: { limit: 3, allowPost: true } }).catch((e) => e);
     expect(err).toBeInstanceOf(APIConnectionError);
     expect(err).toMatchObject({ sent: 'maybe', promptId: bodies[0].prompt_id });

@@ -26,8 +26,9 @@ const LOCAL = 'http://127.0.0.1:8188';
 const KEY = 'ck_live_SECRET_0123456789';
 const { server, seen } = interceptHttp();
 
-const cloud = (o: Partial<ConstructorParameters<typeof CloudClient>[0]> = {}) => new CloudClient({ baseUrl: CLOUD, apiKey: KEY, retry: { limit: 1, backoffLimit: 5 }, ...o });
-const local = (o: Partial<ConstructorParameters<typeof CloudClient>[0]> = {}) => new CloudClient({ baseUrl: LOCAL, retry: { limit: 1, backoffLimit: 5 }, ...o });
+// logLevel 'off': the failures these tests provoke are what they check, not printed.
+const cloud = (o: Partial<ConstructorParameters<typeof CloudClient>[0]> = {}) => new CloudClient({ baseUrl: CLOUD, apiKey: KEY, retry: { limit: 1, backoffLimit: 5 }, logLevel: 'off', ...o });
+const local = (o: Partial<ConstructorParameters<typeof CloudClient>[0]> = {}) => new CloudClient({ baseUrl: LOCAL, retry: { limit: 1, backoffLimit: 5 }, logLevel: 'off', ...o });
 const paths = () => seen.map((r) => `${r.method} ${new URL(r.url).pathname}${new URL(r.url).search}`);
 const text404 = () => new HttpResponse('404: Not Found', { status: 404, headers: { 'content-type': 'text/plain' } });
 
