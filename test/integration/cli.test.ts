@@ -523,7 +523,7 @@ describe('job, jobs, queue, object-info', () => {
     const none = await cli(['jobs', ...on(spec)]);
     expect(none.code).toBe(1);
     // The server's own words go with it: they may say where the route is.
-    expect(none.stderr).toMatch(/^platformui jobs: this server has no jobs list \(GET \/api\/jobs: 404: .*No route for GET \/api\/jobs.*\): see one job with `platformui job <id>`, or what runs with `platformui queue`\n$/);
+    expect(none.stderr).toMatch(/^platformui jobs: this server has no jobs list \(GET \/api\/jobs: 404: .*the 'cloud' and 'local' personalities do: .*platformui emulator --personality cloud\): see one job with `platformui job <id>`, or what runs with `platformui queue`\n$/);
   });
 
   it('queue: the running and pending jobs', async () => {
@@ -683,7 +683,7 @@ describe('the registry, the emulator and codegen commands', () => {
       expect(r.stdout).toContain('SIGINT: stopping');
       const help = await start([...args, '--help'], {}, bundle()).done;
       expect(help.code).toBe(0);
-      expect(help.stdout).toMatch(new RegExp(`^Usage: ${what} \\[options\\][\\s\\S]*Example: ${what} --port 8188`));
+      expect(help.stdout).toMatch(new RegExp(`^Usage: ${what} \\[options\\][\\s\\S]*Examples:\\n  ${what} --port 8787\\n  ${what} --port 8188 --personality local\\n`));
     });
   }
 });
