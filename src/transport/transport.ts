@@ -546,7 +546,9 @@ export class Transport {
 
   /** A connection failure as the caller sees it: the cause's text and system code, never the cause itself (it may hold the Request and its headers). */
   #connectionError(method: string, url: string, cause: unknown): APIConnectionError {
-    return new APIConnectionError(method, url, scrub(describeCause(cause), this.#secrets), causeCode(cause));
+    // fetch refuses a blocked port (6000, 1…) before connecting and gives no code, only its message.
+    const blocked = cause instanceof Error && (cause.cause as Error | undefined)?.message === 'bad port';
+    return new APIConnectionError(method, url, scrub(describeCause(cause), this.#secrets), causeCode(cause), blocked ? { sent: 'no' } : {});
   }
 
   #mapError(err: unknown, spec: RequestSpec, signal: AbortSignal | undefined, timeout: number | false): unknown {

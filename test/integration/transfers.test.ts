@@ -194,6 +194,16 @@ describe('connection failures, whichever HTTP path carried the request', () => {
   });
 });
 
+describe('a port fetch blocks', () => {
+  it('is a submission never sent: no look-up of the job, sent: no', async () => {
+    const cloud = new CloudClient({ baseUrl: 'http://127.0.0.1:1', apiKey: 'k', server: 'cloud', retry: false, logLevel: 'off' });
+    const err = await cloud.submit({ 1: { class_type: 'EmptyImage', inputs: {} } }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(APIConnectionError);
+    expect(err).toMatchObject({ sent: 'no', method: 'POST' });
+    expect((err as Error).message).toMatch(/was not sent\)$/);
+  });
+});
+
 describe("a keyless client's own headers", () => {
   it('reach its relay unchanged on authenticated endpoints', async () => {
     headersSeen.length = 0;
