@@ -7,7 +7,9 @@
 // provokes a warning captures it: `recorder()` (test/unit/log-recorder.ts) as
 // the client's or the emulator's `logger`, asserting on its lines when they
 // are part of what the test is about, or `logLevel: 'off'` when incidental.
-// A child process (the CLI tests) writes to its own pipes: not concerned.
+// No test needs the console for itself: a figure goes to `annotate()`, the
+// reason for a skip to `skip(note)`. A child process (the CLI tests) writes
+// to its own pipes: not concerned.
 import { format } from 'node:util';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 
@@ -16,8 +18,8 @@ const STREAMS = ['stdout', 'stderr'] as const;
 const printed: string[] = [];
 const shorten = (text: string) => (text.length > 600 ? `${text.slice(0, 600)}…` : text);
 
-// Patched on the objects themselves (vitest gives each file a fresh `console`,
-// and the SDK reads `console.warn` when it logs), restored after the file.
+// Patched on the objects themselves (the SDK's logger is the `console` object,
+// its methods read at each line), restored after the file.
 const consoleOriginals = METHODS.map((m) => [m, console[m]] as const);
 for (const m of METHODS) console[m] = (...args: unknown[]) => void printed.push(`console.${m}: ${shorten(format(...args))}`);
 const streamOriginals = STREAMS.map((s) => [s, process[s].write] as const);
@@ -37,7 +39,8 @@ function check(what: string) {
   if (lines.length > 10) shown.push(`  … and ${lines.length - 10} more`);
   throw new Error(
     `${what} wrote to the console, and \`npm test\` prints only results:\n${shown.join('\n')}\n` +
-      "Capture what the test provokes: pass `logger: recorder().logger` (test/unit/log-recorder.ts) to the client or the emulator and assert on its lines, or `logLevel: 'off'` where a line is incidental.",
+      "Capture what the test provokes: pass `logger: recorder().logger` (test/unit/log-recorder.ts) to the client or the emulator and assert on its lines, or `logLevel: 'off'` where a line is incidental. " +
+      "A test's own figures go to `annotate()`, the reason it skips to `skip(note)`.",
   );
 }
 
