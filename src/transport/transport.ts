@@ -384,7 +384,8 @@ export class Transport {
         failure = err;
         log.debug?.(...this.#attemptLine(requestId, spec.method, this.displayUrl(spec.path, spec.query), attempt, started, err instanceof AttemptTimeout ? `timed out after ${timeout} ms` : err instanceof NetworkFailure ? describeCause(err.cause) : signal?.aborted ? 'aborted' : 'failed'));
       }
-      const wait = attempt < limit ? this.#retryDelay(failure, retry, attempt) : undefined;
+      // A caller who aborted gets no retry, and no warning of one (fetch may reject with their reason, not an AbortError).
+      const wait = attempt < limit && !signal?.aborted ? this.#retryDelay(failure, retry, attempt) : undefined;
       const error = this.#mapError(failure, spec, signal, timeout);
       if (wait === undefined) throw error;
       if (log.warn) {

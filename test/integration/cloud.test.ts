@@ -31,6 +31,7 @@ import {
   type FileRef,
 } from '../../src/index.ts';
 import { EMULATOR_API_KEY, startEmulator, type Emulator } from '../../src/emulator/index.ts';
+import { recorder } from '../unit/log-recorder.ts';
 
 // A key that looks like a real secret, so a leak is unmistakable in any text.
 const KEY = 'ck_live_SECRET_7f3a9c21d4e8b605';
@@ -505,15 +506,21 @@ describe('error statuses, on every endpoint', () => {
 
     it(`500 → InternalServerError, ${ep.method === 'GET' ? 'retried (3 attempts)' : 'never re-sent'}`, async () => {
       emu.faults.next(500, { method: ep.method, path: ep.path }).next(500, { method: ep.method, path: ep.path }).next(500, { method: ep.method, path: ep.path });
-      const err: any = await ep.call(client()).catch((e) => e);
+      const log = recorder();
+      const err: any = await ep.call(client({ logger: log.logger })).catch((e) => e);
+      const warned = log.lines.map((l) => `${l.level} ${l.message}`);
       if (ep.name === 'submit') {
         // The answer that counts was lost: the job was looked up by its id, not found, and may exist.
         expect(err).toBeInstanceOf(APIConnectionError);
         expect(err).toMatchObject({ sent: 'maybe', promptId: expect.any(String) });
         expect(err.cause).toBeInstanceOf(InternalServerError);
+        expect(warned).toEqual([expect.stringMatching(new RegExp(`^warn \\[platformui\\] job ${err.promptId}: its submission's answer was lost .* \\(not sent again\\)$`))]);
       } else {
         expect(err).toBeInstanceOf(InternalServerError);
         expect(err.status).toBe(500);
+        // A warning per retry; a POST that is not retried has nothing to warn about (its error says it all).
+        const retries = ep.method === 'GET' ? [2, 3] : [];
+        expect(warned).toEqual(retries.map((n) => expect.stringMatching(new RegExp(`^warn \\[platformui\\] GET .*: HTTP 500; retrying in \\d+ ms \\(attempt ${n} of 3\\)$`))));
       }
       expect(err).not.toBeInstanceOf(SubmissionError);
       expect(requestsTo(ep.method, ep.path)).toHaveLength(ep.method === 'GET' ? 3 : 1);
@@ -530,8 +537,10 @@ describe('error statuses, on every endpoint', () => {
 
   it('a GET recovers from one 500 by retrying', async () => {
     emu.faults.next(500, { method: 'GET', path: '/api/queue' });
-    expect(await client().getQueue()).toEqual({ queue_running: [], queue_pending: [] });
+    const log = recorder();
+    expect(await client({ logger: log.logger }).getQueue()).toEqual({ queue_running: [], queue_pending: [] });
     expect(requestsTo('GET', '/api/queue')).toHaveLength(2);
+    expect(log.lines.map((l) => `${l.level} ${l.message}`)).toEqual([expect.stringMatching(/^warn \[platformui\] GET .*\/api\/queue: HTTP 500; retrying in \d+ ms \(attempt 2 of 3\)$/)]);
   });
 
   it('retry: false sends a GET once even on 500', async () => {
@@ -556,10 +565,14 @@ describe('redaction of the API key', () => {
 
   it('is absent from a plain-text 5xx that echoes it', async () => {
     emu.faults.next(502, { path: '/api/object_info', body: `upstream refused X-API-Key: ${KEY}` }).next(502, { path: '/api/object_info', body: `again ${KEY}` });
-    const err: any = await client({ retry: { limit: 1, backoffLimit: 5 } }).getObjectInfo().catch((e) => e);
+    const log = recorder();
+    const err: any = await client({ retry: { limit: 1, backoffLimit: 5 }, logger: log.logger }).getObjectInfo().catch((e) => e);
     expect(err).toBeInstanceOf(InternalServerError);
     expect(err.body).toBe('again [REDACTED]');
     expectNoKey(err);
+    // The retry's warning was written, and holds no key either.
+    expect(log.of('warn')).toHaveLength(1);
+    expect(JSON.stringify(log.lines)).not.toContain(KEY);
   });
 
   it('is absent from 402 and 429 errors', async () => {

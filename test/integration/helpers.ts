@@ -1,4 +1,6 @@
 // Helpers the emulator suites share.
+import { expect } from 'vitest';
+import type { recorder } from '../unit/log-recorder.ts';
 
 /** LoadImage → ImageInvert → SaveImage, the smallest job with an output file; `extra` goes into LoadImage's inputs. */
 export const invertWorkflow = (image: string, prefix: string, extra: Record<string, unknown> = {}) => ({
@@ -15,3 +17,12 @@ export async function until(check: () => boolean, ms = 5000, what = 'condition')
     await new Promise((r) => setTimeout(r, 5));
   }
 }
+
+/** What a socket that cannot connect warns, once per run of failures (its `token` redacted). */
+const SOCKET_WARNING = /^\[platformui\] socket could not connect to ws:\/\/[^ ]*\/ws\?clientId=[\w-]+(&token=\[REDACTED\])?: .*; retrying(, and runs in flight go on by polling meanwhile)?$/;
+
+/**
+ * Asserts that `log` holds nothing but that warning: whether a socket fault
+ * made it warn (and whether a run was in flight then) depends on timing.
+ */
+export const onlySocketWarnings = (log: ReturnType<typeof recorder>) => expect(log.lines.filter((l) => l.level !== 'warn' || !SOCKET_WARNING.test(l.message))).toEqual([]);

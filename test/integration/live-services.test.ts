@@ -7,7 +7,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { APIUserAbortError, CloudClient, ExecutionError, JobCancelledError, type JobResult } from '../../src/index.ts';
 import { EMULATOR_API_KEY, LOCAL_LANE, startEmulator, type Emulator, type PersonalityName } from '../../src/emulator/index.ts';
-import { invertWorkflow as workflow, until } from './helpers.ts';
+import { invertWorkflow as workflow, onlySocketWarnings, until } from './helpers.ts';
+import { recorder } from '../unit/log-recorder.ts';
 
 const PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 7]);
 
@@ -84,11 +85,13 @@ for (const personality of ['spec', 'cloud', 'local'] as PersonalityName[]) {
 
     it('runs on polling alone when every socket upgrade is refused, and ends within a poll interval', async () => {
       emu.cloud.rejectSocketUpgrades(1000);
-      const c = client();
+      const log = recorder();
+      const c = client({ logger: log.logger });
       c.connect({ reconnect: { baseDelay: 50, maxDelay: 50 } });
       const ended: number[] = [];
       const result = await c.run(workflow(image, `${personality}_poll`), { pollInterval: 100, timeout: 10_000 }).finally(() => void ended.push(Date.now()));
       await expectFiles(c, result, `${personality}_poll`);
+      onlySocketWarnings(log);
       const lag = ended[0]! - job(result.promptId).ended!;
       // One poll interval, plus the output delay and read-back of the live cloud, plus scheduling slack.
       expect(lag).toBeLessThan(100 + emu.cloud.outputsDelayMs + 400);
@@ -181,7 +184,8 @@ for (const personality of ['spec', 'cloud', 'local'] as PersonalityName[]) {
     });
 
     it('settles 40 runs exactly once each, with their own files, while sockets drop at random', async () => {
-      const c = client();
+      const log = recorder();
+      const c = client({ logger: log.logger });
       const socket = c.connect({ reconnect: { baseDelay: 5, maxDelay: 30 } });
       await socket.ready();
       const listeners = socket.listenerCount;
@@ -191,6 +195,7 @@ for (const personality of ['spec', 'cloud', 'local'] as PersonalityName[]) {
       results.forEach((r, i) => expect(r.files.map((f) => f.filename)).toEqual([expect.stringMatching(new RegExp(`^${personality}_chaos${i}_\\d{5}_\\.png$`))]));
       // Every run let go of everything it held on the shared socket.
       expect(socket.listenerCount).toBe(listeners);
+      onlySocketWarnings(log);
     }, 60_000);
 
     if (personality === 'cloud') {
@@ -201,10 +206,12 @@ for (const personality of ['spec', 'cloud', 'local'] as PersonalityName[]) {
         expect(open).toBeInstanceOf(ExecutionError);
         emu.cloud.rejectSocketUpgrades(1000);
         emu.cloud.failNextWith(lane, 'OOMError', { rawStatus, message: 'worker failed' });
-        const c2 = client();
+        const log = recorder();
+        const c2 = client({ logger: log.logger });
         c2.connect({ reconnect: { baseDelay: 50, maxDelay: 50 } });
         const refused = await c2.run(workflow(image, `lost_refused_${rawStatus}`), { pollInterval: 50 }).catch((e) => e);
         expect(refused).toBeInstanceOf(ExecutionError);
+        onlySocketWarnings(log);
         const status = await c.getJobStatus(refused.promptId);
         expect([status.status, status.phase]).toEqual([rawStatus, 'failed']);
       });

@@ -2,6 +2,7 @@
 // run() tells through a socket drop, that no line of any client or of the
 // emulator ever carries a secret, a prompt or image bytes, the emulator's own
 // log and --log-level, and the CLI's trace on standard error.
+import { createServer, type Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { AuthenticationError, CloudClient, NotFoundError, PermissionDeniedError, ProxyClient, RegistryClient } from '../../src/index.ts';
 import { startEmulator, type Emulator } from '../../src/emulator/index.ts';
@@ -145,6 +146,37 @@ describe('run() through a socket drop', () => {
     expect(rec.lines[0]!.details).toMatchObject({ url: socket.url, jobs: 0 });
     expect(JSON.stringify(rec.lines)).not.toContain(CLOUD_KEY);
   });
+});
+
+describe('a caller who aborts a request', () => {
+  it.each([['a string', 'navigated away'], ['an Error', new Error('user left the page')], ['no', undefined]])(
+    'gets no retry, and no warning of one, with %s reason (fetch rejects with it, not an AbortError)',
+    async (_, reason) => {
+      // A server that reads requests and never answers: the abort is the only way out.
+      const sockets = new Set<Socket>();
+      let requests = 0;
+      const silent = createServer((s) => {
+        sockets.add(s);
+        s.on('data', (d) => void (requests += d.toString().split('GET /publishers ').length - 1));
+      });
+      await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+      try {
+        const log = recorder();
+        const ac = new AbortController();
+        const registry = new RegistryClient({ baseUrl: `http://127.0.0.1:${(silent.address() as { port: number }).port}`, logger: log.logger });
+        const pending = registry.listPublishers({ signal: ac.signal }).catch((e: unknown) => e);
+        await vi.waitFor(() => expect(requests).toBe(1));
+        ac.abort(reason);
+        expect(await pending).toMatchObject({ name: 'APIUserAbortError' });
+        await sleep(100);
+        expect(requests).toBe(1);
+        expect(log.lines).toEqual([]);
+      } finally {
+        for (const s of sockets) s.destroy();
+        await new Promise((r) => silent.close(r));
+      }
+    },
+  );
 });
 
 describe('no secret, prompt or image bytes in any line', () => {

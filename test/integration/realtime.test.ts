@@ -12,6 +12,8 @@ import {
   type SocketEvent,
 } from '../../src/index.ts';
 import { EMULATOR_API_KEY, EXCEPTION_TYPES, startEmulator, type Emulator } from '../../src/emulator/index.ts';
+import { onlySocketWarnings } from './helpers.ts';
+import { recorder } from '../unit/log-recorder.ts';
 
 let emu: Emulator;
 const clients: CloudClient[] = [];
@@ -56,7 +58,8 @@ describe('CloudSocket', () => {
   });
 
   it('refuses a wrong token and keeps trying without leaking it', async () => {
-    const c = client({ apiKey: 'wrong-key-123456' });
+    const log = recorder();
+    const c = client({ apiKey: 'wrong-key-123456', logger: log.logger });
     const socket = c.connect({ reconnect: { baseDelay: 5, maxDelay: 20, maxAttempts: 3 } });
     const errors: unknown[] = [];
     socket.on('error', (e) => void errors.push(e.error));
@@ -65,6 +68,12 @@ describe('CloudSocket', () => {
     await new Promise((r) => setTimeout(r, 200));
     expect(socket.state).toBe('closed');
     for (const e of errors) expect(String(e)).not.toContain('wrong-key-123456');
+    // Told twice: when the retries begin, and when they end (a warning: the `error` listener hears it too).
+    expect(log.lines.map((l) => `${l.level} ${l.message}`)).toEqual([
+      expect.stringMatching(/^warn \[platformui\] socket could not connect to ws:.*&token=\[REDACTED\]: the connection or the upgrade failed; retrying$/),
+      expect.stringMatching(/^warn \[platformui\] socket ws:.*&token=\[REDACTED\]: Gave up reconnecting after 3 attempts \(the last: the connection or the upgrade failed\)$/),
+    ]);
+    expect(JSON.stringify(log.lines)).not.toContain('wrong-key-123456');
   });
 
   it('reconnects after a drop with the same clientId', async () => {
@@ -143,7 +152,8 @@ describe('run()', () => {
   });
 
   it('200 runs with sockets dropped at random: every run resolves once, with its own outputs', async () => {
-    const c = client();
+    const log = recorder();
+    const c = client({ logger: log.logger });
     c.connect({ reconnect: { baseDelay: 5, maxDelay: 100 } });
     const image = await input(c);
     emu.cloud.dropSockets({ probability: 0.02 });
@@ -160,6 +170,7 @@ describe('run()', () => {
       expect(r.files[0]!.filename.startsWith(`drop${i}_`)).toBe(true);
     });
     expect(new Set(results.map((r) => r.promptId)).size).toBe(200);
+    onlySocketWarnings(log);
   }, 120_000);
 
   it('finds a completion that happened while the socket was down', async () => {

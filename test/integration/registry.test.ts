@@ -11,13 +11,14 @@ import {
   RegistryClient,
 } from '../../src/index.ts';
 import { EMULATOR_TOKEN, MAX_PAGE_SIZE, SEED_FACTS, startEmulator, type Emulator } from '../../src/emulator/index.ts';
+import { recorder } from '../unit/log-recorder.ts';
 
 let emu: Emulator;
 let registry: RegistryClient;
+const options = () => ({ baseUrl: emu.url, token: EMULATOR_TOKEN, retry: { limit: 2, backoffLimit: 20 } });
 beforeAll(async () => {
   emu = await startEmulator();
-  // logLevel 'off': the retries these tests provoke are what they check, not printed.
-  registry = new RegistryClient({ baseUrl: emu.url, token: EMULATOR_TOKEN, retry: { limit: 2, backoffLimit: 20 }, logLevel: 'off' });
+  registry = new RegistryClient(options());
 });
 afterAll(() => emu.close());
 beforeEach(() => {
@@ -71,16 +72,20 @@ describe('searchNodes', () => {
 
   it('retries a 503 and succeeds', async () => {
     emu.faults.next(503, { retryAfter: 0 });
-    const page = await registry.searchNodes();
+    const log = recorder();
+    const page = await new RegistryClient({ ...options(), logger: log.logger }).searchNodes();
     expect(page.nodes.length).toBeGreaterThan(0);
     expect(emu.requests).toHaveLength(2);
+    expect(log.lines.map((l) => `${l.level} ${l.message}`)).toEqual([expect.stringMatching(/^warn \[platformui\] GET .*\/nodes\/search\?page=1&limit=10: HTTP 503; retrying in 0 ms \(attempt 2 of 3\)$/)]);
   });
 
   it('maps a persistent 500 to InternalServerError with the ErrorResponse', async () => {
     emu.faults.next(500).next(500).next(500);
-    const err: any = await registry.searchNodes().catch((e) => e);
+    const log = recorder();
+    const err: any = await new RegistryClient({ ...options(), logger: log.logger }).searchNodes().catch((e) => e);
     expect(err).toBeInstanceOf(InternalServerError);
     expect(typeof err.error).toBe('string');
+    expect(log.lines.map((l) => `${l.level} ${l.message}`)).toEqual([2, 3].map((n) => expect.stringMatching(new RegExp(`^warn \\[platformui\\] GET .*: HTTP 500; retrying in \\d+ ms \\(attempt ${n} of 3\\)$`))));
   });
 
   it('gets pages capped at the server maximum', async () => {

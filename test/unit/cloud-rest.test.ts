@@ -7,6 +7,7 @@ import { inspect } from 'node:util';
 import { http, HttpResponse } from 'msw';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { interceptHttp } from './msw.ts';
+import { recorder } from './log-recorder.ts';
 import {
   APIConnectionError,
   APIUserAbortError,
@@ -25,8 +26,7 @@ const BASE = 'https://cloud.test';
 const KEY = 'ck_live_SECRET_0123456789';
 const { server, seen } = interceptHttp();
 
-// logLevel 'off': the retries and lost answers these tests provoke are what they check, not printed.
-const cloud = (o: Partial<ConstructorParameters<typeof CloudClient>[0]> = {}) => new CloudClient({ baseUrl: BASE, apiKey: KEY, retry: { limit: 2, backoffLimit: 5 }, logLevel: 'off', ...o });
+const cloud = (o: Partial<ConstructorParameters<typeof CloudClient>[0]> = {}) => new CloudClient({ baseUrl: BASE, apiKey: KEY, retry: { limit: 2, backoffLimit: 5 }, ...o });
 const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3]);
 const workflow = { '1': { class_type: 'LoadImage', inputs: { image: 'a.png' } }, '2': { class_type: 'SaveImage', inputs: { images: ['1', 0] } } };
 
@@ -139,18 +139,26 @@ describe('submit', () => {
     expect(e2.status).toBe(200);
   });
 
+  /** The warning of a submission whose answer was lost and whose job its lookups did not find. */
+  const lostWarning = (promptId: string) => `warn [platformui] job ${promptId}: its submission's answer was lost and the server does not show it after 50 ms; it may exist (not sent again)`;
+
   it('never re-sends a submission on 5xx: the job is looked up by its id, and the error names it', async () => {
     answer(502, { error: 'E', message: 'gateway' });
-    server.use(http.get(`${BASE}/api/job/:id/status`, () => HttpResponse.json({ error: 'Job not found' }, { status: 404 }))); // the look-up finds nothing
-    const err: any = await cloud().submit(workflow, { confirmWithin: 50, retry: { limit: 3, allowPost: true } }).catch((e) => e);
+    const looked: string[] = [];
+    server.use(http.get(`${BASE}/api/job/:id/status`, ({ params }) => (looked.push(String(params.id)), HttpResponse.json({ error: 'Job not found' }, { status: 404 }))));
+    const log = recorder();
+    const err: any = await cloud({ logger: log.logger }).submit(workflow, { confirmWithin: 50, retry: { limit: 3, allowPost: true } }).catch((e) => e);
     expect(err).toBeInstanceOf(APIConnectionError);
     expect(err).toMatchObject({ sent: 'maybe', promptId: bodies[0].prompt_id });
     expect(err.cause).toBeInstanceOf(InternalServerError);
     expect(bodies).toHaveLength(1);
+    expect(looked).toContain(bodies[0].prompt_id);
+    expect(log.lines.map((l) => `${l.level} ${l.message}`)).toEqual([lostWarning(bodies[0].prompt_id)]);
   });
 
   it('an answer that names no job (an error body) does not make the client stop looking lost answers up', async () => {
-    const c = cloud();
+    const log = recorder();
+    const c = cloud({ logger: log.logger });
     answer(200, { error: 'no credits for partner node' });
     await expect(c.submit(workflow)).rejects.toBeInstanceOf(SubmissionError);
     const looked: string[] = [];
@@ -159,6 +167,7 @@ describe('submit', () => {
     const err: any = await c.submit(workflow, { confirmWithin: 50 }).catch((e) => e);
     expect(err).toMatchObject({ sent: 'maybe', promptId: bodies[1].prompt_id });
     expect(looked).toContain(bodies[1].prompt_id);
+    expect(log.lines.map((l) => `${l.level} ${l.message}`)).toEqual([lostWarning(bodies[1].prompt_id)]);
   });
 
   it('a caller who aborts after sending gets an error naming the job, which may exist', async () => {
@@ -225,10 +234,14 @@ describe('errors', () => {
     [402, InsufficientCreditsError, 1],
     [429, SubscriptionInactiveError, 1],
     [500, InternalServerError, 3],
-  ] as const)('%i → its class, retried %i time(s) in all', async (status, Cls, attempts) => {
+  ] as const)('%i → %O, sent %i time(s) in all', async (status, Cls, attempts) => {
     server.use(http.get(`${BASE}/api/queue`, () => HttpResponse.json({ error: 'e', message: `status ${status}` }, { status, headers: { 'retry-after': '0' } })));
-    await expect(cloud().getQueue()).rejects.toBeInstanceOf(Cls);
+    const log = recorder();
+    await expect(cloud({ logger: log.logger }).getQueue()).rejects.toBeInstanceOf(Cls);
     expect(seen).toHaveLength(attempts);
+    // A warning per retry, none for an error that is not retried.
+    const retries = Array.from({ length: attempts - 1 }, (_, i) => `warn [platformui] GET ${BASE}/api/queue: HTTP ${status}; retrying in 0 ms (attempt ${i + 2} of 3)`);
+    expect(log.lines.map((l) => `${l.level} ${l.message}`)).toEqual(retries);
   });
 
   it('never shows the API key', async () => {

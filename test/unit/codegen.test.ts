@@ -1,7 +1,7 @@
 // generateTypes(): how each kind of input and output is typed, that the output is
 // stable (same object_info, same bytes; the committed fixture types are current),
 // that it compiles under `tsc --strict` together with code using it, and how fast it
-// is on the real 440-class object_info (skipped with one line when the fixtures are
+// is on the real 440-class object_info (skipped, saying why, when the fixtures are
 // absent). TypeScript 5.7 (the oldest the README promises) is checked too when
 // PLATFORMUI_TSC_MIN names its package directory.
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -18,7 +18,6 @@ import { generateTypes } from '../../src/workflow/codegen.ts';
 
 const FIXTURES = process.env.PLATFORMUI_FIXTURES ?? '/work/shared/fixtures/local-server';
 const real: ObjectInfo | undefined = existsSync(`${FIXTURES}/object_info.json`) ? JSON.parse(readFileSync(`${FIXTURES}/object_info.json`, 'utf8')) : undefined;
-if (!real) console.log(`[codegen] ${FIXTURES}/object_info.json not found: the tests against a real object_info are skipped`);
 const ROOT = resolve(fileURLToPath(import.meta.url), '../../..');
 const COMMITTED = join(ROOT, 'test/types/fixture-nodes.generated.ts');
 
@@ -274,10 +273,12 @@ wf.add('ImageInvert', { image: wf.node('1').out(0) });
   });
 });
 
+// Skipped, one test says why: in the results, not on the console (`npm test` prints only results).
+if (!real) it('generateTypes on the real object_info: skipped', ({ skip }) => skip(`${FIXTURES}/object_info.json not found`));
 describe.skipIf(!real)('generateTypes on the real object_info (440 classes)', () => {
   const info = real!;
 
-  it('runs well under a second', () => {
+  it('runs well under a second', async ({ annotate }) => {
     const first = performance.now();
     const code = generateTypes(info);
     const firstMs = performance.now() - first;
@@ -285,7 +286,8 @@ describe.skipIf(!real)('generateTypes on the real object_info (440 classes)', ()
     const warm = performance.now();
     for (let i = 0; i < runs; i++) generateTypes(info);
     const warmMs = (performance.now() - warm) / runs;
-    console.log(`[codegen] ${Object.keys(info).length} classes → ${(code.length / 1024).toFixed(0)} KB of types: first call ${firstMs.toFixed(1)} ms, then ${warmMs.toFixed(1)} ms per call`);
+    // The figures in the results (--reporter=verbose), not on the console.
+    await annotate(`${Object.keys(info).length} classes → ${(code.length / 1024).toFixed(0)} KB of types: first call ${firstMs.toFixed(1)} ms, then ${warmMs.toFixed(1)} ms per call`);
     expect(firstMs).toBeLessThan(1000);
   });
 
@@ -299,20 +301,20 @@ describe.skipIf(!real)('generateTypes on the real object_info (440 classes)', ()
     expect(generateTypes(shuffled as ObjectInfo) === generateTypes(info)).toBe(true);
   });
 
-  it('compiles under tsc --strict with this repo\'s TypeScript, with a workflow built on it', () => {
+  it('compiles under tsc --strict with this repo\'s TypeScript, with a workflow built on it', async ({ annotate }) => {
     const { errors, ms } = compile(ts, { 'nodes.ts': generateTypes(info), 'usage.ts': REAL_USAGE });
-    console.log(`[codegen] tsc ${ts.version} --strict on the 440-class types and a workflow: ${Math.round(ms)} ms`);
+    await annotate(`tsc ${ts.version} --strict on the 440-class types and a workflow: ${Math.round(ms)} ms`);
     expect(errors).toEqual([]);
   });
 
   // The oldest TypeScript the README promises: PLATFORMUI_TSC_MIN=<dir of its typescript package>
   // (for one, `npm install typescript@5.7` in a temp dir, as test/packaging/pack.mjs does).
   const minTsc = process.env.PLATFORMUI_TSC_MIN;
-  if (!minTsc) console.log('[codegen] PLATFORMUI_TSC_MIN not set: the TypeScript 5.7 compile of the generated types is skipped');
-  it.skipIf(!minTsc)('compiles under tsc --strict with the oldest TypeScript the README promises (PLATFORMUI_TSC_MIN)', () => {
+  it('compiles under tsc --strict with the oldest TypeScript the README promises (PLATFORMUI_TSC_MIN)', async ({ annotate, skip }) => {
+    skip(!minTsc, 'PLATFORMUI_TSC_MIN not set');
     const oldTs = createRequire(join(minTsc!, 'package.json'))(minTsc!) as typeof ts;
     const { errors, ms } = compile(oldTs, { 'nodes.ts': generateTypes(info), 'usage.ts': REAL_USAGE });
-    console.log(`[codegen] tsc ${oldTs.version} --strict on the 440-class types and a workflow: ${Math.round(ms)} ms`);
+    await annotate(`tsc ${oldTs.version} --strict on the 440-class types and a workflow: ${Math.round(ms)} ms`);
     expect(errors).toEqual([]);
   });
 });

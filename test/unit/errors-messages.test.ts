@@ -5,6 +5,7 @@ import { http, HttpResponse } from 'msw';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { interceptHttp } from './msw.ts';
 import { FakeSocket } from './fake-socket.ts';
+import { recorder } from './log-recorder.ts';
 import { closest } from '../../src/args.ts';
 import { describeValue } from '../../src/schemas/explain.ts';
 import { platform } from '../../src/platform/node.ts';
@@ -233,13 +234,17 @@ describe('every failure is a PlatformUIError', () => {
 
     server.use(http.get(`${REGISTRY}/publishers`, () => new Promise<never>(() => undefined)));
     const during = new AbortController();
-    const pending = registry().listPublishers({ signal: during.signal }).catch((e) => e);
+    const log = recorder();
+    const pending = new RegistryClient({ baseUrl: REGISTRY, token: 'tok_SECRET_123456', logger: log.logger }).listPublishers({ signal: during.signal }).catch((e) => e);
     await vi.waitFor(() => expect(seen).toHaveLength(1));
     during.abort('navigated away');
     const late: any = await pending;
     expect(late).toBeInstanceOf(APIUserAbortError);
     expect(late.cause).toBe('navigated away');
     expect(JSON.stringify(late)).not.toContain('navigated');
+    // fetch rejects with the caller's reason, not an AbortError: still no retry, nor a warning of one.
+    expect(seen).toHaveLength(1);
+    expect(log.lines).toEqual([]);
   });
 
   it('JobTimeoutError and TaskTimeoutError are not connection errors: the job or task may still run (a retry wrapper must not start another)', () => {
