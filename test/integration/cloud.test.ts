@@ -60,9 +60,8 @@ beforeEach(() => {
   emu.requests.length = 0;
 });
 
-// logLevel 'off': the retries and failures these tests provoke are what they check, not printed.
 const client = (o: Partial<ConstructorParameters<typeof CloudClient>[0]> = {}) =>
-  new CloudClient({ baseUrl: emu.url, apiKey: KEY, retry: { limit: 2, backoffLimit: 5 }, logLevel: 'off', ...o });
+  new CloudClient({ baseUrl: emu.url, apiKey: KEY, retry: { limit: 2, backoffLimit: 5 }, ...o });
 
 /** Deterministic pseudo-random bytes (distinct per seed). */
 function bytes(n: number, seed: number): Uint8Array {

@@ -19,8 +19,7 @@ for (const personality of ['spec', 'cloud', 'local'] as PersonalityName[]) {
     const clients: CloudClient[] = [];
     const lane = personality === 'local' ? LOCAL_LANE : EMULATOR_API_KEY;
     const client = (o: Partial<ConstructorParameters<typeof CloudClient>[0]> = {}) => {
-      // logLevel 'off': the refused and dropped sockets these tests provoke are what they check, not printed.
-      const c = new CloudClient({ baseUrl: emu.url, logLevel: 'off', ...(personality === 'local' ? {} : { apiKey: EMULATOR_API_KEY }), ...o });
+      const c = new CloudClient({ baseUrl: emu.url, ...(personality === 'local' ? {} : { apiKey: EMULATOR_API_KEY }), ...o });
       clients.push(c);
       return c;
     };

@@ -28,8 +28,7 @@ afterEach(() => {
 });
 
 const client = (o: Partial<ConstructorParameters<typeof CloudClient>[0]> = {}) => {
-  // logLevel 'off': the refused and dropped sockets these tests provoke are what they check, not printed.
-  const c = new CloudClient({ baseUrl: emu.url, apiKey: EMULATOR_API_KEY, logLevel: 'off', ...o });
+  const c = new CloudClient({ baseUrl: emu.url, apiKey: EMULATOR_API_KEY, ...o });
   clients.push(c);
   return c;
 };

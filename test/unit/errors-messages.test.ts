@@ -28,8 +28,7 @@ const REGISTRY = 'https://registry.test';
 const CLOUD = 'https://cloud.test';
 const { server, seen } = interceptHttp();
 
-// logLevel 'off': the failures these tests provoke are what they check, not printed.
-const registry = () => new RegistryClient({ baseUrl: REGISTRY, token: 'tok_SECRET_123456', logLevel: 'off' });
+const registry = () => new RegistryClient({ baseUrl: REGISTRY, token: 'tok_SECRET_123456' });
 const proxy = () => new ProxyClient({ baseUrl: REGISTRY, token: 'tok_SECRET_123456' });
 const cloud = (o: Partial<ConstructorParameters<typeof CloudClient>[0]> = {}) => new CloudClient({ baseUrl: CLOUD, apiKey: 'ck_SECRET_123456', retry: false, ...o });
 
