@@ -612,10 +612,10 @@ const blockedPort = (e: unknown): boolean => e instanceof Error && (e.cause as E
 
 function describeCause(e: unknown): string {
   if (!(e instanceof Error)) return 'Connection failed';
-  if (blockedPort(e)) return 'Connection failed (bad port: fetch never connects to this port; use another)';
   const code = causeCode(e);
+  // Without a code, the reason is in undici's cause (`bad port`), not in its `fetch failed`.
   // A runtime's or a custom fetch's message may quote the URL, a signed one included.
-  return code ? `Connection failed (${code})` : `Connection failed (${redactText(e.message, 120)})`;
+  return `Connection failed (${code ?? redactText((blockedPort(e) ? (e.cause as Error) : e).message, 120)})`;
 }
 
 function lowerKeys(h: Record<string, string> | undefined): Record<string, string> {
