@@ -159,7 +159,7 @@ export class Context {
    */
   async cloud(): Promise<CloudClient> {
     if (this.#cloud) return this.#cloud;
-    const apiKey = (await this.#apiKey()) ?? (this.#serverIsEnvs() ? fromEnv('PLATFORMUI_API_KEY') : undefined);
+    const apiKey = (await this.#apiKey()) ?? this.#envKeyFor(this.global.server);
     this.#cloud = new CloudClient({
       ...this.#clientOptions,
       ...(this.global.server !== undefined ? { baseUrl: this.global.server } : {}),
@@ -170,13 +170,16 @@ export class Context {
 
   /**
    * A pool over every `--server` (run with several), each a cloud client as
-   * {@link cloud} makes one: the same key and log.
+   * {@link cloud} makes one: the same key rule and log.
    */
   async pool(): Promise<CloudPool> {
     if (this.#pool) return this.#pool;
-    const apiKey = await this.#apiKey();
+    const fileKey = await this.#apiKey();
     this.#pool = new CloudPool(
-      this.global.servers.map((baseUrl) => ({ ...this.#clientOptions, id: baseUrl, baseUrl, ...(apiKey !== undefined ? { apiKey } : {}) })),
+      this.global.servers.map((baseUrl) => {
+        const apiKey = fileKey ?? this.#envKeyFor(baseUrl);
+        return { ...this.#clientOptions, id: baseUrl, baseUrl, ...(apiKey !== undefined ? { apiKey } : {}) };
+      }),
       this.log,
     );
     return this.#pool;
@@ -209,13 +212,16 @@ export class Context {
     return { service, noKeySent: { url, how } };
   }
 
-  /** Whether `--server` names the server `PLATFORMUI_CLOUD_URL` names (then the environment's key goes with it). */
-  #serverIsEnvs(): boolean {
+  /**
+   * `PLATFORMUI_API_KEY` when `server` (a `--server`) is the server
+   * `PLATFORMUI_CLOUD_URL` names; else `undefined`, and the client applies the
+   * key rule itself (the environment's key never to another loopback server).
+   */
+  #envKeyFor(server: string | undefined): string | undefined {
     const envUrl = fromEnv('PLATFORMUI_CLOUD_URL');
-    const given = this.global.server;
-    if (given === undefined || envUrl === undefined || !URL.canParse(given) || !URL.canParse(envUrl)) return false;
+    if (server === undefined || envUrl === undefined || !URL.canParse(server) || !URL.canParse(envUrl)) return undefined;
     const norm = (u: string) => new URL(u).href.replace(/\/+$/, '');
-    return norm(given) === norm(envUrl);
+    return norm(server) === norm(envUrl) ? fromEnv('PLATFORMUI_API_KEY') : undefined;
   }
 
   /** `--api-key-file`'s key, when given. */

@@ -8,6 +8,8 @@
  *
  * @module
  */
+import { version } from '../../package.json';
+import { closest } from '../args.ts';
 import { commandLog, LOG_LEVELS, type LogLevel } from '../transport/log.ts';
 import { EMULATOR_TOKEN, startEmulator } from './index.ts';
 import { isPersonalityName, type PersonalityName } from './personality.ts';
@@ -25,6 +27,7 @@ const usage = (prog: string) => `Usage: ${prog} [options]
                                 (repeatable; SIZE in bytes, or with a KiB/MiB/GiB suffix)
   --log-level LEVEL             off, error, warn (default), info (the start) or debug (a line per
                                 request and socket, secrets redacted), to standard error
+  -V, --version                 print the version
 
 Examples:
   ${prog} --port 8787
@@ -40,6 +43,7 @@ interface CliArgs {
   synthetic: Array<{ name: string; size: number }>;
   logLevel: LogLevel;
   help: boolean;
+  version: boolean;
 }
 
 const UNITS: Record<string, number> = { '': 1, b: 1, k: 1024, kib: 1024, m: 1024 ** 2, mib: 1024 ** 2, g: 1024 ** 3, gib: 1024 ** 3 };
@@ -53,17 +57,29 @@ function parseSize(value: string, what: string): number {
   return n;
 }
 
+/** The options that take a value. */
+const OPTIONS = ['port', 'host', 'personality', 'step-ms', 'max-upload-bytes', 'synthetic-output', 'log-level'];
+
 /** Parses `--name value` and `--name=value` options, and `--help`. */
 function parseArgs(argv: readonly string[]): CliArgs {
-  const out: CliArgs = { port: 0, host: '127.0.0.1', personality: 'cloud', stepMs: undefined, maxUploadBytes: undefined, synthetic: [], logLevel: 'warn', help: false };
+  const out: CliArgs = { port: 0, host: '127.0.0.1', personality: 'cloud', stepMs: undefined, maxUploadBytes: undefined, synthetic: [], logLevel: 'warn', help: false, version: false };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? '';
     if (arg === '--help' || arg === '-h') {
       out.help = true;
       continue;
     }
-    const m = /^--(port|host|personality|step-ms|max-upload-bytes|synthetic-output|log-level)(?:=(.*))?$/.exec(arg);
-    if (!m) throw new Error(`Unknown argument: ${arg}`);
+    // As `platformui --version`: the two spellings of this command take the same options.
+    if (arg === '--version' || arg === '-V') {
+      out.version = true;
+      continue;
+    }
+    const m = new RegExp(`^--(${OPTIONS.join('|')})(?:=(.*))?$`).exec(arg);
+    if (!m) {
+      // The SDK's suggestion rule, as the command line's other options get it (`--prot` → `--port`).
+      const near = arg.startsWith('--') ? closest(arg.slice(2).replace(/=.*$/s, ''), OPTIONS) : undefined;
+      throw new Error(`Unknown argument: ${arg.replace(/=.*$/s, '=…')}${near ? ` (did you mean --${near}?)` : ''}`);
+    }
     const value = m[2] ?? argv[++i];
     if (value === undefined || value === '') throw new Error(`--${m[1]} needs a value`);
     switch (m[1]) {
@@ -142,6 +158,10 @@ export async function runEmulatorCommand(argv: readonly string[], io: EmulatorCo
   }
   if (args.help) {
     stdout(usage(prog));
+    return 0;
+  }
+  if (args.version) {
+    stdout(`${version}\n`);
     return 0;
   }
   let emulator: Awaited<ReturnType<typeof startEmulator>>;

@@ -496,7 +496,8 @@ export class Transport {
       const after = retryAfter(failure.response.headers.get('retry-after'));
       return after === undefined ? backoff() : Math.min(retry.maxRetryAfter, after);
     }
-    return failure instanceof NetworkFailure ? backoff() : undefined;
+    // A blocked port is refused again on every attempt.
+    return failure instanceof NetworkFailure && !blockedPort(failure.cause) ? backoff() : undefined;
   }
 
   /**
@@ -547,9 +548,7 @@ export class Transport {
 
   /** A connection failure as the caller sees it: the cause's text and system code, never the cause itself (it may hold the Request and its headers). */
   #connectionError(method: string, url: string, cause: unknown): APIConnectionError {
-    // fetch refuses a blocked port (6000, 1…) before connecting and gives no code, only its message.
-    const blocked = cause instanceof Error && (cause.cause as Error | undefined)?.message === 'bad port';
-    return new APIConnectionError(method, url, scrub(describeCause(cause), this.#secrets), causeCode(cause), blocked ? { sent: 'no' } : {});
+    return new APIConnectionError(method, url, scrub(describeCause(cause), this.#secrets), causeCode(cause), blockedPort(cause) ? { sent: 'no' } : {});
   }
 
   #mapError(err: unknown, spec: RequestSpec, signal: AbortSignal | undefined, timeout: number | false): unknown {
@@ -609,11 +608,15 @@ function causeCode(e: unknown): string | undefined {
   return typeof code === 'string' ? code : undefined;
 }
 
+/** fetch refused a port it blocks (1, 6000, …) before connecting: no code, only its inner message `bad port`. */
+const blockedPort = (e: unknown): boolean => e instanceof Error && (e.cause as Error | undefined)?.message === 'bad port';
+
 function describeCause(e: unknown): string {
   if (!(e instanceof Error)) return 'Connection failed';
   const code = causeCode(e);
+  // Without a code, the reason is in undici's cause (`bad port`), not in its `fetch failed`.
   // A runtime's or a custom fetch's message may quote the URL, a signed one included.
-  return code ? `Connection failed (${code})` : `Connection failed (${redactText(e.message, 120)})`;
+  return `Connection failed (${code ?? redactText((blockedPort(e) ? (e.cause as Error) : e).message, 120)})`;
 }
 
 function lowerKeys(h: Record<string, string> | undefined): Record<string, string> {

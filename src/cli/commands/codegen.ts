@@ -10,7 +10,7 @@
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { ObjectInfo } from '../../index.ts';
+import { InvalidArgumentError, type ObjectInfo } from '../../index.ts';
 import { describeValue } from '../../schemas/explain.ts';
 import { isObject } from '../../schemas/rule.ts';
 import { fromEnv } from '../../transport/options.ts';
@@ -102,6 +102,13 @@ export const codegen: Command = {
       ...(str('import-from') !== undefined ? { importFrom: str('import-from')! } : {}),
       ...(max !== undefined ? { maxComboValues: parseMaxCombo(max) } : {}),
     };
+    // --name and --import-from by generateTypes' own rule, on no classes: an invalid one costs no request.
+    try {
+      generateTypes({}, options);
+    } catch (err) {
+      if (!(err instanceof InvalidArgumentError)) throw err;
+      throw new UsageError(`${err.field === 'options.importFrom' ? '--import-from' : '--name'}: ${err.message.slice(`${err.field}: `.length)}`);
+    }
     const started = performance.now();
     const { objectInfo, source } = file !== undefined ? await fromFile(file) : await fromServer(ctx);
     checkNodeDefinitions(objectInfo, source);

@@ -11,7 +11,7 @@ import type { Command } from '../command.ts';
 export const emulator: Command = {
   name: 'emulator',
   summary: 'start the local emulator of the registry, proxy and cloud (until Ctrl-C)',
-  synopsis: '[--port N] [--personality spec|cloud|local] [options]',
+  synopsis: '[--port N] [--personality cloud|spec|local] [options]',
   description: 'Starts the emulator (see `platformui emulator --help`).',
   options: {},
   args: { min: 0, max: Infinity },
