@@ -355,7 +355,8 @@ let builtInTables: Array<[PersonalityName, ReturnType<typeof routeMatcher>]> | u
 
 /**
  * The 404 of a path `personality` does not serve but another built-in one
- * does, naming which and how to start it, e.g. `GET /api/jobs: the 'spec'
+ * does, naming which and how to start it (the route itself is in the SDK's
+ * error already), e.g. `the 'spec'
  * personality does not serve this route (the documents show none); the
  * 'cloud' and 'local' personalities do: startEmulator({ personality:
  * 'cloud' }) or platformui emulator --personality cloud`. A path no
@@ -379,6 +380,6 @@ export function missingRouteHint(personality: Personality): MissingRouteHint {
     const who = builtIn ? `the '${personality.name}' personality does not serve this route (${LACKS[personality.name]})` : `this emulator's personality (a variant of '${personality.name}') does not serve this route`;
     const names = serving.map((n) => `'${n}'`);
     const them = names.length === 1 ? `the ${names[0]} personality does` : `the ${names.slice(0, -1).join(', ')} and ${names[names.length - 1]} personalities do`;
-    return `${method} ${path}: ${who}; ${them}: startEmulator({ personality: '${first}' }) or platformui emulator --personality ${first}`;
+    return `${who}; ${them}: startEmulator({ personality: '${first}' }) or platformui emulator --personality ${first}`;
   };
 }

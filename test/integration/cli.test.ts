@@ -520,6 +520,16 @@ describe('job, jobs, queue, object-info', () => {
     const rows = onlyFailed.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as { id: string; status: string });
     expect(rows.map((j) => j.status)).toEqual(rows.map(() => 'failed'));
     expect(rows.map((j) => j.id)).toContain(failed);
+    // A status this kind of server lacks (a local server has no `cancelled`) is a usage error about --status, before any request.
+    const local = await startEmulator({ personality: 'local' });
+    try {
+      const lacking = await cli(['jobs', '--status', 'cancelled', '--server', local.url]);
+      expect(lacking.code).toBe(2);
+      expect(lacking.stderr).toMatch(/^platformui jobs: --status: this server's jobs list has no such status: .*got "cancelled"/);
+      expect(local.requests).toEqual([]);
+    } finally {
+      await local.close();
+    }
     const none = await cli(['jobs', ...on(spec)]);
     expect(none.code).toBe(1);
     // The server's own words go with it: they may say where the route is.

@@ -140,7 +140,7 @@ describe('a route the personality lacks', () => {
     return { status: res.status, type: res.headers.get('content-type'), text: await res.text() };
   };
   const hint = (route: string, lacking: string, why: string, serving: string, first: string) =>
-    `${route}: the '${lacking}' personality does not serve this route (${why}); ${serving}: startEmulator({ personality: '${first}' }) or platformui emulator --personality ${first}`;
+    `the '${lacking}' personality does not serve this route (${why}); ${serving}: startEmulator({ personality: '${first}' }) or platformui emulator --personality ${first}`;
 
   it("names the personalities that serve it, in the JSON ErrorResponse of every 404; a route no personality serves keeps 'No route'", async () => {
     const spec = await start({ personality: 'spec' });
@@ -164,7 +164,7 @@ describe('a route the personality lacks', () => {
     const { prompt_id: id } = await cloud.submit(workflow('lacks'));
     const record = await cloud.getJob(id).catch((err: unknown) => err);
     expect(record).toBeInstanceOf(NotFoundError);
-    expect((record as Error).message).toContain(`GET /api/jobs/${id}: the 'spec' personality does not serve this route`);
+    expect((record as Error).message).toContain(`/api/jobs/${id} — not_found: the 'spec' personality does not serve this route`);
     // POST /api/jobs/{id}/cancel answers 404: the client stops the job with POST /api/queue { delete } instead.
     await cloud.stopJob(id);
     expect(spec.requests.filter((r) => r.method === 'POST').map((r) => r.path)).toEqual(['/api/prompt', `/api/jobs/${id}/cancel`, '/api/queue']);

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { NotFoundError } from '../../index.ts';
+import { InvalidArgumentError, NotFoundError } from '../../index.ts';
 import { JOB_STATUSES } from '../../schemas/values.ts';
 import { didYouMean, parsePositiveInt, UsageError } from '../args.ts';
 import type { Command } from '../command.ts';
@@ -36,6 +36,10 @@ export const jobs: Command = {
     try {
       page = await cloud.listJobs({ limit, ...(status.length ? { status: status as (typeof JOB_STATUSES)[number][] } : {}) });
     } catch (err) {
+      // A status this kind of server does not have (a local server has no `cancelled`): said as the option's.
+      if (err instanceof InvalidArgumentError && err.field?.startsWith('params.status')) {
+        throw new UsageError(`--status: this server's jobs list has no such status: ${err.message.slice(err.field.length + 2)}`);
+      }
       // A list is never "not found": a 404 here is a server without the route (aiohttp's text, or JSON).
       // What the server says of it, when more than "not found", may say where the route is.
       if (err instanceof NotFoundError) {
