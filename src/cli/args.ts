@@ -12,6 +12,10 @@ export class UsageError extends Error {
   override name = 'UsageError';
 }
 
+/** The usage error of a file the command line could not read or stat: `--file: cannot read a.json (ENOENT)`. */
+export const unreadable = (what: string, path: string, err: unknown): UsageError =>
+  new UsageError(`${what ? `${what}: ` : ''}cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+
 /**
  * ` (did you mean --input?)` when a known name is a small edit away from
  * `given`, `''` otherwise: the SDK's own suggestion rule ({@link closest}).

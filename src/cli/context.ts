@@ -11,7 +11,7 @@ import { CloudClient, CloudPool, RegistryClient, type ClientOptions, type LogOpt
 import type { LogDetails } from '../transport/log.ts';
 import { commandLog, LOG_LEVELS } from '../transport/log.ts';
 import { fromEnv } from '../transport/options.ts';
-import { UsageError } from './args.ts';
+import { unreadable, UsageError } from './args.ts';
 import type { DisplayMode } from './display.ts';
 import type { FailureContext } from './errors.ts';
 import { WaitNotice } from './waiting.ts';
@@ -54,12 +54,9 @@ export type Style = Parameters<typeof styleText>[0];
 
 /** Reads a credential file: its trimmed content, never shown anywhere. */
 export async function readSecret(path: string, option: string): Promise<string> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    throw new UsageError(`${option}: cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
-  }
+  const text = await readFile(path, 'utf8').catch((err: unknown) => {
+    throw unreadable(option, path, err);
+  });
   const value = text.trim();
   if (value === '') throw new UsageError(`${option}: ${path} is empty`);
   return value;

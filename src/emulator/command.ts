@@ -12,7 +12,7 @@ import { version } from '../../package.json';
 import { closest } from '../args.ts';
 import { commandLog, LOG_LEVELS, type LogLevel } from '../transport/log.ts';
 import { EMULATOR_TOKEN, startEmulator } from './index.ts';
-import { isPersonalityName, type PersonalityName } from './personality.ts';
+import { isPersonalityName, PERSONALITY_CHOICES, type PersonalityName } from './personality.ts';
 
 const usage = (prog: string) => `Usage: ${prog} [options]
   --port N                      TCP port (default 0: a free one)
@@ -93,7 +93,7 @@ function parseArgs(argv: readonly string[]): CliArgs {
         out.host = value;
         break;
       case 'personality':
-        if (!isPersonalityName(value)) throw new Error(`Invalid personality: ${value} (cloud, spec or local)`);
+        if (!isPersonalityName(value)) throw new Error(`Invalid personality: ${value} (${PERSONALITY_CHOICES})`);
         out.personality = value;
         break;
       case 'step-ms': {

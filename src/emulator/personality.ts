@@ -180,7 +180,10 @@ const LOCAL: Personality = Object.freeze({
 });
 
 /** The built-in personalities. */
-export const PERSONALITIES: Readonly<Record<PersonalityName, Personality>> = Object.freeze({ spec: SPEC, cloud: CLOUD, local: LOCAL });
+export const PERSONALITIES: Readonly<Record<PersonalityName, Personality>> = Object.freeze({ cloud: CLOUD, spec: SPEC, local: LOCAL });
+
+/** The built-in names for messages, the default first: `cloud, spec or local`. */
+export const PERSONALITY_CHOICES = Object.keys(PERSONALITIES).join(', ').replace(/, (?=[^,]*$)/, ' or ');
 
 /** Whether `name` names a built-in personality. */
 export function isPersonalityName(name: string): name is PersonalityName {
@@ -191,7 +194,7 @@ export function isPersonalityName(name: string): name is PersonalityName {
 export function resolvePersonality(personality: PersonalityName | Personality | undefined): Personality {
   if (personality === undefined) return CLOUD;
   if (typeof personality === 'string') {
-    if (!isPersonalityName(personality)) throw new Error(`Unknown personality: ${String(personality)} (cloud, spec or local)`);
+    if (!isPersonalityName(personality)) throw new Error(`Unknown personality: ${String(personality)} (${PERSONALITY_CHOICES})`);
     return PERSONALITIES[personality];
   }
   return Object.isFrozen(personality) ? personality : Object.freeze({ ...personality });

@@ -44,7 +44,6 @@ export function resembling(given: string, known: readonly string[]): string | un
  * What to say about the filters of a search that matched no node: a line for
  * each whose value resembles a known one, `no node matches supported_os
  * 'Linux'; registry values look like 'POSIX :: Linux' (did you mean it?)`.
- * The command line can print these itself.
  */
 export function unmatchedFilters(params: { supported_os?: string | undefined; supported_accelerator?: string | undefined }): string[] {
   const lines: string[] = [];

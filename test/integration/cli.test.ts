@@ -520,6 +520,9 @@ describe('job, jobs, queue, object-info', () => {
     const rows = onlyFailed.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as { id: string; status: string });
     expect(rows.map((j) => j.status)).toEqual(rows.map(() => 'failed'));
     expect(rows.map((j) => j.id)).toContain(failed);
+    const both = await cli(['jobs', '--quiet', '--json', ...on(cloud)]);
+    expect(both).toMatchObject({ code: 2, stdout: '' });
+    expect(both.stderr).toMatch(/^platformui jobs: --quiet prints bare ids, --json objects: give one\n/);
     // A status this kind of server lacks (a local server has no `cancelled`) is a usage error about --status, before any request.
     const local = await startEmulator({ personality: 'local' });
     try {

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CloudClient } from '../../src/cloud/client.ts';
 import { EMULATOR_API_KEY, startEmulator, type Emulator } from '../../src/emulator/index.ts';
 import { InvalidArgumentError, type SubmissionError } from '../../src/errors.ts';
-import { runCodegen } from '../../src/workflow/codegen-command.ts';
+import { runCodegen } from '../unit/run-codegen.ts';
 import { Workflow } from '../../src/workflow/workflow.ts';
 import type { Nodes } from '../../examples/emulator-nodes.generated.ts';
 

@@ -10,7 +10,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { buildObjectInfo } from '../../src/emulator/cloud-nodes.ts';
 import type { ObjectInfo } from '../../src/schemas/cloud.ts';
 import { generateTypes } from '../../src/workflow/codegen.ts';
-import { runCodegen } from '../../src/workflow/codegen-command.ts';
+import { runCodegen } from './run-codegen.ts';
 import { interceptHttp } from './msw.ts';
 
 const { server, seen } = interceptHttp();

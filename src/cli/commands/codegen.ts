@@ -15,18 +15,15 @@ import { describeValue } from '../../schemas/explain.ts';
 import { isObject } from '../../schemas/rule.ts';
 import { fromEnv } from '../../transport/options.ts';
 import { generateTypes, type GenerateTypesOptions } from '../../workflow/codegen.ts';
-import { UsageError } from '../args.ts';
+import { unreadable, UsageError } from '../args.ts';
 import type { Command } from '../command.ts';
 import type { Context } from '../context.ts';
 
 /** Reads `object_info` from a JSON file; every problem with the file is the command line's (exit 2). */
 async function fromFile(path: string): Promise<{ objectInfo: ObjectInfo; source: string }> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    throw new UsageError(`--file: cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
-  }
+  const text = await readFile(path, 'utf8').catch((err: unknown) => {
+    throw unreadable('--file', path, err);
+  });
   try {
     return { objectInfo: JSON.parse(text) as ObjectInfo, source: path };
   } catch (err) {

@@ -11,7 +11,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import invert from '../../../examples/workflows/invert.json';
 import { makePng } from '../../emulator/cloud-files.ts';
-import { didYouMean, UsageError } from '../args.ts';
+import { didYouMean, unreadable, UsageError } from '../args.ts';
 import type { Command } from '../command.ts';
 import { table } from '../format.ts';
 
@@ -65,7 +65,7 @@ export const example: Command = {
         const bytes = typeof content === 'string' ? Buffer.from(content) : content;
         const existing = await readFile(at(f.name)).catch((err: NodeJS.ErrnoException) => {
           if (err.code === 'ENOENT') return undefined;
-          throw new UsageError(`--out: cannot read ${at(f.name)} (${err.code ?? err.message})`);
+          throw unreadable('--out', at(f.name), err);
         });
         if (existing && !existing.equals(bytes)) throw new UsageError(`${at(f.name)} exists and is not this example's: it was left alone; write the example elsewhere with --out DIR`);
         return { ...f, bytes, kept: existing !== undefined };

@@ -26,6 +26,7 @@ export const jobs: Command = {
   service: 'cloud',
   examples: ['platformui jobs --status failed,cancelled --limit 10', 'platformui jobs --limit 1 --quiet'],
   async run(ctx, { values }) {
+    if (values.quiet && ctx.mode === 'json') throw new UsageError('--quiet prints bare ids, --json objects: give one');
     const status = (Array.isArray(values.status) ? values.status : []).flatMap((s) => String(s).split(',')).map((s) => s.trim()).filter(Boolean);
     // Checked here: a misspelt status would otherwise cost a request and read as "no jobs".
     const unknown = status.find((s) => !(JOB_STATUSES as readonly string[]).includes(s));

@@ -12,7 +12,7 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import { APIConnectionError, ExecutionError, InvalidArgumentError, JobCancelledError, Workflow, WorkflowValidationError, type CloudClient, type PoolJob, type SocketEvent } from '../../index.ts';
-import { parseAssignment, parseTarget, parseValue, UsageError } from '../args.ts';
+import { parseAssignment, parseTarget, parseValue, unreadable, UsageError } from '../args.ts';
 import type { Command } from '../command.ts';
 import { downloadAll, prepareOut } from '../download.ts';
 import { EXIT, Interrupted } from '../errors.ts';
@@ -24,12 +24,9 @@ const STOP_WAIT_MS = 15_000;
 
 /** Reads the workflow file; every problem is the command line's (exit 2). */
 async function readWorkflow(file: string): Promise<Workflow> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (err) {
-    throw new UsageError(`cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
-  }
+  const text = await readFile(file, 'utf8').catch((err: unknown) => {
+    throw unreadable('', file, err);
+  });
   try {
     return Workflow.from(text);
   } catch (err) {
@@ -61,8 +58,8 @@ interface Upload {
 async function planUpload(wf: Workflow, text: string): Promise<Upload> {
   const { left, right } = parseAssignment(text, '--input', '[NODE.]INPUT=FILE, like image=./photo.png');
   const { node, input } = resolveTarget(wf, parseTarget(left, '--input', true), '--input');
-  const info = await stat(right).catch((err: NodeJS.ErrnoException) => {
-    throw new UsageError(`--input ${left}: cannot read ${right} (${err.code ?? err.message})`);
+  const info = await stat(right).catch((err: unknown) => {
+    throw unreadable(`--input ${left}`, right, err);
   });
   if (!info.isFile()) throw new UsageError(`--input ${left}: ${right} is not a file`);
   return { file: right, nodeId: node.id, input, label: `${describeNode(node)}.${input}` };

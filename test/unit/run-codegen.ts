@@ -1,12 +1,7 @@
-/**
- * `platformui-codegen` in a program: the `platformui codegen` command (one
- * implementation, `src/cli/commands/codegen.ts`), run with these arguments
- * and streams. Node only. The bin (`codegen-cli.ts`) runs the command line's
- * own bundle instead.
- *
- * @module
- */
-import { main } from '../cli/main.ts';
+// `platformui codegen` in the test's process (src/cli/commands/codegen.ts, the one
+// implementation; the `platformui-codegen` bin runs the command line's bundle), with the
+// test's buffers for its streams.
+import { main } from '../../src/cli/main.ts';
 
 /** Where the command writes: standard output and standard error, or a test's buffers. */
 export interface CommandIO {
