@@ -13,6 +13,7 @@ import './follower-suite.ts';
 import './paid-once-suite.ts';
 import { APIUserAbortError, CloudClient, NotFoundError, SubmissionError, type CloudClientOptions, type JobResult } from '../../src/index.ts';
 import { makePng } from '../../src/emulator/cloud-files.ts';
+import { recorder } from '../unit/log-recorder.ts';
 
 const url = process.env.PLATFORMUI_REAL_SERVER_URL;
 
@@ -120,7 +121,8 @@ describe.skipIf(!url)('a real local server, with no API key', () => {
   });
 
   it('runs on polling alone when the socket is refused', async () => {
-    const c = client();
+    const log = recorder();
+    const c = client({ logger: log.logger });
     class Refused {
       constructor() {
         throw new Error('refused by the test');
@@ -130,6 +132,11 @@ describe.skipIf(!url)('a real local server, with no API key', () => {
     const prefix = `sdk_poll_${Date.now()}`;
     const result = await c.run(blurChain(2, prefix), { pollInterval: 100, timeout: 60_000 });
     await expectPngFiles(c, result, prefix);
+    // Its retries would go on warning during the next tests.
+    c.close();
+    // What it said: that the socket retries while runs go on by polling, nothing worse.
+    expect(log.of('error')).toEqual([]);
+    for (const l of log.of('warn')) expect(l.message).toMatch(/socket could not connect to .*refused by the test; retrying/);
   });
 
   it('aborting stops the running job only; the job queued behind it completes', async () => {
