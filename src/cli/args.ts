@@ -12,6 +12,12 @@ export class UsageError extends Error {
   override name = 'UsageError';
 }
 
+/** `value`, refused when blank: an empty filter or name would match nothing, or everything, at the cost of a request. */
+export function nonEmpty(value: string, what: string): string {
+  if (value.trim() === '') throw new UsageError(`${what}: empty`);
+  return value;
+}
+
 /** The usage error of a file the command line could not read or stat: `--file: cannot read a.json (ENOENT)`. */
 export const unreadable = (what: string, path: string, err: unknown): UsageError =>
   new UsageError(`${what ? `${what}: ` : ''}cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);

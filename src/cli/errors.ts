@@ -86,7 +86,7 @@ function originOf(url: string): string {
   return URL.canParse(url) ? new URL(url).origin : url;
 }
 
-const secondsOf = (ms: number | undefined) => (ms === undefined ? '' : ` in ${Math.round(ms / 100) / 10} s`);
+const secondsOf = (ms: number | undefined) => (ms === undefined ? '' : ms < 1000 ? ` in ${ms} ms` : ` in ${Math.round(ms / 100) / 10} s`);
 
 /** The exit code and lines for `err`. */
 export function describeFailure(err: unknown, ctx: FailureContext): Failure {

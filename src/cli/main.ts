@@ -242,6 +242,12 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
     }
     named = ` ${parsed.command.name}`;
     if (parsed.global.servers.length > 1 && parsed.command.name !== 'run') throw new UsageError('--server: only run takes several servers (a pool)');
+    if (parsed.command.service === 'none') {
+      // Ignored silently, they would look as if they had been obeyed.
+      const { server, apiKeyFile, tokenFile, timeout } = parsed.global;
+      const given = Object.entries({ server, 'api-key-file': apiKeyFile, 'token-file': tokenFile, timeout }).find(([, v]) => v !== undefined)?.[0];
+      if (given) throw new UsageError(`--${given}: platformui ${parsed.command.name} talks to no server`);
+    }
     args = parseCommand(parsed.command, parsed.help ? ['--help'] : parsed.rest);
     parsed.global = serverAliases(parsed.command, args.values, parsed.global);
   } catch (err) {

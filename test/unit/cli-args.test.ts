@@ -142,6 +142,7 @@ describe('describeFailure: exit codes and lines', () => {
     ['submission refused', new APIConnectionError('POST', 'http://127.0.0.1:9/api/prompt', 'Connection failed (ECONNREFUSED)', 'ECONNREFUSED', { promptId: 'j' }), 4, 'could not reach http://127.0.0.1:9 (Connection failed (ECONNREFUSED)): is the server running? (--server or PLATFORMUI_CLOUD_URL)'],
     ['submission unconfirmed', new APITimeoutError('POST', 'https://cloud.example.com/api/prompt', 60_000).aboutJob('j'), 4, 'the submission to https://cloud.example.com got no answer, and job j was not found by its id: it may exist (`platformui job j` tells); it was not sent again'],
     ['request timeout', new APITimeoutError('GET', 'https://cloud.example.com/api/queue', 60_000), 4, 'no answer from https://cloud.example.com in 60 s: is the server up? (--server or PLATFORMUI_CLOUD_URL; --timeout to wait longer)'],
+    ['short request timeout', new APITimeoutError('GET', 'https://cloud.example.com/api/queue', 1), 4, 'no answer from https://cloud.example.com in 1 ms: is the server up? (--server or PLATFORMUI_CLOUD_URL; --timeout to wait longer)'],
     ['job timeout', new JobTimeoutError('j', 600_000), 1, 'Job j sent nothing for 600000 ms: stopped it; allow more with --timeout'],
     ['failed', new ExecutionError('j', { exception_type: 'OOMError', exception_message: 'oom', node_id: '3', node_type: 'KSampler' }), 1, 'Job j failed in KSampler #3: OOMError: oom'],
     ['cancelled', new JobCancelledError('j'), 1, 'Job j was cancelled'],
@@ -294,6 +295,25 @@ describe('main', () => {
       expect(r.stderr).toMatch(/^platformui: --timeout must be a duration like 90s, 10m, 1h/);
     }
     expect((await run('queue', '--help')).stdout).toMatch(/^ {2}--timeout DURATION +the longest wait for an answer from the server/m);
+  });
+
+  it('an option a command would ignore, or an empty filter or name, is a usage error before any request', async () => {
+    // A closed port: a request would be exit 4, not 2.
+    const closed = ['--server', 'http://127.0.0.1:9'];
+    for (const [argv, said] of [
+      [['example', '--server', 'http://127.0.0.1:9'], '--server: platformui example talks to no server'],
+      [['emulator', '--timeout', '5s'], '--timeout: platformui emulator talks to no server'],
+      [['example', '--api-key-file', 'k'], '--api-key-file: platformui example talks to no server'],
+      [['nodes', 'search', '--os', '', ...closed], '--os: empty'],
+      [['nodes', 'search', '--accelerator', ' ', ...closed], '--accelerator: empty'],
+      [['jobs', '--status', '', ...closed], '--status: empty'],
+      [['jobs', '--status', ',', ...closed], '--status: empty'],
+      [['object-info', '', ...closed], 'the node class: empty'],
+    ] as const) {
+      const r = await run(...argv);
+      expect(r, argv.join(' ')).toMatchObject({ code: 2, stdout: '' });
+      expect(r.stderr.split('\n')[0]).toBe(`platformui ${argv[0] === 'nodes' ? 'nodes search' : argv[0]}: ${said}`);
+    }
   });
 
   it('codegen takes --url as --server; both naming different servers is a usage error', async () => {

@@ -6,7 +6,7 @@
  */
 import { InvalidArgumentError, NotFoundError } from '../../index.ts';
 import { JOB_STATUSES } from '../../schemas/values.ts';
-import { didYouMean, parsePositiveInt, UsageError } from '../args.ts';
+import { didYouMean, nonEmpty, parsePositiveInt, UsageError } from '../args.ts';
 import type { Command } from '../command.ts';
 import { serverMessage } from '../errors.ts';
 import { formatTime, table } from '../format.ts';
@@ -28,6 +28,8 @@ export const jobs: Command = {
   async run(ctx, { values }) {
     if (values.quiet && ctx.mode === 'json') throw new UsageError('--quiet prints bare ids, --json objects: give one');
     const status = (Array.isArray(values.status) ? values.status : []).flatMap((s) => String(s).split(',')).map((s) => s.trim()).filter(Boolean);
+    // `--status ''` would list every job: the opposite of a filter.
+    if (Array.isArray(values.status) && status.length === 0) nonEmpty('', '--status');
     // Checked here: a misspelt status would otherwise cost a request and read as "no jobs".
     const unknown = status.find((s) => !(JOB_STATUSES as readonly string[]).includes(s));
     if (unknown !== undefined) throw new UsageError(`--status: unknown status ${JSON.stringify(unknown)}${didYouMean(unknown, JOB_STATUSES)}; the statuses are ${JOB_STATUSES.join(', ')}`);

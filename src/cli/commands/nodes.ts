@@ -5,7 +5,7 @@
  * @module
  */
 import type { Node } from '../../index.ts';
-import { parsePositiveInt } from '../args.ts';
+import { nonEmpty, parsePositiveInt } from '../args.ts';
 import type { Command } from '../command.ts';
 import type { Context } from '../context.ts';
 import { clip, table } from '../format.ts';
@@ -40,8 +40,8 @@ export const nodesSearch: Command = {
     const page = typeof values.page === 'string' ? parsePositiveInt(values.page, '--page') : undefined;
     const params = {
       ...(positionals[0] !== undefined ? { search: positionals[0] } : {}),
-      ...(typeof values.os === 'string' ? { supported_os: values.os } : {}),
-      ...(typeof values.accelerator === 'string' ? { supported_accelerator: values.accelerator } : {}),
+      ...(typeof values.os === 'string' ? { supported_os: nonEmpty(values.os, '--os') } : {}),
+      ...(typeof values.accelerator === 'string' ? { supported_accelerator: nonEmpty(values.accelerator, '--accelerator') } : {}),
       ...(limit !== undefined ? { limit } : {}),
       ...(page !== undefined ? { page } : {}),
     };

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { didYouMean } from '../args.ts';
+import { didYouMean, nonEmpty } from '../args.ts';
 import type { Command } from '../command.ts';
 import type { Context } from '../context.ts';
 import { clip, table } from '../format.ts';
@@ -62,9 +62,9 @@ export const objectInfo: Command = {
   service: 'cloud',
   examples: ['platformui object-info ImageBlur', 'platformui object-info --json > object_info.json'],
   async run(ctx, { positionals }) {
+    const wanted = positionals[0] === undefined ? undefined : nonEmpty(positionals[0], 'the node class');
     const cloud = await ctx.cloud();
     const info = (await cloud.getObjectInfo()) as Record<string, Def>;
-    const wanted = positionals[0];
     if (wanted === undefined) {
       if (ctx.mode === 'json') {
         ctx.printJSON(info);
