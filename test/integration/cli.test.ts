@@ -809,7 +809,7 @@ describe('a server that accepts connections and never answers', () => {
       const variable = ['nodes search', 'publishers'].includes(name) ? 'PLATFORMUI_BASE_URL' : 'PLATFORMUI_CLOUD_URL';
       const r = await cli([...args, '--server', silent.url, '--timeout', '300ms']);
       // Not a terminal: no "waiting for" line, only the error.
-      expect(r, name).toEqual({ code: 4, stdout: '', stderr: `platformui ${name}: no answer from ${silent.url} in 0.3 s: is the server up? (--server or ${variable}; --timeout to wait longer)\n` });
+      expect(r, name).toEqual({ code: 4, stdout: '', stderr: `platformui ${name}: no answer from ${silent.url} in 300 ms: is the server up? (--server or ${variable}; --timeout to wait longer)\n` });
     }
   });
 });
