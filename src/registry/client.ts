@@ -120,7 +120,7 @@ export class RegistryClient {
   searchNodes(params: SearchNodesParams = {}, options?: RequestOptions): PagePromise<Page<Node>> {
     return this.#pages(() => {
       const p = checkArgs(rules.SearchNodesParams, params, 'params');
-      return { path: 'nodes/search', query: { ...p, page: undefined, limit: p.limit ?? 10 }, first: p.page ?? 1, auth: false, onNone: () => warnUnmatchedFilters(this.#transport.log, p) };
+      return { path: 'nodes/search', query: { ...p, page: undefined, limit: p.limit ?? 10 }, first: p.page ?? 1, auth: false };
     }, options);
   }
 
@@ -259,7 +259,7 @@ export class RegistryClient {
   listNodes(params: ListNodesParams = {}, options?: RequestOptions): PagePromise<Page<Node>> {
     return this.#pages(() => {
       const p = checkArgs(rules.ListNodesParams, params, 'params');
-      return { path: 'nodes', query: { ...p, page: undefined, limit: p.limit ?? (p.node_id?.length ? p.node_id.length : 10) }, first: p.page ?? 1, auth: false, onNone: () => warnUnmatchedFilters(this.#transport.log, p) };
+      return { path: 'nodes', query: { ...p, page: undefined, limit: p.limit ?? (p.node_id?.length ? p.node_id.length : 10) }, first: p.page ?? 1, auth: false };
     }, options);
   }
 
@@ -408,14 +408,18 @@ export class RegistryClient {
     return this.#transport.request<T>({ method: 'GET', path: p, query, auth: false, normalize: nullArraysToEmpty, schema, options });
   }
 
-  /** Pages of nodes from `prepare()`'s list; its `onNone` runs when the list has no node at all (the first page's `total` is 0). */
-  #pages(prepare: () => { path: string; query: Query; first: number; auth: boolean; onNone?: () => void }, options?: RequestOptions): PagePromise<Page<Node>> {
+  /**
+   * Pages of nodes from `prepare()`'s list. When the list has no node at all
+   * (the first page's `total` is 0), a filter value that only resembles the
+   * registry's (`Linux` for `POSIX :: Linux`) is warned about.
+   */
+  #pages(prepare: () => { path: string; query: Query; first: number; auth: boolean }, options?: RequestOptions): PagePromise<Page<Node>> {
     return new PagePromise(async () => {
-      const { path: p, query, first, auth, onNone } = prepare();
+      const { path: p, query, first, auth } = prepare();
       const fetchPage = (page: number) =>
         this.#transport.request<PageBody<Node>>({ method: 'GET', path: p, query: { ...query, page }, auth, normalize: nullArraysToEmpty, schema: rules.NodePage, options });
       const r = await fetchPage(first);
-      if (r.data.total === 0 && r.data.nodes.length === 0) onNone?.();
+      if (r.data.total === 0 && r.data.nodes.length === 0) warnUnmatchedFilters(this.#transport.log, query);
       return { data: new Page(r, fetchPage, options?.signal), response: r.response };
     });
   }

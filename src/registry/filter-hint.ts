@@ -45,11 +45,11 @@ export function resembling(given: string, known: readonly string[]): string | un
  * each whose value resembles a known one, `no node matches supported_os
  * 'Linux'; registry values look like 'POSIX :: Linux' (did you mean it?)`.
  */
-export function unmatchedFilters(params: { supported_os?: string | undefined; supported_accelerator?: string | undefined }): string[] {
+export function unmatchedFilters(params: Readonly<Record<string, unknown>>): string[] {
   const lines: string[] = [];
   for (const [param, known] of FILTERS) {
     const given = params[param];
-    const like = given === undefined ? undefined : resembling(given, known);
+    const like = typeof given === 'string' ? resembling(given, known) : undefined;
     if (like) lines.push(`no node matches ${param} '${given}'; registry values look like '${like}' (did you mean it?)`);
   }
   return lines;
