@@ -10,7 +10,6 @@ import { styleText } from 'node:util';
 import { CloudClient, CloudPool, RegistryClient, type ClientOptions, type LogOptions } from '../index.ts';
 import type { LogDetails } from '../transport/log.ts';
 import { commandLog, LOG_LEVELS } from '../transport/log.ts';
-import { fromEnv } from '../transport/options.ts';
 import { unreadable, UsageError } from './args.ts';
 import type { DisplayMode } from './display.ts';
 import type { FailureContext } from './errors.ts';
@@ -215,10 +214,11 @@ export class Context {
    * key rule itself (the environment's key never to another loopback server).
    */
   #envKeyFor(server: string | undefined): string | undefined {
-    const envUrl = fromEnv('PLATFORMUI_CLOUD_URL');
-    if (server === undefined || envUrl === undefined || !URL.canParse(server) || !URL.canParse(envUrl)) return undefined;
+    // The command line's one environment (`io.env`), as for the log level and the 401 hint.
+    const { PLATFORMUI_CLOUD_URL: envUrl, PLATFORMUI_API_KEY: key } = this.io.env;
+    if (server === undefined || !envUrl || !URL.canParse(server) || !URL.canParse(envUrl)) return undefined;
     const norm = (u: string) => new URL(u).href.replace(/\/+$/, '');
-    return norm(server) === norm(envUrl) ? fromEnv('PLATFORMUI_API_KEY') : undefined;
+    return norm(server) === norm(envUrl) ? key || undefined : undefined;
   }
 
   /** `--api-key-file`'s key, when given. */

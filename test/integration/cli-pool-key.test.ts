@@ -18,11 +18,12 @@ afterAll(async () => {
 
 describe('platformui run --server A --server B', () => {
   it("sends the environment's key to the server PLATFORMUI_CLOUD_URL names, and only to it", async () => {
+    // In the process's environment too, where the SDK's own key rule reads it: the clients still send it to `named` only.
     vi.stubEnv('PLATFORMUI_CLOUD_URL', named.url);
     vi.stubEnv('PLATFORMUI_API_KEY', EMULATOR_API_KEY);
     const global: GlobalOptions = { server: other.url, servers: [named.url, other.url], apiKeyFile: undefined, tokenFile: undefined, timeout: undefined, json: false, verbose: false, noColor: false };
     let stderr = '';
-    const ctx = new Context(global, { stdout: { write: () => true }, stderr: { write: (t: string) => void (stderr += t) }, env: { PLATFORMUI_LOG: 'off' } });
+    const ctx = new Context(global, { stdout: { write: () => true }, stderr: { write: (t: string) => void (stderr += t) }, env: { PLATFORMUI_LOG: 'off', PLATFORMUI_CLOUD_URL: named.url, PLATFORMUI_API_KEY: EMULATOR_API_KEY } });
     try {
       const pool = await ctx.pool();
       await expect(pool.client(named.url)!.getQueue()).resolves.toBeDefined();
