@@ -65,6 +65,20 @@ export function closest(input: string, candidates: readonly string[]): string | 
   return best;
 }
 
+/**
+ * ` (did you mean --input?)` when a known name is a small edit away from
+ * `given`, `''` otherwise: the SDK's own suggestion rule ({@link closest}).
+ *
+ * @example
+ * ```ts
+ * didYouMean('inptu', ['input', 'out'], '--'); // ' (did you mean --input?)'
+ * ```
+ */
+export function didYouMean(given: string, known: readonly string[], prefix = ''): string {
+  const best = closest(given, known);
+  return best === undefined ? '' : ` (did you mean ${prefix}${best}?)`;
+}
+
 /** Optimal string alignment distance (Levenshtein plus adjacent transpositions), giving up above `limit`. */
 function distance(a: string, b: string, limit: number): number {
   if (Math.abs(a.length - b.length) > limit) return Infinity;

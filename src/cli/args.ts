@@ -5,7 +5,6 @@
  *
  * @module
  */
-import { closest } from '../args.ts';
 
 /** The command line is wrong: exit code 2, with what is wrong and the command's usage hint. */
 export class UsageError extends Error {
@@ -21,20 +20,6 @@ export function nonEmpty(value: string, what: string): string {
 /** The usage error of a file the command line could not read or stat: `--file: cannot read a.json (ENOENT)`. */
 export const unreadable = (what: string, path: string, err: unknown): UsageError =>
   new UsageError(`${what ? `${what}: ` : ''}cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
-
-/**
- * ` (did you mean --input?)` when a known name is a small edit away from
- * `given`, `''` otherwise: the SDK's own suggestion rule ({@link closest}).
- *
- * @example
- * ```ts
- * didYouMean('inptu', ['input', 'out'], '--'); // ' (did you mean --input?)'
- * ```
- */
-export function didYouMean(given: string, known: readonly string[], prefix = ''): string {
-  const best = closest(given, known);
-  return best === undefined ? '' : ` (did you mean ${prefix}${best}?)`;
-}
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 /** The longest timer Node keeps (a longer one fires at once); the SDK refuses more too. */

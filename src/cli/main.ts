@@ -9,7 +9,8 @@
  */
 import { parseArgs } from 'node:util';
 import { version } from '../../package.json';
-import { didYouMean, parseDuration, UsageError } from './args.ts';
+import { didYouMean } from '../args.ts';
+import { parseDuration, UsageError } from './args.ts';
 import { commandHelp, GLOBAL_OPTIONS, optionLines, type Command, type CommandArgs, type OptionSpec } from './command.ts';
 import { codegen } from './commands/codegen.ts';
 import { emulator } from './commands/emulator.ts';

@@ -9,7 +9,7 @@
  * @module
  */
 import { version } from '../../package.json';
-import { closest } from '../args.ts';
+import { didYouMean } from '../args.ts';
 import { commandLog, LOG_LEVELS, type LogLevel } from '../transport/log.ts';
 import { EMULATOR_TOKEN, startEmulator } from './index.ts';
 import { isPersonalityName, PERSONALITY_CHOICES, type PersonalityName } from './personality.ts';
@@ -59,6 +59,7 @@ function parseSize(value: string, what: string): number {
 
 /** The options that take a value. */
 const OPTIONS = ['port', 'host', 'personality', 'step-ms', 'max-upload-bytes', 'synthetic-output', 'log-level'];
+const OPTION = new RegExp(`^--(${OPTIONS.join('|')})(?:=(.*))?$`);
 
 /** Parses `--name value` and `--name=value` options, and `--help`. */
 function parseArgs(argv: readonly string[]): CliArgs {
@@ -74,11 +75,11 @@ function parseArgs(argv: readonly string[]): CliArgs {
       out.version = true;
       continue;
     }
-    const m = new RegExp(`^--(${OPTIONS.join('|')})(?:=(.*))?$`).exec(arg);
+    const m = OPTION.exec(arg);
     if (!m) {
-      // The SDK's suggestion rule, as the command line's other options get it (`--prot` → `--port`).
-      const near = arg.startsWith('--') ? closest(arg.slice(2).replace(/=.*$/s, ''), OPTIONS) : undefined;
-      throw new Error(`Unknown argument: ${arg.replace(/=.*$/s, '=…')}${near ? ` (did you mean --${near}?)` : ''}`);
+      // The command line's suggestion (`--prot` → `--port`), as its other options get it.
+      const near = arg.startsWith('--') ? didYouMean(arg.slice(2).replace(/=.*$/s, ''), OPTIONS, '--') : '';
+      throw new Error(`Unknown argument: ${arg.replace(/=.*$/s, '=…')}${near}`);
     }
     const value = m[2] ?? argv[++i];
     if (value === undefined || value === '') throw new Error(`--${m[1]} needs a value`);

@@ -11,7 +11,8 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import invert from '../../../examples/workflows/invert.json';
 import { makePng } from '../../emulator/cloud-files.ts';
-import { didYouMean, unreadable, UsageError } from '../args.ts';
+import { didYouMean } from '../../args.ts';
+import { unreadable, UsageError } from '../args.ts';
 import type { Command } from '../command.ts';
 import { table } from '../format.ts';
 

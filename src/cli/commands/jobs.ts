@@ -6,7 +6,8 @@
  */
 import { InvalidArgumentError, NotFoundError } from '../../index.ts';
 import { JOB_STATUSES } from '../../schemas/values.ts';
-import { didYouMean, nonEmpty, parsePositiveInt, UsageError } from '../args.ts';
+import { didYouMean } from '../../args.ts';
+import { nonEmpty, parsePositiveInt, UsageError } from '../args.ts';
 import type { Command } from '../command.ts';
 import { serverMessage } from '../errors.ts';
 import { formatTime, table } from '../format.ts';

@@ -6,7 +6,8 @@
  *
  * @module
  */
-import { didYouMean, nonEmpty } from '../args.ts';
+import { didYouMean } from '../../args.ts';
+import { nonEmpty } from '../args.ts';
 import type { Command } from '../command.ts';
 import type { Context } from '../context.ts';
 import { clip, table } from '../format.ts';
