@@ -36,7 +36,13 @@ export type WorkflowIssueCode =
   | 'bad_linked_input'
   | 'return_type_mismatch'
   | 'dependency_cycle'
-  | 'prompt_no_outputs';
+  | 'prompt_no_outputs'
+  /** A saved (editor-format) node whose `widgets_values` do not fit its class's widgets: an error, or with `widgetValues: 'editor'` a warning saying what was filled or dropped. */
+  | 'widget_values_mismatch'
+  /** A saved (editor-format) link that the file does not have, or that comes from a node it does not have. */
+  | 'broken_link'
+  /** A saved (editor-format) node the SDK cannot convert as the editor would: a legacy group node, a frontend-only node of a custom pack. */
+  | 'unsupported_node';
 
 /** One problem of a workflow. */
 export interface WorkflowIssue {
@@ -176,7 +182,7 @@ export function validateWorkflow(workflow: unknown, objectInfo: ObjectInfo, opti
   if (!isObject(workflow)) {
     return [whole('invalid_prompt', `a workflow must be an object of nodes keyed by id (the API format), got ${describeValue(workflow)}`)];
   }
-  if (Array.isArray(workflow.nodes) && Array.isArray(workflow.links)) {
+  if (isEditorFormat(workflow)) {
     return [
       whole(
         'ui_format',
@@ -393,6 +399,11 @@ function findCycle(nodes: ReadonlyMap<string, { inputs: Record<string, unknown> 
   return undefined;
 }
 
+/** Whether `value` is a workflow in the editor's saved format (`nodes` and `links` arrays), not the API format. */
+export function isEditorFormat(value: unknown): value is { nodes: unknown[]; links: unknown[] } {
+  return isObject(value) && Array.isArray(value.nodes) && Array.isArray(value.links);
+}
+
 /** A link `[nodeId, outputIndex]` as the server resolves it (the id a string: node ids are the workflow's keys), or `undefined`. */
 export function asLink(v: unknown): [string, number] | undefined {
   if (!Array.isArray(v) || v.length !== 2) return undefined;
@@ -442,7 +453,7 @@ export function at(id: string, classType: string, title: string | undefined): Pi
 }
 
 /** A class the server lacks: named by the registry when `packs` says which pack provides it, else the nearest known name. */
-function unknownClass(id: string, classType: string, title: string | undefined, objectInfo: ObjectInfo, packs: MissingPacks | undefined): WorkflowIssue {
+export function unknownClass(id: string, classType: string, title: string | undefined, objectInfo: ObjectInfo, packs: MissingPacks | undefined): WorkflowIssue {
   const pack = packs?.packs.find((p) => p.classTypes.includes(classType));
   const hint = pack ? undefined : closest(classType, Object.keys(objectInfo));
   const why = pack

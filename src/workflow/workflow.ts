@@ -16,7 +16,8 @@ import { describeValue } from '../schemas/explain.ts';
 import { isObject } from '../schemas/rule.ts';
 import type { AddOptions, InputPath, InputsOf, NodeSelector, NodeTypes, Untyped, WorkflowJSON } from './types.ts';
 import { copyJSON, inspectAs, NodeHandle, setOwn, type StoredNode } from './node-handle.ts';
-import { asLink, at, byId, DIGITS, label, titleOf, validateWorkflow, type WorkflowIssue } from './validate.ts';
+import { asLink, at, byId, DIGITS, isEditorFormat, label, titleOf, validateWorkflow, type WorkflowIssue } from './validate.ts';
+import { convertEditorWorkflow, type EditorOptions, type ExposedInput } from './editor.ts';
 
 /**
  * An API-format workflow (node id → `{ class_type, inputs, _meta }`), to edit
@@ -47,6 +48,9 @@ export class Workflow<N extends NodeTypes<N> = Untyped> {
   readonly #nodes = new Map<string, StoredNode>();
   /** The id `add()` gives next: one more than the largest numeric id so far. */
   #nextId = 1;
+  /** The inputs a saved file names as its interface (`extra.linearData.inputs`), API ids; `undefined`: every settable input. */
+  #exposed: readonly ExposedInput[] | undefined;
+  #warnings: readonly WorkflowIssue[] = [];
 
   /**
    * An empty workflow, to build with {@link add}.
@@ -73,26 +77,77 @@ export class Workflow<N extends NodeTypes<N> = Untyped> {
   }
 
   /**
-   * A workflow from API-format JSON (an object, or its text), as the editor
-   * exports it with "Export (API)". The editor's own saved format (`nodes`
-   * and `links` arrays) is refused with how to export the API format. The
-   * JSON is copied, nested values and `_meta` included: editing the workflow
-   * never changes it, and changing it never changes the workflow.
+   * A workflow from its JSON (an object, or its text): the API format, as the
+   * editor exports it with "Export (API)", or, with the server's
+   * `object_info`, the editor's own saved format (converted as
+   * {@link Workflow.fromEditor} does). The editor's format without
+   * `object_info` is refused with how to pass it. The JSON is copied, nested
+   * values and `_meta` included: editing the workflow never changes it, and
+   * changing it never changes the workflow.
    *
    * @param objectInfo The server's `object_info`: input names and values set later are checked against it, and {@link outputNodes} and {@link validate} use it.
    * @example
    * ```ts
    * const wf = Workflow.from(await readFile('workflow_api.json', 'utf8'), await cloud.getObjectInfo());
+   * const saved = Workflow.from(await readFile('saved-in-the-editor.json', 'utf8'), await cloud.getObjectInfo());
    * ```
    */
   static from<M extends NodeTypes<M> = Untyped>(json: string | object, objectInfo?: ObjectInfo): Workflow<M> {
     const value = typeof json === 'string' ? parseJSON(json) : json;
+    if (objectInfo !== undefined && isEditorFormat(value)) return Workflow.fromEditor<M>(value, objectInfo);
     // The validator's structural checks (not an object, the editor's format, a node without class_type or inputs), in its words.
     const broken = validateWorkflow(value, {}).filter((i) => i.code === 'ui_format' || i.code === 'invalid_prompt');
-    if (broken.length > 0) throw new InvalidArgumentError(firstOf(broken), 'workflow', broken);
+    if (broken.length > 0) {
+      const how = broken[0]!.code === 'ui_format' ? ", or pass the server's object_info to convert it: Workflow.from(json, await cloud.getObjectInfo())" : '';
+      throw new InvalidArgumentError(firstOf(broken) + how, 'workflow', broken);
+    }
     const wf = new Workflow<M>(objectInfo);
     for (const [id, node] of Object.entries(value as WorkflowJSON)) wf.#store(id, copyJSON(node as StoredNode, `workflow.${id}`));
     return wf;
+  }
+
+  /**
+   * A workflow saved in the editor (its "Save" format: `nodes`, `links`,
+   * subgraphs; an object or its text), converted into what the editor would
+   * submit for it, with the server's `object_info` to name each widget value:
+   * notes, reroutes, primitive nodes, muted and bypassed nodes and subgraph
+   * boundaries dissolved as the editor does, each node's `_meta.title` its
+   * title in the editor. Throws {@link InvalidArgumentError} (with every
+   * problem in `issues`, each naming its node) for a class the server lacks,
+   * widget values that do not fit their class (see
+   * {@link EditorOptions.widgetValues}), a link the file lacks, or a node the
+   * SDK cannot convert as the editor would. Never modifies `json`.
+   *
+   * @param objectInfo The server's `object_info` (`await cloud.getObjectInfo()`).
+   * @example
+   * ```ts
+   * const wf = Workflow.fromEditor(readFileSync('portrait.json', 'utf8'), await cloud.getObjectInfo());
+   * const result = await cloud.run(wf.with({ 'Positive prompt.text': 'a cat', seed: 42 }));
+   * // A file saved against another version of a node: convert it as the editor would, and say what changed.
+   * const lenient = Workflow.fromEditor(json, info, { widgetValues: 'editor' });
+   * for (const w of lenient.warnings) console.warn(w.message);
+   * ```
+   */
+  static fromEditor<M extends NodeTypes<M> = Untyped>(json: string | object, objectInfo: ObjectInfo, options: EditorOptions = {}): Workflow<M> {
+    const value = typeof json === 'string' ? parseJSON(json) : json;
+    if (!isObject(objectInfo)) throw new InvalidArgumentError(`must be the server's object_info (an object of node classes), got ${describeValue(objectInfo)}`, 'objectInfo');
+    const { workflow, issues, exposed } = convertEditorWorkflow(value, objectInfo, options);
+    const errors = issues.filter((i) => i.severity === 'error');
+    if (errors.length > 0) throw new InvalidArgumentError(firstOf(errors), 'workflow', errors);
+    const wf = new Workflow<M>(objectInfo);
+    for (const [id, node] of Object.entries(workflow)) wf.#store(id, node as StoredNode);
+    wf.#exposed = exposed;
+    wf.#warnings = issues;
+    return wf;
+  }
+
+  /**
+   * What converting the editor's saved format changed on the way
+   * ({@link Workflow.fromEditor} with `widgetValues: 'editor'`): a warning
+   * per node whose widget values were filled or dropped. Empty otherwise.
+   */
+  get warnings(): readonly WorkflowIssue[] {
+    return this.#warnings;
   }
 
   /**
@@ -419,7 +474,7 @@ function parseJSON(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw new InvalidArgumentError(`is not JSON (${(err as Error).message}): pass the API-format JSON text or the parsed object`, 'workflow', undefined, { cause: err });
+    throw new InvalidArgumentError(`is not JSON (${(err as Error).message}): pass the JSON text or the parsed object`, 'workflow', undefined, { cause: err });
   }
 }
 

@@ -123,7 +123,7 @@ describe('Workflow.from() and toJSON()', () => {
   });
 
   it('refuses text that is not JSON, and JSON that is not a workflow', () => {
-    expect(refusal(() => Workflow.from('{"3": {')).message).toMatch(/^workflow: is not JSON \(.+\): pass the API-format JSON text or the parsed object$/);
+    expect(refusal(() => Workflow.from('{"3": {')).message).toMatch(/^workflow: is not JSON \(.+\): pass the JSON text or the parsed object$/);
     expect(refusal(() => Workflow.from([])).message).toMatch(/^workflow: a workflow must be an object of nodes keyed by id/);
     const err = refusal(() => Workflow.from({ '1': { inputs: {} }, '2': { class_type: 'SaveImage' } }));
     expect(err.message).toBe('workflow: #1: has no class_type (+1 more: see err.issues)');
