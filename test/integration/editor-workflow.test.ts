@@ -80,7 +80,7 @@ describe('a workflow saved in the editor, run as it is', () => {
     const emu = await emulator();
     const cloud = client(emu);
     const file = saved('x', [3]); // one value for ImageBlur's two widgets: saved against another version?
-    const err = await cloud.run(file).catch((e: unknown) => e as InvalidArgumentError);
+    const err = (await cloud.run(file).catch((e: unknown) => e)) as InvalidArgumentError;
     expect(err).toBeInstanceOf(InvalidArgumentError);
     expect(err.message).toMatch(/^workflow: #3 ImageBlur "Soft": widgets_values has 1 value for the 2 widget values this server's ImageBlur has \(blur_radius, sigma\)/);
     expect(err.issues?.map((i) => i.code)).toEqual(['widget_values_mismatch']);
