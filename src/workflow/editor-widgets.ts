@@ -108,13 +108,16 @@ function parseLayout(classType: string, def: Record<string, unknown>): ClassLayo
   if (upload && lastRequired === -1) slots.push(uploadSlot);
 
   // The pre-1.16 layout: required then optional as listed, forceInput inputs holding a placeholder (5.5.3).
+  // The upload button was an extra required input (`required.upload`): after every required one.
   const legacy: boolean[] = [];
-  for (const input of listed) {
-    if (!isWidget(input) && input.options.forceInput !== true) continue;
-    legacy.push(input.options.forceInput === true);
-    if (input.options.control_after_generate) legacy.push(false);
-    if (input === upload) legacy.push(false);
-  }
+  const required = listed.filter((i) => i.required).length;
+  listed.forEach((input, index) => {
+    if (isWidget(input) || input.options.forceInput === true) {
+      legacy.push(input.options.forceInput === true);
+      if (input.options.control_after_generate) legacy.push(false);
+    }
+    if (upload && index === required - 1) legacy.push(false);
+  });
 
   const runtime = [...ordered.filter((i) => !isWidget(i)), ...ordered.filter(isWidget)].map((i) => ({ name: i.name, type: i.type, widget: isWidget(i) }));
   const outputs = Array.isArray(def.output) ? def.output.map((o) => (typeof o === 'string' ? o : Array.isArray(o) ? 'COMBO' : '*')) : [];

@@ -326,9 +326,9 @@ class Conversion {
     if (originId === SUBGRAPH_INPUT) {
       // Into a subgraph: continue outside, from what feeds the instance's input (5.9).
       const parent = scope.parent;
-      const link = parent?.instance.inputs[slot]?.link;
+      const input = parent?.instance.inputs[slot];
       if (!parent) return undefined;
-      return link === undefined ? { unconnected: scope, index: slot } : this.#resolveLink(parent.scope, link, type, target, hops);
+      return input?.link === undefined ? { unconnected: scope, index: slot } : this.#resolveLink(parent.scope, input.link, input.type, target, hops);
     }
     const origin = scope.graph.nodes.get(originId);
     if (!origin) return this.#broken(target, `is connected to node ${originId}, which the file does not have`);
@@ -336,7 +336,11 @@ class Conversion {
     if (origin.type === 'Reroute') return onward(origin.inputs[0]);
     if (VIRTUAL.has(origin.type)) return undefined; // a PrimitiveNode pushed its value instead
     const def = this.#defs.get(origin.type);
-    if (origin.mode === BYPASS) return onward(this.#bypassInput(origin, slot, type, def));
+    if (origin.mode === BYPASS) {
+      // Resolved again from the chosen input, as that input: the next bypassed node matches its type, not the target's.
+      const input = this.#bypassInput(origin, slot, type, def);
+      return input?.link === undefined ? undefined : this.#resolveLink(scope, input.link, input.type, target, hops);
+    }
     const originKey = scope.path + origin.id;
     // A muted node (or instance) resolves to itself: the clean-up then removes the input (5.7).
     if (origin.mode === MUTED || !def) return { key: originKey, slot };
