@@ -436,6 +436,12 @@ export function byId(a: string, b: string): number {
 /** A type the server's newer node API works out per workflow (`COMFY_AUTOGROW_V3`, `COMFY_MATCHTYPE_V3` …): not judged. */
 const isDynamic = (type: string): boolean => /^COMFY_\w+_V3$/.test(type);
 
+/** The first issue's message, and how many more there are. */
+export function firstOf(issues: readonly WorkflowIssue[]): string {
+  const more = issues.length > 1 ? ` (+${issues.length - 1} more: see err.issues)` : '';
+  return `${issues[0]!.message}${more}`;
+}
+
 const whole = (code: WorkflowIssueCode, message: string): WorkflowIssue => ({ severity: 'error', code, path: [], message });
 
 /** What `n` outputs are, as a message says it: `no outputs`, `only output 0`, `outputs 0 to 2`. */
