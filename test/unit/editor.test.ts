@@ -52,6 +52,8 @@ const WARNINGS: Record<string, string[]> = {
 /** What each case without an API file must be refused for (by default): one issue per entry, each naming its node. */
 const ERRORS: Record<string, Array<{ code: string; nodeId: string; title: string }>> = {
   'error-unknown-class': [{ code: 'unknown_class', nodeId: '4', title: 'My upscaler' }],
+  // Inside a subgraph, a node is named by its API id (5.3).
+  'error-unknown-inner-class': [{ code: 'unknown_class', nodeId: '10:2', title: 'Inner upscaler' }],
   'error-widget-count': [
     { code: 'widget_values_mismatch', nodeId: '2', title: 'Scale down' },
     { code: 'widget_values_mismatch', nodeId: '3', title: 'Too many' },
@@ -66,7 +68,8 @@ const ERRORS: Record<string, Array<{ code: string; nodeId: string; title: string
   'error-dynamic-combo': [{ code: 'unsupported_node', nodeId: '2', title: 'Resize' }],
 };
 
-const files = readdirSync(DIR);
+// real/: the twins test/real-server/editor-twins.ts runs on a server, converted here too.
+const files = [...readdirSync(DIR), ...readdirSync(join(DIR, 'real')).map((f) => `real/${f}`)];
 const cases = files.filter((f) => f.endsWith('.editor.json')).map((f) => f.slice(0, -'.editor.json'.length));
 const expectations = files.filter((f) => f.endsWith('.api.json')).map((f) => f.slice(0, -'.api.json'.length));
 const caseOf = (expectation: string) => expectation.split('.')[0]!;
