@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CloudClient, type JobResult } from '../../src/index.ts';
+import { CloudClient, type JobResult, type WorkflowJSON } from '../../src/index.ts';
 import { makePng } from '../../src/emulator/cloud-files.ts';
 
 const DIR = fileURLToPath(new URL('../fixtures/editor/real/', import.meta.url));
@@ -16,7 +16,7 @@ const TWINS = readdirSync(DIR)
 /** The input image every LoadImage of these fixtures names. */
 const PHOTO = 'twin-photo.png';
 
-const read = (file: string) => JSON.parse(readFileSync(`${DIR}${file}`, 'utf8')) as Record<string, unknown>;
+const read = (file: string): unknown => JSON.parse(readFileSync(`${DIR}${file}`, 'utf8'));
 
 async function bytesOf(c: CloudClient, result: JobResult): Promise<Buffer[]> {
   return Promise.all(result.files.map(async (f) => Buffer.from(await (await c.download(f)).arrayBuffer())));
@@ -43,8 +43,8 @@ export function editorTwins(url: string | undefined): void {
 
     for (const name of TWINS) {
       it(`${name}: validates clean, and runs to the same bytes as its twin`, async () => {
-        const editor = read(`${name}.editor.json`);
-        const twin = read(`${name}.api.json`);
+        const editor = read(`${name}.editor.json`) as { nodes: unknown[]; links: unknown[] };
+        const twin = read(`${name}.api.json`) as WorkflowJSON;
         expect(await c.validateWorkflow(editor)).toEqual([]);
 
         await evict();

@@ -41,6 +41,7 @@ const VARIANTS: Record<string, () => EditorOptions> = {
   'dynamic-prompts.first': () => ({ random: () => 0 }),
   'dynamic-prompts.last': () => ({ random: () => 0.99 }),
   'dynamic-prompts.sequence': () => ({ random: sequence(0.5, 0.6, 0.1, 0.9) }),
+  'dynamic-prompts-primitive.last': () => ({ random: () => 0.99 }),
   'error-widget-count.widgetValues-editor': () => ({ widgetValues: 'editor' }),
 };
 
