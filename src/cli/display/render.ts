@@ -12,6 +12,44 @@ import { doneCount, elapsed, type RunState } from './state.ts';
 export interface FileLine {
   path: string;
   bytes: number;
+  /** The node whose outputs listed it. */
+  nodeId?: string;
+  /** The key it was listed under (`images`, `gifs`, `latents`, …): said beside the path unless `images`. */
+  mediaType?: string;
+}
+
+/** A text output of a node (`text: ['…']`, as `PreviewAny` sends), for the summary. */
+export interface TextLine {
+  nodeId: string;
+  text: string;
+}
+
+/** Text outputs show one line, cut to this many columns; `--json` has them whole. */
+const TEXT_COLUMNS = 120;
+
+/**
+ * A text output on one line: its first line, cut to 120 columns, and how many
+ * lines follow. Control characters removed.
+ *
+ * @example
+ * ```ts
+ * oneLine('tensor([[0., 1.],\n        [1., 0.]])'); // 'tensor([[0., 1.], (+1 line)'
+ * ```
+ */
+export function oneLine(text: string): string {
+  const [first = '', ...rest] = text.split('\n');
+  const cut = fit([[clean(first)]], TEXT_COLUMNS).map(([t]) => t).join('');
+  return rest.length > 0 ? `${cut} (+${plural(rest.length, 'line')})` : cut;
+}
+
+/** Every string under a node's `text` key, in node order. */
+export function textsOf(outputs: Readonly<Record<string, unknown>> | undefined): TextLine[] {
+  const texts: TextLine[] = [];
+  for (const [nodeId, out] of Object.entries(outputs ?? {})) {
+    const list = (out as { text?: unknown } | null | undefined)?.text;
+    if (Array.isArray(list)) for (const text of list) if (typeof text === 'string') texts.push({ nodeId, text });
+  }
+  return texts;
 }
 
 type Style = Parameters<typeof styleText>[0];
@@ -50,8 +88,8 @@ export function renderBlock(state: RunState, options: { width: number; color: bo
   return lines.map((l) => paint(fit(l, width), color));
 }
 
-/** The lines that replace the block when the job's files are written. */
-export function summaryLines(state: RunState | undefined, files: readonly FileLine[], now: number, color: boolean, tty: boolean): string[] {
+/** The lines that replace the block when the job's files are written: the counters, each file, then each text output. */
+export function summaryLines(state: RunState | undefined, files: readonly FileLine[], now: number, color: boolean, tty: boolean, texts: readonly TextLine[] = []): string[] {
   const time = state ? formatDuration(elapsed({ ...state, endedAt: undefined }, now), true) : undefined;
   const head: Segment[] = [[tty ? '✓ Done' : 'Done', 'green']];
   if (time) head.push([` in ${time}`]);
@@ -61,7 +99,13 @@ export function summaryLines(state: RunState | undefined, files: readonly FileLi
   // Sizes first, right-aligned: a long path then never pushes a column out of line.
   const sizes = files.map((f) => formatBytes(f.bytes));
   const pad = Math.max(0, ...sizes.map((s) => s.length));
-  files.forEach((f, i) => lines.push(paint([[`  ${(sizes[i] ?? '').padStart(pad)}  `, 'dim'], [clean(f.path), 'bold']], color)));
+  files.forEach((f, i) => {
+    const line: Segment[] = [[`  ${(sizes[i] ?? '').padStart(pad)}  `, 'dim'], [clean(f.path), 'bold']];
+    // Most files are images; another key (gifs, latents, a custom node's) says what the file is.
+    if (f.mediaType && f.mediaType !== 'images') line.push([` (${clean(f.mediaType)})`, 'dim']);
+    lines.push(paint(line, color));
+  });
+  for (const t of texts) lines.push(paint([[`  ${state ? nodeName(state, t.nodeId) : `node #${clean(t.nodeId)}`}: `, 'dim'], [oneLine(t.text)]], color));
   return lines;
 }
 
