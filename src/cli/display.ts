@@ -13,7 +13,7 @@
  */
 import type { SocketEvent } from '../cloud/socket.ts';
 import type { NodeOutputs } from '../schemas/cloud.ts';
-import { clean, failLines, plainLines, renderBlock, stoppedLine, summaryLines, textsOf, type FileLine } from './display/render.ts';
+import { clean, failLines, plainLines, renderBlock, stoppedLine, summaryLines, textLines, textsOf, type FileLine } from './display/render.ts';
 import { createRunState, reduce, type NodeLabel, type RunState } from './display/state.ts';
 
 export { renderBlock, type FileLine, type TextLine } from './display/render.ts';
@@ -153,7 +153,7 @@ function plainDisplay(options: DisplayOptions): Display {
       write(plainLines(prev, state, e, marks, t));
     },
     finish: ({ files, outputs }) => {
-      if (!ended) write(summaryLines(state, files, now(), false, false, textsOf(outputs)));
+      if (!ended) write([...summaryLines(state, files, now(), false, false), ...textLines({ labels: options.nodes ?? {} }, textsOf(outputs), false)]);
       ended = true;
     },
     fail: () => {
@@ -216,7 +216,8 @@ class TtyDisplay implements Display {
 
   finish(result: FinishedJob): void {
     if (this.#ended) return;
-    this.#end(summaryLines(this.#state, result.files, this.#now(), this.#o.color, true, textsOf(result.outputs)));
+    const { color } = this.#o;
+    this.#end([...summaryLines(this.#state, result.files, this.#now(), color, true), ...textLines({ labels: this.#o.nodes ?? {} }, textsOf(result.outputs), color)]);
   }
 
   fail(message: string): void {

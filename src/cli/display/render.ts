@@ -88,8 +88,8 @@ export function renderBlock(state: RunState, options: { width: number; color: bo
   return lines.map((l) => paint(fit(l, width), color));
 }
 
-/** The lines that replace the block when the job's files are written: the counters, each file, then each text output. */
-export function summaryLines(state: RunState | undefined, files: readonly FileLine[], now: number, color: boolean, tty: boolean, texts: readonly TextLine[] = []): string[] {
+/** The lines that replace the block when the job's files are written. */
+export function summaryLines(state: RunState | undefined, files: readonly FileLine[], now: number, color: boolean, tty: boolean): string[] {
   const time = state ? formatDuration(elapsed({ ...state, endedAt: undefined }, now), true) : undefined;
   const head: Segment[] = [[tty ? '✓ Done' : 'Done', 'green']];
   if (time) head.push([` in ${time}`]);
@@ -105,8 +105,12 @@ export function summaryLines(state: RunState | undefined, files: readonly FileLi
     if (f.mediaType && f.mediaType !== 'images') line.push([` (${clean(f.mediaType)})`, 'dim']);
     lines.push(paint(line, color));
   });
-  for (const t of texts) lines.push(paint([[`  ${state ? nodeName(state, t.nodeId) : `node #${clean(t.nodeId)}`}: `, 'dim'], [oneLine(t.text)]], color));
   return lines;
+}
+
+/** The lines of the text outputs under the summary: each node by name (`labels` has the workflow's), its text on one line. */
+export function textLines(labels: Pick<RunState, 'labels'>, texts: readonly TextLine[], color: boolean): string[] {
+  return texts.map((t) => paint([[`  ${nodeName(labels, t.nodeId)}: `, 'dim'], [oneLine(t.text)]], color));
 }
 
 /** The lines that replace the live block when the run failed: the message, then where and when. */
@@ -184,7 +188,7 @@ export function plainLines(prev: RunState, next: RunState, e: { type: string; ra
 }
 
 /** `KSampler "Sampler" (#3)`; `node #3` when the workflow does not name it. Control characters removed. */
-export function nodeName(state: RunState, id: string, fallbackClass?: string): string {
+export function nodeName(state: Pick<RunState, 'labels'>, id: string, fallbackClass?: string): string {
   const label = state.labels[id];
   const cls = label?.classType ?? fallbackClass;
   if (!cls) return `node #${clean(id)}`;
