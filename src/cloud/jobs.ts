@@ -179,6 +179,12 @@ export function toQueueState(q: Queue): QueueState {
  * that node's outputs it is listed under. The same shape as a job record's
  * `preview_output` (the server's own names). Only `filename`, `subfolder` and
  * `type` reach the server when it is downloaded.
+ *
+ * @example
+ * ```ts
+ * const { files } = await cloud.run(workflow);
+ * for (const f of files) if (f.mediaType === 'gifs') await cloud.downloadToFile(f, f.filename);
+ * ```
  */
 export interface OutputFile extends FileRef {
   /** The id of the node whose outputs list it (`"9"`, or `"10:2"` inside a subgraph). */
