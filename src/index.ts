@@ -110,6 +110,7 @@ export {
   type JobPhase,
   type JobRecord,
   type JobStatusResult,
+  type OutputFile,
   type QueueItem,
   type QueueState,
 } from './cloud/jobs.ts';

@@ -12,11 +12,20 @@
  * @module
  */
 import type { SocketEvent } from '../cloud/socket.ts';
-import { clean, failLines, plainLines, renderBlock, stoppedLine, summaryLines, type FileLine } from './display/render.ts';
+import type { NodeOutputs } from '../schemas/cloud.ts';
+import { clean, failLines, plainLines, renderBlock, stoppedLine, summaryLines, textLines, textsOf, type FileLine } from './display/render.ts';
 import { createRunState, reduce, type NodeLabel, type RunState } from './display/state.ts';
 
-export { renderBlock, type FileLine } from './display/render.ts';
+export { renderBlock, type FileLine, type TextLine } from './display/render.ts';
 export { createRunState, reduce, type NodeLabel, type RunPhase, type RunState, type StepProgress } from './display/state.ts';
+
+/** What {@link Display.finish} reports: the files written, and the job's outputs for what is not a file (text). */
+export interface FinishedJob {
+  promptId: string;
+  files: FileLine[];
+  /** The job's outputs (`JobResult.outputs`): text outputs are shown; `--json` carries them whole. */
+  outputs?: Record<string, NodeOutputs>;
+}
 
 /** `tty`: live block; `plain`: a line per event; `json`: an object per line. */
 export type DisplayMode = 'tty' | 'plain' | 'json';
@@ -42,8 +51,8 @@ export interface Display {
   submitted(promptId: string): void;
   /** Every event of the job (`CloudClient.run({ onEvent })`). Never throws. */
   event(e: SocketEvent): void;
-  /** The job completed and these files were written: the final summary. */
-  finish(result: { promptId: string; files: FileLine[] }): void;
+  /** The job completed and these files were written: the final summary (with its text outputs when `outputs` is given). */
+  finish(result: FinishedJob): void;
   /**
    * The run failed: `message` is already one line, secret-free. On a terminal
    * and in JSON it is printed (to `out`) with where and when; in plain mode only
@@ -69,7 +78,7 @@ const SHOW_CURSOR = '\x1b[?25h';
  * const display = createDisplay({ mode: process.stdout.isTTY ? 'tty' : 'plain', out: process.stdout, color: process.stdout.isTTY && !process.env.NO_COLOR, nodes });
  * process.on('exit', () => display.close());
  * const result = await cloud.run(workflow, { onSubmitted: (id) => display.submitted(id), onEvent: (e) => display.event(e) });
- * display.finish({ promptId: result.promptId, files });
+ * display.finish({ promptId: result.promptId, files, outputs: result.outputs });
  * ```
  */
 export function createDisplay(options: DisplayOptions): Display {
@@ -87,8 +96,8 @@ function jsonDisplay({ out }: DisplayOptions): Display {
     event: (e) => {
       if (!ended) emit({ type: 'event', event: jsonEvent(e) });
     },
-    finish: ({ promptId, files }) => {
-      if (!ended) emit({ type: 'result', promptId, files: files.map(({ path, bytes }) => ({ path, bytes })) });
+    finish: ({ promptId, files, outputs }) => {
+      if (!ended) emit({ type: 'result', promptId, files: files.map(({ path, bytes, nodeId, mediaType }) => ({ path, bytes, nodeId, mediaType })), outputs });
       ended = true;
     },
     fail: (message) => {
@@ -143,8 +152,8 @@ function plainDisplay(options: DisplayOptions): Display {
       state = reduce(prev, e, t);
       write(plainLines(prev, state, e, marks, t));
     },
-    finish: ({ files }) => {
-      if (!ended) write(summaryLines(state, files, now(), false, false));
+    finish: ({ files, outputs }) => {
+      if (!ended) write([...summaryLines(state, files, now(), false, false), ...textLines({ labels: options.nodes ?? {} }, textsOf(outputs), false)]);
       ended = true;
     },
     fail: () => {
@@ -205,9 +214,10 @@ class TtyDisplay implements Display {
     this.#schedule();
   }
 
-  finish(result: { promptId: string; files: FileLine[] }): void {
+  finish(result: FinishedJob): void {
     if (this.#ended) return;
-    this.#end(summaryLines(this.#state, result.files, this.#now(), this.#o.color, true));
+    const { color } = this.#o;
+    this.#end([...summaryLines(this.#state, result.files, this.#now(), color, true), ...textLines({ labels: this.#o.nodes ?? {} }, textsOf(result.outputs), color)]);
   }
 
   fail(message: string): void {

@@ -10,7 +10,7 @@
 import { constants } from 'node:fs';
 import { access, mkdir, open, stat, unlink } from 'node:fs/promises';
 import { basename, extname, join } from 'node:path';
-import type { CloudClient, FileRef } from '../index.ts';
+import type { CloudClient, FileRef, OutputFile } from '../index.ts';
 import { UsageError } from './args.ts';
 import type { FileLine } from './display.ts';
 
@@ -61,10 +61,10 @@ export async function prepareOut(dir: string): Promise<void> {
 
 /**
  * Downloads every file into `dir` (created when missing), one after the
- * other, and returns each path with its size. A failed or aborted download
- * leaves no partial file behind.
+ * other, whatever output key it came under, and returns each path with its
+ * size, and node and key where known. A failed or aborted download leaves no partial file behind.
  */
-export async function downloadAll(cloud: CloudClient, files: readonly FileRef[], dir: string, signal?: AbortSignal): Promise<FileLine[]> {
+export async function downloadAll(cloud: CloudClient, files: readonly (FileRef & Partial<OutputFile>)[], dir: string, signal?: AbortSignal): Promise<FileLine[]> {
   try {
     await mkdir(dir, { recursive: true });
   } catch (err) {
@@ -75,7 +75,7 @@ export async function downloadAll(cloud: CloudClient, files: readonly FileRef[],
     const path = await reserve(dir, localName(file.filename));
     try {
       const bytes = await cloud.downloadToFile(file, path, signal ? { signal } : undefined);
-      lines.push({ path, bytes });
+      lines.push({ path, bytes, nodeId: file.nodeId, mediaType: file.mediaType });
     } catch (err) {
       await unlink(path).catch(() => undefined);
       throw err;

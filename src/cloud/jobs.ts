@@ -7,6 +7,8 @@
  */
 import { ExecutionError, InvalidArgumentError, JobCancelledError } from '../errors.ts';
 import type { FileRef, History, JobExecutionError, JobList, JobRecordBody, JobStatus, JobSummary, NodeOutputs, Queue, Workflow } from '../schemas/cloud.ts';
+import * as rules from '../schemas/rules.generated.ts';
+import { isValid } from '../schemas/validate.ts';
 import type { RequestOptions } from '../transport/options.ts';
 import type { Log } from '../transport/log.ts';
 import { walkPages } from '../transport/pages.ts';
@@ -172,10 +174,47 @@ export function toQueueState(q: Queue): QueueState {
   return { queue_running: q.queue_running.map(toQueueItem), queue_pending: q.queue_pending.map(toQueueItem) };
 }
 
-/** Every file reference of every output, in node order: images, then video, then audio. */
-export function filesOf(outputs: Record<string, NodeOutputs>): FileRef[] {
-  const files: FileRef[] = [];
-  for (const out of Object.values(outputs)) for (const k of ['images', 'video', 'audio'] as const) if (Array.isArray(out[k])) files.push(...out[k]);
+/**
+ * A file a job produced, with where it came from: the node and the key of
+ * that node's outputs it is listed under. The same shape as a job record's
+ * `preview_output` (the server's own names). Only `filename`, `subfolder` and
+ * `type` reach the server when it is downloaded.
+ *
+ * @example
+ * ```ts
+ * const { files } = await cloud.run(workflow);
+ * for (const f of files) if (f.mediaType === 'gifs') await cloud.downloadToFile(f, f.filename);
+ * ```
+ */
+export interface OutputFile extends FileRef {
+  /** The id of the node whose outputs list it (`"9"`, or `"10:2"` inside a subgraph). */
+  nodeId: string;
+  /** The key it is listed under: `images`, `video`, `audio`, or any other a node sends (`gifs`, `3d`, `latents`, …). */
+  mediaType: string;
+}
+
+/**
+ * Every file of a job's outputs: each entry that is a file reference (an
+ * object with a string `filename`, and `subfolder` and `type` strings when
+ * present) in a list under any key of any node, in node order, then key
+ * order, as the server sent them. What is not a file (`text: ['…']`,
+ * `animated: [true]`) stays in `outputs` only; nothing malformed throws.
+ *
+ * @example
+ * ```ts
+ * filesOf({ '9': { gifs: [{ filename: 'a.gif', subfolder: '', type: 'output' }], text: ['done'] } });
+ * // [{ filename: 'a.gif', subfolder: '', type: 'output', nodeId: '9', mediaType: 'gifs' }]
+ * ```
+ */
+export function filesOf(outputs: Readonly<Record<string, NodeOutputs>> | null | undefined): OutputFile[] {
+  const files: OutputFile[] = [];
+  for (const [nodeId, out] of Object.entries(outputs ?? {})) {
+    // A record is validated, but a socket event or `validate: false` may hand anything.
+    if (!asObject(out)) continue;
+    for (const [mediaType, list] of Object.entries(out)) {
+      if (Array.isArray(list)) for (const f of list) if (isValid(rules.FileRef, f)) files.push({ ...f, nodeId, mediaType });
+    }
+  }
   return files;
 }
 

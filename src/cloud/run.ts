@@ -12,7 +12,7 @@
  *
  * @module
  */
-import type { FileRef, NodeOutputs, Workflow } from '../schemas/cloud.ts';
+import type { NodeOutputs, Workflow } from '../schemas/cloud.ts';
 import { checkInterval, type RequestOptions } from '../transport/options.ts';
 import type { SubmitOptions } from './client.ts';
 import { sleep } from '../transport/sleep.ts';
@@ -20,7 +20,7 @@ import { realClock, type Clock } from './follow/clock.ts';
 import { JobFollower, type FollowSocket } from './follow/follower.ts';
 import { settleEnded } from './follow/records.ts';
 import type { ImageFrame } from './frames.ts';
-import { isFinalPhase, type JobBackend, type JobRecord } from './jobs.ts';
+import { isFinalPhase, type JobBackend, type JobRecord, type OutputFile } from './jobs.ts';
 import type { SocketEvent } from './socket.ts';
 import { randomUuid } from './uuid.ts';
 
@@ -86,8 +86,8 @@ export interface JobResult {
   status: 'completed';
   /** Outputs by node id: from `executed` events, completed from the job record when the socket did not carry them all. */
   outputs: Record<string, NodeOutputs>;
-  /** Every file reference of every output, in node order: images, then video, then audio. */
-  files: FileRef[];
+  /** Every file of `outputs`, whatever key it is listed under, with its node and key (see `filesOf`). */
+  files: OutputFile[];
   /** The job record, when it was read (outputs recovered, or the ending found by polling). */
   record?: JobRecord;
 }

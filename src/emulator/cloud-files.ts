@@ -312,3 +312,22 @@ export function makePng(width: number, height: number, seed: number): Buffer {
   const signature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
   return Buffer.concat([signature, chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
 }
+
+/**
+ * A valid GIF of one pixel, its colour seeded by `seed`: the emulator's
+ * animated outputs (a video pack's `gifs`) are made with it.
+ *
+ * @example
+ * ```ts
+ * makeGif(0xff0000).subarray(0, 6).toString(); // 'GIF89a'
+ * ```
+ */
+export function makeGif(seed: number): Buffer {
+  return Buffer.concat([
+    Buffer.from('GIF89a', 'latin1'),
+    // 1×1, a global table of two colours: the seeded one, then black.
+    Buffer.from([1, 0, 1, 0, 0x80, 0, 0, seed & 0xff, (seed >>> 8) & 0xff, (seed >>> 16) & 0xff, 0, 0, 0]),
+    // The image: 1×1 at 0,0, LZW of "clear, colour 0, end" with 2-bit codes.
+    Buffer.from([0x2c, 0, 0, 0, 0, 1, 0, 1, 0, 0, 2, 2, 0x44, 0x01, 0, 0x3b]),
+  ]);
+}

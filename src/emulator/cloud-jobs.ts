@@ -26,10 +26,11 @@
  * @module
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { makePng, type FileStore } from './cloud-files.ts';
+import { makeGif, makePng, type FileStore } from './cloud-files.ts';
 import { HttpError } from './http.ts';
-import { NODE_BEHAVIOUR, type PromptNode, type ValidatedPrompt } from './cloud-nodes.ts';
+import { NODE_BEHAVIOUR, type NodeBehaviour, type PromptNode, type ValidatedPrompt } from './cloud-nodes.ts';
 import type { Personality } from './personality.ts';
+import { asLink } from '../workflow/validate.ts';
 
 /** Job status values of the spec. */
 export type JobStatusValue = 'pending' | 'in_progress' | 'completed' | 'failed' | 'cancelled';
@@ -416,8 +417,8 @@ export class JobEngine {
         this.#ctx.emit({ kind: 'preview', key: job.key, ...this.#to(job), promptId: job.prompt_id, nodeId: id, displayNodeId: id, image, mime: 'image/png' });
         this.#ctx.emit({ kind: 'text', key: job.key, ...this.#to(job), promptId: job.prompt_id, nodeId: id, text: `${node.class_type}: step ${i}/${steps}` });
       }
-      if (behaviour.save) {
-        const output: NodeOutput = { images: [this.#save(job, id, node, behaviour.save)] };
+      const output = this.#output(job, id, node, behaviour);
+      if (output) {
         job.outputs[id] = output;
         this.#emit(job, 'executed', { node: id, display_node: id, output: structuredClone(output), prompt_id: job.prompt_id });
       }
@@ -448,7 +449,19 @@ export class JobEngine {
     return undefined;
   }
 
-  #save(job: Job, id: string, node: PromptNode, kind: 'output' | 'temp'): OutputRef {
+  /** What node `id` shows in `executed` (and its record), files written; undefined for a node that shows nothing. */
+  #output(job: Job, id: string, node: PromptNode, behaviour: NodeBehaviour): NodeOutput | undefined {
+    if (behaviour.output === 'text') return { text: [previewText(node.inputs.source, job.prompt)] };
+    if (!behaviour.save) return undefined;
+    if (behaviour.output === 'gifs') {
+      const ref = this.#save(job, id, node, node.inputs.save_output === false ? 'temp' : 'output', 'gif');
+      return { gifs: [{ ...ref, format: 'image/gif', frame_rate: typeof node.inputs.frame_rate === 'number' ? node.inputs.frame_rate : 8 }] };
+    }
+    const images = [this.#save(job, id, node, behaviour.save)];
+    return behaviour.output === 'animated' ? { images, animated: [true] } : { images };
+  }
+
+  #save(job: Job, id: string, node: PromptNode, kind: 'output' | 'temp', format: 'png' | 'gif' = 'png'): OutputRef {
     let prefix: string;
     if (kind === 'output') {
       const raw = typeof node.inputs.filename_prefix === 'string' && node.inputs.filename_prefix ? node.inputs.filename_prefix : 'PlatformUI';
@@ -460,9 +473,10 @@ export class JobEngine {
     const counterKey = `${kind}/${prefix}`;
     const n = (this.#counters.get(counterKey) ?? 0) + 1;
     this.#counters.set(counterKey, n);
-    const filename = `${prefix}_${String(n).padStart(5, '0')}_.png`;
-    const data = makePng(16, 16, seedOf(`${job.prompt_id}/${id}`));
-    this.#ctx.files.put({ name: filename, type: kind, size: data.length, contentType: 'image/png', data, created: Date.now() });
+    const filename = `${prefix}_${String(n).padStart(5, '0')}_.${format}`;
+    const seed = seedOf(`${job.prompt_id}/${id}`);
+    const data = format === 'gif' ? makeGif(seed) : makePng(16, 16, seed);
+    this.#ctx.files.put({ name: filename, type: kind, size: data.length, contentType: `image/${format}`, data, created: Date.now() });
     return { filename, subfolder: '', type: kind };
   }
 
@@ -539,6 +553,20 @@ export class JobEngine {
     this.#finished.push(job.prompt_id);
     while (this.#finished.length > this.#ctx.historyLimit) this.jobs.delete(this.#finished.shift()!);
   }
+}
+
+/**
+ * What `PreviewAny` shows of its `source`, as the real node does: a string as
+ * it is, a number or flag as Python prints it, anything else as indented
+ * JSON. A link names what it reads (the emulator has no tensors to print).
+ */
+function previewText(source: unknown, prompt: Record<string, PromptNode>): string {
+  const link = asLink(source);
+  if (link) return `output ${link[1]} of node ${link[0]} (${prompt[link[0]]?.class_type ?? 'unknown'})`;
+  if (typeof source === 'string') return source;
+  if (typeof source === 'boolean') return source ? 'True' : 'False';
+  if (typeof source === 'number') return String(source);
+  return source === undefined || source === null ? 'None' : JSON.stringify(source, null, 4);
 }
 
 function nodeState(job: Job, id: string, value: number, max: number, state: 'running' | 'finished'): Record<string, unknown> {

@@ -36,6 +36,14 @@ export interface NodeBehaviour {
   progress: boolean;
   /** Writes an image: `output` (final) or `temp` (preview). */
   save?: 'output' | 'temp';
+  /**
+   * Outputs other than a list of `images` (see `cloud-jobs.ts`): `animated`
+   * adds `animated: [true]` beside the image (`SaveAnimatedPNG`); `gifs`
+   * writes a GIF listed under `gifs`, with the extra members a video pack
+   * sends (`VHS_VideoCombine`; `save_output: false` makes it a temp file);
+   * `text` writes no file and says its `source` as `text: ['…']` (`PreviewAny`).
+   */
+  output?: 'animated' | 'gifs' | 'text';
   /** Calls a partner service: needs `extra_data.api_key_platform_org`. */
   partner?: boolean;
 }
@@ -83,11 +91,18 @@ export const NODE_BEHAVIOUR: Readonly<Record<string, NodeBehaviour>> = {
   SaveImage: { progress: true, save: 'output' },
   PreviewImage: { progress: false, save: 'temp' },
   PartnerRelightNode: { progress: true, partner: true },
+  SaveAnimatedPNG: { progress: true, save: 'output', output: 'animated' },
+  VHS_VideoCombine: { progress: true, save: 'output', output: 'gifs' },
+  PreviewAny: { progress: false, output: 'text' },
 };
 
 /**
  * The catalogue. `LoadImage.image` lists the uploaded input files, as the
- * real server lists its input directory.
+ * real server lists its input directory. Besides images, three classes give
+ * the other kinds of output a server sends: `SaveAnimatedPNG` (an image and
+ * `animated: [true]`, as the real class), `VHS_VideoCombine` (a GIF under
+ * `gifs`, as the custom video pack's node, with its required inputs; GIF only)
+ * and `PreviewAny` (text, no file).
  */
 export function buildObjectInfo(inputNames: readonly string[]): Record<string, NodeDefinition> {
   return {
@@ -156,6 +171,36 @@ export function buildObjectInfo(inputNames: readonly string[]): Record<string, N
         input: { required: {}, optional: { strength: ['FLOAT', { default: 1, min: 0, max: 2, step: 0.05 }] } },
       },
     ),
+    SaveAnimatedPNG: def(
+      'SaveAnimatedPNG',
+      'SaveAnimatedPNG',
+      'image/animation',
+      {
+        images: ['IMAGE', {}],
+        filename_prefix: ['STRING', { default: 'PlatformUI', multiline: false }],
+        fps: ['FLOAT', { default: 6.0, min: 0.01, max: 1000.0, step: 0.01 }],
+        compress_level: ['INT', { default: 4, min: 0, max: 9 }],
+      },
+      [],
+      { output_node: true, input: { required: {}, ...HIDDEN }, python_module: 'comfy_extras.nodes_images' },
+    ),
+    VHS_VideoCombine: def(
+      'VHS_VideoCombine',
+      'Video Combine 🎥🅥🅗🅢',
+      'Video Helper Suite 🎥🅥🅗🅢',
+      {
+        images: ['IMAGE'],
+        frame_rate: ['FLOAT', { default: 8, min: 1, step: 1 }],
+        loop_count: ['INT', { default: 0, min: 0, max: 100, step: 1 }],
+        filename_prefix: ['STRING', { default: 'AnimateDiff' }],
+        format: [['image/gif']],
+        pingpong: ['BOOLEAN', { default: false }],
+        save_output: ['BOOLEAN', { default: true }],
+      },
+      ['VHS_FILENAMES'],
+      { output_node: true, input: { required: {}, ...HIDDEN }, python_module: 'custom_nodes.ComfyUI-VideoHelperSuite' },
+    ),
+    PreviewAny: def('PreviewAny', 'Preview as Text', 'utils', { source: ['*', {}] }, [], { output_node: true, python_module: 'comfy_extras.nodes_preview_any' }),
   };
 }
 

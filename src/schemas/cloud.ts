@@ -42,7 +42,12 @@ export interface FileRef {
   type?: FileType;
 }
 
-/** Outputs of one node: `images`, `video`, `audio`, each a list of file references (other keys are kept at runtime). */
+/**
+ * Outputs of one node. `images`, `video` and `audio` are checked as lists of
+ * file references; every other key a server or custom node sends (`gifs`,
+ * `3d`, `latents`, `text: ['…']`, `animated: [true]`, …) is kept as sent,
+ * unchecked (read it with a cast). `filesOf()` finds the files under any key.
+ */
 export interface NodeOutputs {
   images?: FileRef[];
   video?: FileRef[];
@@ -256,7 +261,7 @@ const fileRefShape = { filename: z.string(), subfolder: opt(z.string()), type: o
 export const FileRef: Model<FileRef> = z.looseObject(fileRefShape);
 
 const nodeOutputsShape = { images: opt(z.array(FileRef)), video: opt(z.array(FileRef)), audio: opt(z.array(FileRef)) };
-/** Outputs of one node: `images`, `video`, `audio`, each a list of file references; other keys kept. */
+/** Outputs of one node: `images`, `video`, `audio` checked as lists of file references; any other key kept unchecked. */
 export const NodeOutputs: Model<NodeOutputs> = z.looseObject(nodeOutputsShape);
 
 const workflowNodeMetaShape = { title: opt(z.string()) };

@@ -739,7 +739,7 @@ describe('a loopback server that wants a key, the codegen alias, the examples', 
     const ok = await alias(['--url', emu.url, '--out', out], withKey());
     expect(ok.stderr).toBe('');
     expect(ok.code).toBe(0);
-    expect(ok.stdout).toMatch(/^Wrote .*src\/nodes\.generated\.ts: 8 node classes/);
+    expect(ok.stdout).toMatch(/^Wrote .*src\/nodes\.generated\.ts: 11 node classes/);
     expect((await cli(['codegen', '--url', emu.url, '--out', out], withKey())).stdout).toMatch(/nodes\.generated\.ts is up to date/);
   });
 

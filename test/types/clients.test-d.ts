@@ -13,6 +13,7 @@ import {
   type JobPhase,
   type JobRecord,
   type JobPage,
+  type OutputFile,
   type Node,
   type NodeStatus,
   type Publisher,
@@ -79,7 +80,9 @@ describe('CloudClient', () => {
     expectTypeOf<JobPhase>().toEqualTypeOf<'pending' | 'running' | 'completed' | 'failed' | 'cancelled'>();
     expectTypeOf<JobStatus['status']>().toExtend<string>();
     expectTypeOf(cloud.download({ filename: 'x' })).resolves.toEqualTypeOf<Response>();
-    expectTypeOf(cloud.run({})).resolves.toHaveProperty('files').toEqualTypeOf<FileRef[]>();
+    expectTypeOf(cloud.run({})).resolves.toHaveProperty('files').toEqualTypeOf<OutputFile[]>();
+    // A job's file goes to download() as it is.
+    expectTypeOf<OutputFile>().toExtend<FileRef>();
   });
 
   it("takes listJobs' documented values only", () => {

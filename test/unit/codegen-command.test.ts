@@ -49,11 +49,11 @@ describe('platformui codegen (and platformui-codegen)', () => {
     const out = join(dir, 'nodes.generated.ts');
     const first = await run('--file', infoFile, '--out', out);
     expect(first.code).toBe(0);
-    expect(first.stdout).toMatch(new RegExp(`^Wrote ${out}: 8 node classes \\(\\d+ KB\\) from ${infoFile} in \\d+ ms\\n$`));
+    expect(first.stdout).toMatch(new RegExp(`^Wrote ${out}: 11 node classes \\(\\d+ KB\\) from ${infoFile} in \\d+ ms\\n$`));
     expect(readFileSync(out, 'utf8')).toBe(generateTypes(info));
     const mtime = statSync(out).mtimeMs;
     const again = await run('--file', infoFile, '--out', out);
-    expect(again.stdout).toMatch(new RegExp(`^${out} is up to date: 8 node classes`));
+    expect(again.stdout).toMatch(new RegExp(`^${out} is up to date: 11 node classes`));
     expect(statSync(out).mtimeMs).toBe(mtime);
   });
 
@@ -61,7 +61,7 @@ describe('platformui codegen (and platformui-codegen)', () => {
     const { code, stdout, stderr } = await run('--file', infoFile, '--name', 'EmulatorNodes', '--import-from', '../src/index.ts', '--max-combo-values', '2');
     expect(code).toBe(0);
     expect(stdout).toBe(generateTypes(info, { typeName: 'EmulatorNodes', importFrom: '../src/index.ts', maxComboValues: 2 }));
-    expect(stderr).toMatch(/^Generated 8 node classes .* from .*object_info\.json in \d+ ms\n$/);
+    expect(stderr).toMatch(/^Generated 11 node classes .* from .*object_info\.json in \d+ ms\n$/);
   });
 
   it('reads a server with the client: keyless on loopback, the API key for the cloud', async () => {
@@ -130,7 +130,7 @@ describe('platformui codegen (and platformui-codegen)', () => {
     writeFileSync(odd, JSON.stringify({ ...info, _version: '1.2' }));
     const ok = await run('--file', odd);
     expect([ok.code, ok.stdout]).toEqual([0, generateTypes(info)]);
-    expect(ok.stderr).toMatch(/^Generated 8 node classes /);
+    expect(ok.stderr).toMatch(/^Generated 11 node classes /);
   });
 
   it('says what is wrong with the command line (exit 2) or the input (exit 1)', async () => {

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { Workflow, type CloudClient, type FileRef, type JobRecord, type JobStatusResult, type NodeOutputs } from '../../index.ts';
+import { Workflow, type CloudClient, type JobRecord, type JobStatusResult, type NodeOutputs } from '../../index.ts';
 import {
   APIConnectionError,
   AuthenticationError,
@@ -18,6 +18,7 @@ import {
 } from '../../index.ts';
 import type { Command } from '../command.ts';
 import type { Context } from '../context.ts';
+import { oneLine, textsOf } from '../display/render.ts';
 import { downloadAll, prepareOut } from '../download.ts';
 import { EXIT, Interrupted } from '../errors.ts';
 import { formatTime } from '../format.ts';
@@ -64,7 +65,8 @@ function errorOf(view: JobView): string | undefined {
 async function show(ctx: Context, cloud: CloudClient, id: string, out: string | undefined): Promise<number> {
   const view = await read(cloud, id);
   const phase = view.status.phase;
-  const files: FileRef[] = filesOf(outputsOf(view));
+  const outputs = outputsOf(view);
+  const files = filesOf(outputs);
   const saved = out !== undefined && phase === 'completed' ? await downloadAll(cloud, files, out) : [];
   if (ctx.mode === 'json') {
     ctx.printJSON({ id, phase, status: view.status.status, ...(view.record ? { record: view.record } : {}), files, saved });
@@ -76,7 +78,12 @@ async function show(ctx: Context, cloud: CloudClient, id: string, out: string | 
     if (r?.execution_end_time) ctx.print(`  ended     ${formatTime(r.execution_end_time)}`);
     const error = phase === 'failed' ? errorOf(view) : undefined;
     if (error) ctx.print(`  error     ${error}`);
-    for (const f of files) ctx.print(`  output    ${f.filename}${f.type && f.type !== 'output' ? ` (${f.type})` : ''}`);
+    for (const f of files) {
+      // Said when it is not the usual: a key other than images (gifs, latents, …), a type other than output.
+      const notes = [f.mediaType !== 'images' && f.mediaType, f.type && f.type !== 'output' && f.type].filter(Boolean);
+      ctx.print(`  output    ${f.filename}${notes.length ? ` (${notes.join(', ')})` : ''}`);
+    }
+    for (const t of textsOf(outputs)) ctx.print(`  text      #${t.nodeId}: ${oneLine(t.text)}`);
     for (const s of saved) ctx.print(`  saved     ${s.path} (${s.bytes} bytes)`);
   }
   return phase === 'failed' || phase === 'cancelled' ? 1 : 0;
@@ -128,7 +135,7 @@ export const job: Command = {
       try {
         const result = await cloud.follow(id, { signal: interrupt.signal, onEvent: (e) => display.event(e) });
         const files = await downloadAll(cloud, result.files, out ?? '.', interrupt.signal);
-        display.finish({ promptId: id, files });
+        display.finish({ promptId: id, files, outputs: result.outputs });
         return 0;
       } catch (err) {
         if (interrupt.brokenPipe) throw new Interrupted(`standard output was closed: stopped following job ${id} (it keeps running)`, EXIT.brokenPipe);

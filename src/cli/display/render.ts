@@ -12,6 +12,44 @@ import { doneCount, elapsed, type RunState } from './state.ts';
 export interface FileLine {
   path: string;
   bytes: number;
+  /** The node whose outputs listed it. */
+  nodeId?: string;
+  /** The key it was listed under (`images`, `gifs`, `latents`, …): said beside the path unless `images`. */
+  mediaType?: string;
+}
+
+/** A text output of a node (`text: ['…']`, as `PreviewAny` sends), for the summary. */
+export interface TextLine {
+  nodeId: string;
+  text: string;
+}
+
+/** Text outputs show one line, cut to this many columns; `--json` has them whole. */
+const TEXT_COLUMNS = 120;
+
+/**
+ * A text output on one line: its first line, cut to 120 columns, and how many
+ * lines follow. Control characters removed.
+ *
+ * @example
+ * ```ts
+ * oneLine('tensor([[0., 1.],\n        [1., 0.]])'); // 'tensor([[0., 1.], (+1 line)'
+ * ```
+ */
+export function oneLine(text: string): string {
+  const [first = '', ...rest] = text.split('\n');
+  const cut = fit([[clean(first)]], TEXT_COLUMNS).map(([t]) => t).join('');
+  return rest.length > 0 ? `${cut} (+${plural(rest.length, 'line')})` : cut;
+}
+
+/** Every string under a node's `text` key, in node order. */
+export function textsOf(outputs: Readonly<Record<string, unknown>> | undefined): TextLine[] {
+  const texts: TextLine[] = [];
+  for (const [nodeId, out] of Object.entries(outputs ?? {})) {
+    const list = (out as { text?: unknown } | null | undefined)?.text;
+    if (Array.isArray(list)) for (const text of list) if (typeof text === 'string') texts.push({ nodeId, text });
+  }
+  return texts;
 }
 
 type Style = Parameters<typeof styleText>[0];
@@ -61,8 +99,18 @@ export function summaryLines(state: RunState | undefined, files: readonly FileLi
   // Sizes first, right-aligned: a long path then never pushes a column out of line.
   const sizes = files.map((f) => formatBytes(f.bytes));
   const pad = Math.max(0, ...sizes.map((s) => s.length));
-  files.forEach((f, i) => lines.push(paint([[`  ${(sizes[i] ?? '').padStart(pad)}  `, 'dim'], [clean(f.path), 'bold']], color)));
+  files.forEach((f, i) => {
+    const line: Segment[] = [[`  ${(sizes[i] ?? '').padStart(pad)}  `, 'dim'], [clean(f.path), 'bold']];
+    // Most files are images; another key (gifs, latents, a custom node's) says what the file is.
+    if (f.mediaType && f.mediaType !== 'images') line.push([` (${clean(f.mediaType)})`, 'dim']);
+    lines.push(paint(line, color));
+  });
   return lines;
+}
+
+/** The lines of the text outputs under the summary: each node by name (`labels` has the workflow's), its text on one line. */
+export function textLines(labels: Pick<RunState, 'labels'>, texts: readonly TextLine[], color: boolean): string[] {
+  return texts.map((t) => paint([[`  ${nodeName(labels, t.nodeId)}: `, 'dim'], [oneLine(t.text)]], color));
 }
 
 /** The lines that replace the live block when the run failed: the message, then where and when. */
@@ -140,7 +188,7 @@ export function plainLines(prev: RunState, next: RunState, e: { type: string; ra
 }
 
 /** `KSampler "Sampler" (#3)`; `node #3` when the workflow does not name it. Control characters removed. */
-export function nodeName(state: RunState, id: string, fallbackClass?: string): string {
+export function nodeName(state: Pick<RunState, 'labels'>, id: string, fallbackClass?: string): string {
   const label = state.labels[id];
   const cls = label?.classType ?? fallbackClass;
   if (!cls) return `node #${clean(id)}`;

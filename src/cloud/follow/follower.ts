@@ -486,8 +486,9 @@ export class JobFollower {
 
   /** The job completed: its outputs, from the socket when it heard the whole job and said so, else from the record. */
   #complete(fromStatus?: JobStatusResult): void {
-    // An ending found by a status poll may come before the last `executed` arrives.
-    const socketHeardAll = fromStatus === undefined && this.#heardWhole && this.#cachedUnheard.size === 0 && filesOf(this.#outputs).length > 0;
+    // An ending found by a status poll may come before the last `executed` arrives. Outputs of any
+    // kind count: a job whose only output is text, heard whole, needs no record either.
+    const socketHeardAll = fromStatus === undefined && this.#heardWhole && this.#cachedUnheard.size === 0 && Object.keys(this.#outputs).length > 0;
     const id = this.#promptId;
     const outputs = this.#outputs;
     this.#settle(async () => {

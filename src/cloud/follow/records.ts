@@ -28,8 +28,9 @@ export const asRecord = (s: JobRecord, promptId: string): JobRecord => ({ ...s, 
 
 /**
  * The record of a completed job, read until it lists outputs: `execution_success`
- * can precede the persisted outputs. Bounded; gives the last record read, or
- * `undefined` when the server keeps no records (the seed's status endpoint only).
+ * can precede the persisted outputs. Bounded; gives the last record read. A
+ * server that keeps no records (the spec's: a status endpoint only) lists the
+ * outputs in the job's status: that, as the record, or `undefined`.
  *
  * @example
  * ```ts
@@ -46,7 +47,13 @@ export async function readCompletedRecord(jobs: JobBackend, promptId: string, op
       // A local server writes a job's outputs together with its ending: nothing comes later.
       if (hasOutputs(last) || jobs.server === 'local') return last;
     } catch (err) {
-      if (err instanceof NotFoundError && last === undefined) return undefined;
+      if (err instanceof NotFoundError && last === undefined) {
+        const status = await Promise.resolve(jobs.getJobStatus(promptId, options)).catch((e: unknown) => {
+          if (e instanceof APIUserAbortError) throw e;
+          return undefined;
+        });
+        return hasOutputs(status) ? asRecord(status, promptId) : undefined;
+      }
       if (err instanceof APIUserAbortError) throw err;
       // A connection failure or a 5xx the transport's retries did not cure: read again below.
     }
