@@ -44,6 +44,8 @@ export interface NamedInput {
   step?: number;
   /** The class's default (from `object_info`). */
   default?: unknown;
+  /** A file the user uploads (`image_upload` …): set it to what `uploadImage()` answers. */
+  upload?: true;
 }
 
 /** A workflow's nodes, as `toJSON()` gives them (each with its class). */
@@ -133,6 +135,7 @@ function describe(entry: NamedInput, spec: unknown): void {
   if (values) entry.values = [...values];
   for (const k of ['min', 'max', 'step'] as const) if (typeof o[k] === 'number') entry[k] = o[k];
   if (o.default !== undefined) entry.default = o.default;
+  if (Object.keys(o).some((k) => k.endsWith('_upload') && o[k] === true)) entry.upload = true;
 }
 
 /** Gives each input its names: the ones that designate it alone (`id.input` always). */

@@ -130,6 +130,7 @@ describe('workflow.with()', () => {
 
   it('an upload becomes its file name, as with set()', () => {
     const wf = Workflow.from({ '1': { inputs: { image: 'example.png' }, class_type: 'LoadImage', _meta: { title: 'Load Photo' } } }, INFO);
+    expect(wf.inputs()[0]).toMatchObject({ type: 'COMBO', values: ['example.png'], upload: true });
     expect(wf.with({ image: { name: 'cat.png', subfolder: 'uploads', type: 'input' } }).toJSON()['1']!.inputs.image).toBe('uploads/cat.png');
   });
 
