@@ -136,7 +136,8 @@ export class Workflow<N extends NodeTypes<N> = Untyped> {
     const errors = issues.filter((i) => i.severity === 'error');
     if (errors.length > 0) throw new InvalidArgumentError(firstOf(errors), 'workflow', errors);
     const wf = new Workflow<M>(objectInfo);
-    for (const [id, node] of Object.entries(workflow)) wf.#store(id, node as StoredNode);
+    // Copied: a saved value (a list, an object) must not stay shared with the caller's file.
+    for (const [id, node] of Object.entries(workflow)) wf.#store(id, copyJSON(node as StoredNode, `workflow.${id}`));
     wf.#exposed = exposed;
     wf.#warnings = issues;
     return wf;
