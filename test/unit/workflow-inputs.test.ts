@@ -1,9 +1,12 @@
 // Named inputs: workflow.inputs() lists what can be set by name (with object_info: types,
 // ranges, allowed values, defaults), workflow.with() sets by those names on a new workflow.
 // Names: title.input, input alone when unique, id.input; matched whole (titles hold dots).
-// The exposed interface of an editor file (extra.linearData.inputs) is tested here through
-// inputs.ts's own functions, which Workflow passes its private interface to.
+// The exposed interface (extra.linearData.inputs) is tested through inputs.ts's own functions
+// and through small files saved in the editor (test/fixtures/named-inputs), converted with the
+// emulator's object_info.
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { buildObjectInfo } from '../../src/emulator/cloud-nodes.ts';
 import { InvalidArgumentError } from '../../src/errors.ts';
 import type { ObjectInfo } from '../../src/schemas/cloud.ts';
 import { namedInputs, resolveInputs } from '../../src/workflow/inputs.ts';
@@ -226,5 +229,59 @@ describe('an exposed interface (the editor\'s extra.linearData.inputs)', () => {
 
   it('an empty interface is no interface: every input', () => {
     expect(namedInputs(nodes, INFO, [])).toHaveLength(12);
+  });
+});
+
+describe('a workflow saved in the editor', () => {
+  const emulated = buildObjectInfo(['photo.png']) as unknown as ObjectInfo;
+  /** LoadImage "Load Photo" → ImageBlur "Soft blur" → ImageBlur "Hard.blur v2" → SaveImage (untitled). */
+  const saved = () => JSON.parse(readFileSync(new URL('../fixtures/named-inputs/blur-twice.json', import.meta.url), 'utf8'));
+  const withInterface = () => {
+    const json = saved();
+    json.extra.linearData = { inputs: [[3, 'blur_radius'], [4, 'filename_prefix', { height: 1 }]] };
+    return json;
+  };
+
+  it('names its inputs by the editor\'s titles (the default title of an untitled node too)', () => {
+    const wf = Workflow.fromEditor(saved(), emulated);
+    expect(namesOf(wf)).toEqual([
+      ['Load Photo.image', 'image', '1.image'],
+      ['Soft blur.blur_radius', '2.blur_radius'],
+      ['Soft blur.sigma', '2.sigma'],
+      ['Hard.blur v2.blur_radius', '3.blur_radius'],
+      ['Hard.blur v2.sigma', '3.sigma'],
+      ['Save Image.filename_prefix', 'filename_prefix', '4.filename_prefix'],
+    ]);
+    const sharp = wf.with({ 'Hard.blur v2.blur_radius': 5, filename_prefix: 'sharp', '2.sigma': 0.5 }).toJSON();
+    expect([sharp['3']!.inputs.blur_radius, sharp['4']!.inputs.filename_prefix, sharp['2']!.inputs.sigma]).toEqual([5, 'sharp', 0.5]);
+    expect(wf.toJSON()['3']!.inputs.blur_radius).toBe(9);
+    expect(refusal(() => wf.with({ blur_radius: 5 })).message).toBe(
+      'blur_radius: names 2 inputs: use "Soft blur.blur_radius" (#2 ImageBlur "Soft blur") or "Hard.blur v2.blur_radius" (#3 ImageBlur "Hard.blur v2")',
+    );
+    expect(refusal(() => wf.with({ 'Hard.blur v2.blur_radius': 99 })).message).toBe('#3 ImageBlur "Hard.blur v2": blur_radius: must be at most 31 (from 1 to 31), got 99');
+  });
+
+  it('with an app-mode interface: exactly its inputs, kept by with(), the others refused', () => {
+    const wf = Workflow.fromEditor(withInterface(), emulated);
+    expect(wf.inputs()).toEqual([
+      { names: ['Hard.blur v2.blur_radius', 'blur_radius', '3.blur_radius'], nodeId: '3', title: 'Hard.blur v2', classType: 'ImageBlur', input: 'blur_radius', type: 'INT', value: 9, min: 1, max: 31, step: 1, default: 1 },
+      { names: ['Save Image.filename_prefix', 'filename_prefix', '4.filename_prefix'], nodeId: '4', title: 'Save Image', classType: 'SaveImage', input: 'filename_prefix', type: 'STRING', value: 'blurred', default: 'PlatformUI' },
+    ]);
+    const next = wf.with({ blur_radius: 4 });
+    expect(next.toJSON()['3']!.inputs.blur_radius).toBe(4);
+    expect(next.inputs().map((i) => i.names[0])).toEqual(['Hard.blur v2.blur_radius', 'Save Image.filename_prefix']);
+    const outside = 'not in this workflow\'s interface: its editor file exposes only "Hard.blur v2.blur_radius", "Save Image.filename_prefix"';
+    expect(refusal(() => next.with({ sigma: 1 })).message).toBe(`sigma: ${outside}`);
+    expect(refusal(() => wf.with({ 'Load Photo.image': 'x.png' })).message).toBe(`Load Photo.image: ${outside}`);
+    // set() still reaches any input.
+    expect(wf.set('1.inputs.image', 'photo.png').toJSON()['1']!.inputs.image).toBe('photo.png');
+  });
+
+  it('with() keeps what the conversion warned of', () => {
+    const json = saved();
+    json.nodes[3].widgets_values.push('extra');
+    const wf = Workflow.fromEditor(json, emulated, { widgetValues: 'editor' });
+    expect(wf.warnings.map((w) => w.code)).toEqual(['widget_values_mismatch']);
+    expect(wf.with({ filename_prefix: 'x' }).warnings).toEqual(wf.warnings);
   });
 });

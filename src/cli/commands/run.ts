@@ -108,8 +108,8 @@ function listInputs(ctx: Context, wf: Workflow): number {
   }
   const allowed = (i: NamedInput) =>
     [
-      i.upload && 'a file: --input NAME=FILE uploads one',
-      i.values && `${clip(i.values.map((v) => JSON.stringify(v)).join(', '), 48)}${i.values.length > 1 ? ` (${i.values.length} values)` : ''}`,
+      // An upload's values are the server's files so far: what to pass is a file of one's own.
+      i.upload ? 'a file: --input NAME=FILE uploads one' : i.values && `${clip(i.values.map((v) => JSON.stringify(v)).join(', '), 48)}${i.values.length > 1 ? ` (${i.values.length} values)` : ''}`,
       rangeText(i.min, i.max).trim(),
       i.step !== undefined && `step ${i.step}`,
       i.default !== undefined && `default ${JSON.stringify(i.default)}`,
@@ -131,7 +131,7 @@ interface Upload {
 }
 
 async function planUpload(wf: Workflow, text: string): Promise<Upload> {
-  const { left, right } = parseAssignment(text, '--input', '[NODE.]INPUT=FILE, like image=./photo.png');
+  const { left, right } = parseAssignment(text, '--input', 'NAME=FILE, like image=./photo.png');
   const { node, input } = findInput(wf, left, '--input', true);
   const info = await stat(right).catch((err: unknown) => {
     throw unreadable(`--input ${left}`, right, err);
@@ -182,7 +182,7 @@ export const run: Command = {
   ].join('\n'),
   options: {
     set: { type: 'string', multiple: true, value: 'NAME=VALUE', help: 'set an input ("Positive prompt.text=a cat", seed=42, 3.steps=20)' },
-    input: { type: 'string', multiple: true, value: '[NODE.]INPUT=FILE', help: 'upload FILE and put its name into that input (image=./photo.png)' },
+    input: { type: 'string', multiple: true, value: 'NAME=FILE', help: 'upload FILE and put its name into that input (image=./photo.png)' },
     out: { type: 'string', value: 'DIR', help: 'where the outputs go (default: .; created if missing; existing files are kept)' },
     validate: { type: 'boolean', help: "check the workflow against the server's object_info first (nothing is submitted if it has errors)" },
     'list-inputs': { type: 'boolean', help: 'list the inputs --set can name (type, value, allowed values, range, default), after any --set; run nothing' },
