@@ -169,7 +169,21 @@ describe('platformui run --set by name on an API-format file', () => {
       expect(r.code, `${name}\n${r.stderr}`).toBe(0);
       expect(ran(emu, r.stdout)['3']!.inputs.filename_prefix, name).toBe(prefix);
     }
+    // NODE.INPUT also reaches an input a link feeds: the images saved straight from the loader.
+    const relinked = await cli(['run', INVERT, '--input', `image=${photo}`, '--set', `3.inputs.images=["1", 0]`, '--set', `filename_prefix=${unique('relinked')}`, '--out', outDir(), '--server', emu.url]);
+    expect(relinked.code, relinked.stderr).toBe(0);
+    expect(ran(emu, relinked.stdout)['3']!.inputs.images).toEqual(['1', 0]);
     expect(objectInfoReads(emu)).toBe(0);
+  });
+
+  it('a title with dots is matched whole, in --input as in --set', async () => {
+    const dotted = join(dir, 'dotted.json');
+    const json = JSON.parse(readFileSync(INVERT, 'utf8'));
+    json['1']._meta.title = 'Photo v1.2';
+    writeFileSync(dotted, JSON.stringify(json));
+    const r = await cli(['run', dotted, '--input', `Photo v1.2.image=${photo}`, '--set', `Photo v1.2.image="x.png"`, '--set', `filename_prefix=${unique('dotted')}`, '--out', outDir(), '--server', emu.url]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^Uploaded .*photo\.png as \S+ for #1 LoadImage "Photo v1\.2"\.image$/m);
   });
 });
 

@@ -227,6 +227,11 @@ describe('an exposed interface (the editor\'s extra.linearData.inputs)', () => {
     expect(refusal(() => resolveInputs(nodes, INFO, exposed, { sed: 1 })).message).toBe('sed: no such input (did you mean "seed"?); the workflow\'s inputs: "Positive prompt.text", "KSampler.seed"');
   });
 
+  it('takes an exposed input as it is, even one a link feeds (the file says so)', () => {
+    const inputs = namedInputs(nodes, INFO, [{ nodeId: '7', input: 'clip' }]);
+    expect(inputs).toEqual([{ names: ['Negative prompt.clip', 'clip', '7.clip'], nodeId: '7', title: 'Negative prompt', classType: 'CLIPTextEncode', input: 'clip', type: 'CLIP', value: ['4', 1] }]);
+  });
+
   it('an empty interface is no interface: every input', () => {
     expect(namedInputs(nodes, INFO, [])).toHaveLength(12);
   });
