@@ -19,6 +19,17 @@ const browserPlatform: NonNullable<Options['esbuildPlugins']>[number] = {
   },
 };
 
+// CloudClient loads the editor-format converter on first use (`import()`, issue 25). In the browser
+// build that import names a file of its own, self-contained, so an app bundler makes it a chunk
+// loaded only when an editor workflow is passed. (A shared chunk would not do: esbuild's code
+// splitting assigns whole modules to chunks, and the app needs other parts of that module at start.)
+const lazyEditor: NonNullable<Options['esbuildPlugins']>[number] = {
+  name: 'lazy-editor',
+  setup(build) {
+    build.onResolve({ filter: /workflow\/editor\.ts$/ }, (args) => (args.kind === 'dynamic-import' ? { path: './editor.browser.js', external: true } : undefined));
+  },
+};
+
 // One bundle per entry: cold import time grows with the number of ESM files
 // loaded (DESIGN §7), so the published entries are bundled, deps kept external.
 // No source maps in the package (issue 24): they were over half of it, and the
@@ -51,6 +62,17 @@ export default defineConfig([
   },
   {
     entry: { 'index.browser': 'src/index.ts' },
+    format: ['esm'],
+    target: 'es2022',
+    platform: 'browser',
+    external,
+    removeNodeProtocol,
+    treeshake: true,
+    esbuildPlugins: [browserPlatform, lazyEditor],
+  },
+  {
+    // What CloudClient imports on first use, self-contained (see lazyEditor).
+    entry: { 'editor.browser': 'src/workflow/editor.ts' },
     format: ['esm'],
     target: 'es2022',
     platform: 'browser',

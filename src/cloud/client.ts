@@ -35,7 +35,8 @@ import { submitWithId } from './submission.ts';
 import { randomUuid } from './uuid.ts';
 import { followJob, runJob, waitForJob, type FollowOptions, type JobResult, type RunOptions, type WaitForJobOptions } from './run.ts';
 import { CloudSocket, type CloudSocketOptions } from './socket.ts';
-import { validateWorkflow, type WorkflowIssue } from '../workflow/validate.ts';
+import { firstOf, isEditorFormat, validateWorkflow, type WorkflowIssue } from '../workflow/validate.ts';
+import type { EditorOptions } from '../workflow/editor.ts';
 import type { RegistryClient } from '../registry/client.ts';
 
 /** A Node `Readable` (typed structurally so browser users need no Node types). */
@@ -152,17 +153,39 @@ export interface SubmitOptions extends RequestOptions {
    * `run()` uses for its own `signal`.
    */
   stopBefore?: AbortSignal;
+  /**
+   * For a workflow in the editor's saved format: what to do with a node
+   * whose widget values do not fit its class on this server (see
+   * {@link EditorOptions.widgetValues}). Default `'strict'`.
+   */
+  widgetValues?: EditorOptions['widgetValues'];
 }
 
 /**
  * A workflow as `submit`, `run` and `validateWorkflow` take it: API-format
- * JSON, or anything that gives it from `toJSON()` (a `Workflow` builder).
+ * JSON, anything that gives it from `toJSON()` (a `Workflow` builder), or a
+ * workflow saved in the editor (`nodes` and `links`), converted with the
+ * server's `object_info` as the editor converts it before it submits.
  */
-export type WorkflowInput = Workflow | { toJSON(): Workflow };
+export type WorkflowInput = Workflow | { toJSON(): Workflow } | EditorWorkflowJSON;
+
+/** A workflow in the editor's saved format, as far as the clients tell it apart: `nodes` and `links` arrays. */
+export interface EditorWorkflowJSON {
+  nodes: unknown[];
+  links: unknown[];
+  [member: string]: unknown;
+}
 
 /** The API-format JSON of a workflow input (a node keyed `toJSON` is an object, never a function). */
-export const jsonOf = (w: WorkflowInput): Workflow =>
+export const jsonOf = (w: WorkflowInput): Workflow | EditorWorkflowJSON =>
   typeof w === 'object' && w !== null && typeof (w as { toJSON?: unknown }).toJSON === 'function' ? (w as { toJSON(): Workflow }).toJSON() : (w as Workflow);
+
+/**
+ * `extraData` with the saved workflow as the editor sends it
+ * (`extra_pnginfo.workflow`), so that the outputs open in the editor as the
+ * graph that was saved; the caller's own `extra_pnginfo` wins.
+ */
+export const withSavedWorkflow = (saved: object, extraData: Record<string, unknown> | undefined): Record<string, unknown> => ({ extra_pnginfo: { workflow: saved }, ...extraData });
 
 /** Options of {@link CloudClient.validateWorkflow}. */
 export interface ValidateWorkflowOptions extends RequestOptions {
@@ -174,6 +197,8 @@ export interface ValidateWorkflowOptions extends RequestOptions {
    * `registry.findMissingPacks` (no registry request when every class is known).
    */
   registry?: Pick<RegistryClient, 'findMissingPacks'>;
+  /** For a workflow in the editor's saved format: see {@link SubmitOptions.widgetValues}. */
+  widgetValues?: EditorOptions['widgetValues'];
 }
 
 const STATUS_OVER_SUBMISSION = new Set([401, 402, 403, 429]);
@@ -277,19 +302,44 @@ export class CloudClient implements JobBackend {
    * ```
    */
   async validateWorkflow(workflow: WorkflowInput, options: ValidateWorkflowOptions = {}): Promise<WorkflowIssue[]> {
-    const { refresh, registry, ...request } = options;
+    const { refresh, registry, widgetValues, ...request } = options;
+    const json = jsonOf(workflow);
+    const objectInfo = await this.#cachedObjectInfo(request, refresh);
+    const packs = registry && (await registry.findMissingPacks(json as Workflow, { objectInfo, ...(request.signal ? { signal: request.signal } : {}) }));
+    if (!isEditorFormat(json)) return validateWorkflow(json, objectInfo, packs ? { packs } : {});
+    // The editor's format: what stops its conversion, else what it changed and what the server would refuse.
+    const { workflow: prompt, issues } = (await editor()).convertEditorWorkflow(json, objectInfo, { ...(packs ? { packs } : {}), ...(widgetValues ? { widgetValues } : {}) });
+    return issues.some((i) => i.severity === 'error') ? issues : [...issues, ...validateWorkflow(prompt, objectInfo, packs ? { packs } : {})];
+  }
+
+  /** `object_info`, fetched on first use (or with `refresh`) and kept; a failed fetch is not kept. */
+  #cachedObjectInfo(request: RequestOptions, refresh?: boolean): Promise<ObjectInfo> {
     if (refresh || !this.#objectInfo) {
       const fetching = Promise.resolve(this.getObjectInfo(request));
       this.#objectInfo = fetching;
-      // A failed fetch is not kept: the next call tries again.
       fetching.catch(() => {
         if (this.#objectInfo === fetching) this.#objectInfo = undefined;
       });
     }
+    return this.#objectInfo!;
+  }
+
+  /**
+   * The API-format prompt of a workflow input. The editor's saved format is
+   * converted with this server's `object_info` (the converter loads on first
+   * use: an app that never passes one never downloads it), and `extraData`
+   * then carries the saved workflow, as the editor sends it.
+   */
+  async #prompt(workflow: WorkflowInput, options: SubmitOptions): Promise<{ prompt: Workflow; extraData?: Record<string, unknown> }> {
     const json = jsonOf(workflow);
-    const objectInfo = await this.#objectInfo!;
-    const packs = registry && (await registry.findMissingPacks(json, { objectInfo, ...(request.signal ? { signal: request.signal } : {}) }));
-    return validateWorkflow(json, objectInfo, packs ? { packs } : {});
+    if (!isEditorFormat(json)) return { prompt: json };
+    const { headers, signal, timeout, retry } = options;
+    const info = await this.#cachedObjectInfo({ headers, signal, timeout, retry });
+    const { workflow: prompt, issues } = (await editor()).convertEditorWorkflow(json, info, options.widgetValues ? { widgetValues: options.widgetValues } : {});
+    const errors = issues.filter((i) => i.severity === 'error');
+    if (errors.length > 0) throw new InvalidArgumentError(firstOf(errors), 'workflow', errors);
+    for (const w of issues) this.log.warn?.(w.message, { nodeId: w.nodeId, code: w.code });
+    return { prompt, extraData: withSavedWorkflow(json, options.extraData) };
   }
 
   /**
@@ -349,16 +399,17 @@ export class CloudClient implements JobBackend {
    */
   submit(workflow: WorkflowInput, options: SubmitOptions = {}): APIPromise<SubmissionResponse & { prompt_id: string }> {
     return APIPromise.from(async () => {
-      const prompt = checkArgs(rules.Workflow, jsonOf(workflow), 'workflow');
-      if (Object.keys(prompt).length === 0) throw new InvalidArgumentError('has no nodes', 'workflow');
       checkArgs(rules.SubmitOptionsParams, options, 'options');
+      const converted = await this.#prompt(workflow, options);
+      const prompt = checkArgs(rules.Workflow, converted.prompt, 'workflow');
+      if (Object.keys(prompt).length === 0) throw new InvalidArgumentError('has no nodes', 'workflow');
       const id = options.promptId ?? randomUuid();
       if (options.validate) {
         // The submission's own options go along unread: object_info is fetched with its request options.
         const issues = await this.validateWorkflow(prompt, options);
         if (issues.some((i) => i.severity === 'error')) throw new WorkflowValidationError(issues);
       }
-      const extra: Record<string, unknown> = { ...options.extraData };
+      const extra: Record<string, unknown> = { ...(converted.extraData ?? options.extraData) };
       if (options.partnerApiKey !== undefined) {
         extra.api_key_platform_org = options.partnerApiKey === true ? await this.#transport.credential() : options.partnerApiKey;
         this.#transport.rememberSecret(extra.api_key_platform_org as string);
@@ -607,8 +658,10 @@ export class CloudClient implements JobBackend {
    * ```
    */
   async run(workflow: WorkflowInput, options: RunOptions = {}): Promise<JobResult> {
-    const json = jsonOf(workflow);
-    return this.#withSocket(options, (socket) => runJob(this, socket, json, options));
+    checkFollowOptions(options);
+    // Converted here, not in submit(): the job's log lines count the nodes the server gets.
+    const { prompt, extraData } = await this.#prompt(workflow, options);
+    return this.#withSocket(options, (socket) => runJob(this, socket, prompt, extraData ? { ...options, extraData } : options));
   }
 
   /**
@@ -631,9 +684,7 @@ export class CloudClient implements JobBackend {
 
   /** Runs `task` on the shared socket, checking the timing options first; a socket opened only for runs closes after the last. */
   async #withSocket(options: FollowOptions, task: (socket: CloudSocket) => Promise<JobResult>): Promise<JobResult> {
-    checkTimeout(options.timeout, 'timeout');
-    checkInterval(options.pollInterval, 'pollInterval');
-    if (options.serverLostAfter !== Infinity) checkInterval(options.serverLostAfter, 'serverLostAfter', ' or Infinity');
+    checkFollowOptions(options);
     // A socket that run() opened by itself closes after the last run, so a script
     // that never calls connect() or close() can still exit.
     if (!this.#socket || this.#socket.state === 'closed') this.#closeWhenIdle = true;
@@ -675,6 +726,16 @@ export class CloudClient implements JobBackend {
     });
   }
 }
+
+/** The timing options of `run()` and `follow()`, checked before any request. */
+function checkFollowOptions(options: FollowOptions): void {
+  checkTimeout(options.timeout, 'timeout');
+  checkInterval(options.pollInterval, 'pollInterval');
+  if (options.serverLostAfter !== Infinity) checkInterval(options.serverLostAfter, 'serverLostAfter', ' or Infinity');
+}
+
+/** The editor-format converter, loaded on first use (a chunk of its own in a browser app). */
+const editor = () => import('../workflow/editor.ts');
 
 async function multipart(file: UploadInput, fields: Record<string, string>, filename?: string): Promise<{ body: RequestBody; headers: Record<string, string> }> {
   if (typeof file === 'string') {

@@ -403,6 +403,7 @@ export const SubmitOptionsParams = z.looseObject({
   promptId: opt(z.string().check(z.minLength(1))),
   resubmitUnconfirmed: opt(z.boolean()),
   confirmWithin: opt(z.number().check(z.gte(0))),
+  widgetValues: opt(z.enum(['strict', 'editor'])),
 });
 
 /** The job ids of `cancel()`: at least one, none empty. */

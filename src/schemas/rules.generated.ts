@@ -1299,6 +1299,7 @@ export const SubmitOptionsParams: Typed<z.output<typeof S.SubmitOptionsParams>> 
     promptId: { type: 'optional', of: { type: 'string', min: 1 } },
     resubmitUnconfirmed: 'boolean?',
     confirmWithin: { type: 'optional', of: { type: 'number', min: 0 } },
+    widgetValues: { type: 'optional', of: { type: 'values', values: ['strict', 'editor'] } },
   },
   is: isSubmitOptionsParams,
 };
@@ -1311,7 +1312,8 @@ function isSubmitOptionsParams(v: any): boolean {
     optBoolean(v.validate) &&
     (v.promptId === undefined || (typeof v.promptId === 'string' && v.promptId !== '')) &&
     optBoolean(v.resubmitUnconfirmed) &&
-    (v.confirmWithin === undefined || (Number.isFinite(v.confirmWithin) && (v.confirmWithin as number) >= 0))
+    (v.confirmWithin === undefined || (Number.isFinite(v.confirmWithin) && (v.confirmWithin as number) >= 0)) &&
+    (v.widgetValues === undefined || (v.widgetValues === "strict" || v.widgetValues === "editor"))
   );
 }
 export const Task: Typed<z.output<typeof S.Task>> = {

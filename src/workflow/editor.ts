@@ -154,7 +154,7 @@ class Conversion {
 
     if (this.#issues.some((i) => i.severity === 'error')) return { workflow: {}, issues: this.#issues };
     const workflow: WorkflowJSON = {};
-    for (const key of [...this.#out.keys()].sort(byId)) workflow[key] = this.#out.get(key)!;
+    for (const key of [...this.#out.keys()].sort(byId)) put(workflow, key, this.#out.get(key)!);
     // Clean-up (5.10): a link to a node that was not emitted (a muted one) is deleted, value or not.
     for (const node of Object.values(workflow)) {
       for (const [name, value] of Object.entries(node.inputs)) {
@@ -256,17 +256,17 @@ class Conversion {
       if (!slot.sent) return;
       const value = pushed?.has(slot.name) ? pushed.get(slot.name) : values[i];
       // A preview-only widget sends nothing (its value is undefined, dropped by JSON).
-      if (value !== undefined) inputs[slot.name] = sentValue(slot, value, this.#random);
+      if (value !== undefined) put(inputs, slot.name, sentValue(slot, copied(value), this.#random));
     });
     for (const input of node.inputs) {
       if (input.link === undefined) continue;
       const origin = this.#resolveLink(scope, input.link, input.type, { key, node, input: input.name });
-      if (origin && 'key' in origin) inputs[input.name] = [origin.key, origin.slot];
+      if (origin && 'key' in origin) put(inputs, input.name, [origin.key, origin.slot]);
       else if (origin && input.widget !== undefined) {
         // A subgraph input left unconnected outside: a promoted widget sends the instance's value (5.9).
         const value = promotedValue(origin.unconnected, origin.index);
         const slot = layout.slots.find((s) => s.sent && s.name === input.name);
-        if (value !== undefined && slot) inputs[input.name] = sentValue(slot, value, this.#random);
+        if (value !== undefined && slot) put(inputs, input.name, sentValue(slot, copied(value), this.#random));
       }
     }
     const title = node.title || displayName(this.#info, node.type);
@@ -426,6 +426,15 @@ function promotedTarget(def: Graph, instance: SavedNode, name: string, path: str
   }
   return undefined;
 }
+
+/** `target[key] = value` as an own member, even for `"__proto__"` (which assignment would take as the prototype). */
+function put(target: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true });
+  else target[key] = value;
+}
+
+/** A saved value the workflow may keep: lists and objects copied, so it shares nothing with the caller's file. */
+const copied = (value: unknown): unknown => (typeof value === 'object' && value !== null ? structuredClone(value) : value);
 
 /** The editor's slot-type test (LG): `*`, `""` and 0 match all; else case-insensitive equality or a shared member of comma lists. */
 function compatible(a: string, b: string): boolean {

@@ -428,13 +428,29 @@ export const DIGITS = /^\d+$/;
 
 /** Node ids the way people number them: `2` before `10` (and `5:10` after `5:2`). */
 export function byId(a: string, b: string): number {
-  // localeCompare is slow enough to dominate a large workflow: only ids that are not plain digits need it.
+  // localeCompare is slow enough to dominate a large workflow: only ids that are not digits (or subgraph paths of digits) need it.
   if (DIGITS.test(a) && DIGITS.test(b)) return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
+  if (PATH.test(a) && PATH.test(b)) {
+    const [x, y] = [a.split(':'), b.split(':')];
+    for (let i = 0; i < Math.min(x.length, y.length); i++) {
+      const order = byId(x[i]!, y[i]!);
+      if (order !== 0) return order;
+    }
+    return x.length - y.length;
+  }
   return a.localeCompare(b, 'en', { numeric: true });
 }
+/** A subgraph node's id: the instance ids on its path and its own, joined by `:` (`10:2:1`). */
+const PATH = /^\d+(:\d+)+$|^\d+$/;
 
 /** A type the server's newer node API works out per workflow (`COMFY_AUTOGROW_V3`, `COMFY_MATCHTYPE_V3` …): not judged. */
 const isDynamic = (type: string): boolean => /^COMFY_\w+_V3$/.test(type);
+
+/** The first issue's message, and how many more there are. */
+export function firstOf(issues: readonly WorkflowIssue[]): string {
+  const more = issues.length > 1 ? ` (+${issues.length - 1} more: see err.issues)` : '';
+  return `${issues[0]!.message}${more}`;
+}
 
 const whole = (code: WorkflowIssueCode, message: string): WorkflowIssue => ({ severity: 'error', code, path: [], message });
 

@@ -16,7 +16,7 @@ import { describeValue } from '../schemas/explain.ts';
 import { isObject } from '../schemas/rule.ts';
 import type { AddOptions, InputPath, InputsOf, NodeSelector, NodeTypes, Untyped, WorkflowJSON } from './types.ts';
 import { copyJSON, inspectAs, NodeHandle, setOwn, type StoredNode } from './node-handle.ts';
-import { asLink, at, byId, DIGITS, isEditorFormat, label, titleOf, validateWorkflow, type WorkflowIssue } from './validate.ts';
+import { asLink, at, byId, DIGITS, firstOf, isEditorFormat, label, titleOf, validateWorkflow, type WorkflowIssue } from './validate.ts';
 import { convertEditorWorkflow, type EditorOptions, type ExposedInput } from './editor.ts';
 import { namedInputs, resolveInputs, type NamedInput } from './inputs.ts';
 
@@ -136,8 +136,8 @@ export class Workflow<N extends NodeTypes<N> = Untyped> {
     const errors = issues.filter((i) => i.severity === 'error');
     if (errors.length > 0) throw new InvalidArgumentError(firstOf(errors), 'workflow', errors);
     const wf = new Workflow<M>(objectInfo);
-    // Copied: a saved value (a list, an object) must not stay shared with the caller's file.
-    for (const [id, node] of Object.entries(workflow)) wf.#store(id, copyJSON(node as StoredNode, `workflow.${id}`));
+    // Not copied again: the converter's nodes are its own, and share no value with the caller's file.
+    for (const [id, node] of Object.entries(workflow)) wf.#store(id, node as StoredNode);
     wf.#exposed = exposed;
     wf.#warnings = issues;
     return wf;
@@ -526,10 +526,4 @@ function parseJSON(text: string): unknown {
   } catch (err) {
     throw new InvalidArgumentError(`is not JSON (${(err as Error).message}): pass the JSON text or the parsed object`, 'workflow', undefined, { cause: err });
   }
-}
-
-/** The first issue's message, and how many more there are. */
-function firstOf(issues: readonly WorkflowIssue[]): string {
-  const more = issues.length > 1 ? ` (+${issues.length - 1} more: see err.issues)` : '';
-  return `${issues[0]!.message}${more}`;
 }

@@ -16,11 +16,12 @@
 import { APIConnectionError, APIUserAbortError, ExecutionError, InvalidArgumentError, JobCancelledError, PlacementError, PoolClosedError, ServerLostError } from '../../errors.ts';
 import { createLog, describeError, type Log } from '../../transport/log.ts';
 import { checkInterval } from '../../transport/options.ts';
-import { CloudClient, type WorkflowInput } from '../client.ts';
+import type { Workflow } from '../../schemas/cloud.ts';
+import { CloudClient, withSavedWorkflow, type WorkflowInput } from '../client.ts';
 import { Health, newServer, type Server } from './health.ts';
 import { newJob, type Entry } from './job.ts';
 import { decideAfterFailure, type FailureFacts } from './move.ts';
-import { canRun, choose, missingOn, nowhere } from './placement.ts';
+import { canRun, choose, judge, nowhere } from './placement.ts';
 import type { CloudPoolOptions, PoolEvents, PoolJob, PoolJobResult, PoolRunOptions, PoolServer, PoolServerStatus } from './types.ts';
 import { readInputs, uploadInputs } from './uploads.ts';
 import { StartWindow, WaitingLine } from './waiting.ts';
@@ -91,7 +92,7 @@ export class CloudPool {
       {
         nodes: (s, info) => {
           // Its nodes may have changed (it restarted with others): judge the waiting jobs again.
-          for (const e of this.#waiting) e.verdicts.set(s.id, missingOn(e.workflow, info, e.uploaded));
+          for (const e of this.#waiting) e.verdicts.set(s.id, judge(e, s.id, info));
           this.#rejectUnplaceable();
           this.#drain();
         },
@@ -228,7 +229,7 @@ export class CloudPool {
   #enqueue(entry: Entry, first = false): void {
     entry.state = 'queued';
     entry.server = undefined;
-    for (const s of this.#servers) if (s.info && !entry.verdicts.has(s.id)) entry.verdicts.set(s.id, missingOn(entry.workflow, s.info, entry.uploaded));
+    for (const s of this.#servers) if (s.info && !entry.verdicts.has(s.id)) entry.verdicts.set(s.id, judge(entry, s.id, s.info));
     if (this.#unplaceable(entry)) return;
     if (this.#servers.some((s) => s.state === 'down')) this.#armExpiry();
     // No waiting job could be placed before this one came (drain leaves none that can): only it may go now.
@@ -292,7 +293,8 @@ export class CloudPool {
     const at: { stage: FailureFacts['stage'] } = { stage: 'submit' };
     const { inputs, priority: _priority, onSubmitted, signal: _signal, stopOnAbort = true, ...runOptions } = entry.options;
     try {
-      let workflow = entry.workflow;
+      // The editor's format: the workflow converted with this server's object_info when it was judged.
+      let workflow = entry.converted.get(s.id) ?? (entry.workflow as Workflow);
       if (inputs) {
         const files = await (entry.files ??= readInputs(inputs));
         at.stage = 'upload';
@@ -301,6 +303,7 @@ export class CloudPool {
       }
       const result = await s.client.run(workflow, {
         ...runOptions,
+        ...(entry.converted.size > 0 ? { extraData: withSavedWorkflow(entry.workflow, runOptions.extraData) } : {}),
         signal: entry.stop.signal,
         stopOnAbort: false, // the pool decides: close() without cancel must leave the job running
         serverLostAfter: runOptions.serverLostAfter ?? this.#lostAfter,

@@ -8,16 +8,19 @@ import { InvalidArgumentError } from '../../errors.ts';
 import type { Workflow } from '../../schemas/cloud.ts';
 import { isObject } from '../../schemas/rule.ts';
 import { checkInterval, checkTimeout } from '../../transport/options.ts';
-import { jsonOf, type WorkflowInput } from '../client.ts';
+import { isEditorFormat } from '../../workflow/validate.ts';
+import { jsonOf, type EditorWorkflowJSON, type WorkflowInput } from '../client.ts';
 import type { Server } from './health.ts';
-import type { Judged } from './placement.ts';
+import type { Convertible, Judged } from './placement.ts';
 import type { PoolJob, PoolJobResult, PoolRunOptions } from './types.ts';
 import { checkInputs, type InputFile } from './uploads.ts';
 
 /** A job of the pool, from `submit()` until it settles. */
-export interface Entry extends Judged {
+export interface Entry extends Judged, Convertible {
   readonly priority: number;
-  readonly workflow: Workflow;
+  /** As handed over: API format, or the editor's (then converted per server, in `converted`). */
+  readonly workflow: Workflow | EditorWorkflowJSON;
+  readonly converted: Map<string, Workflow>;
   readonly options: PoolRunOptions;
   /** The input paths the pool fills with an upload: their placeholder values are not judged. */
   readonly uploaded: ReadonlySet<string>;
@@ -48,10 +51,11 @@ export interface Entry extends Judged {
  */
 export function newJob(workflow: WorkflowInput, options: PoolRunOptions, cancel: (entry: Entry) => void): { entry: Entry; job: PoolJob } {
   const json = jsonOf(workflow);
-  if (!isObject(json)) throw new InvalidArgumentError('must be an API-format workflow (an object of nodes)', 'workflow');
+  if (!isObject(json)) throw new InvalidArgumentError('must be a workflow: API format (an object of nodes) or as the editor saves it', 'workflow');
   const priority = options.priority ?? 0;
   if (typeof priority !== 'number' || Number.isNaN(priority)) throw new InvalidArgumentError(`must be a number, got ${String(priority)}`, 'priority');
-  const uploaded = checkInputs(json, options.inputs);
+  // The editor's format has its node ids only once converted for a server: its input paths are judged there.
+  const uploaded = checkInputs(isEditorFormat(json) ? undefined : json, options.inputs);
   checkTimeout(options.timeout, 'timeout');
   checkInterval(options.pollInterval, 'pollInterval');
   if (options.serverLostAfter !== Infinity) checkInterval(options.serverLostAfter, 'serverLostAfter', ' or Infinity');
@@ -61,6 +65,7 @@ export function newJob(workflow: WorkflowInput, options: PoolRunOptions, cancel:
   const entry: Entry = {
     priority,
     workflow: structuredClone(json),
+    converted: new Map(),
     options,
     uploaded,
     verdicts: new Map(),

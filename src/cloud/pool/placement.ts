@@ -6,7 +6,9 @@
  * @module
  */
 import type { ObjectInfo, Workflow } from '../../schemas/cloud.ts';
-import { validateWorkflow } from '../../workflow/validate.ts';
+import { convertEditorWorkflow, type EditorOptions } from '../../workflow/editor.ts';
+import { isEditorFormat, validateWorkflow } from '../../workflow/validate.ts';
+import type { EditorWorkflowJSON } from '../client.ts';
 
 /** What placement needs to know of one server. */
 export interface Placeable {
@@ -51,6 +53,34 @@ export function missingOn(workflow: Workflow, objectInfo: ObjectInfo, uploaded: 
   return validateWorkflow(workflow, objectInfo)
     .filter((i) => (i.code === 'value_not_in_list' || (i.code === 'unknown_class' && i.severity === 'error')) && !uploaded.has(`${i.nodeId}.inputs.${i.input}`))
     .map((i) => i.message);
+}
+
+/** What judging a job needs: its workflow as handed over, and where the ones converted for each server go. */
+export interface Convertible {
+  readonly workflow: Workflow | EditorWorkflowJSON;
+  readonly uploaded: ReadonlySet<string>;
+  /** A workflow in the editor's format, converted with each server's object_info, by server id. */
+  readonly converted: Map<string, Workflow>;
+  readonly options: Pick<EditorOptions, 'widgetValues'>;
+}
+
+/**
+ * {@link missingOn} for a job on one server. A workflow in the editor's
+ * format is converted with that server's `object_info` first (two servers
+ * may lay a node's widgets out differently): what stops the conversion there
+ * is a miss, and the workflow converted for the server is kept for it.
+ */
+export function judge(job: Convertible, serverId: string, objectInfo: ObjectInfo): string[] {
+  if (!isEditorFormat(job.workflow)) return missingOn(job.workflow as Workflow, objectInfo, job.uploaded);
+  const { workflow, issues } = convertEditorWorkflow(job.workflow, objectInfo, job.options.widgetValues ? { widgetValues: job.options.widgetValues } : {});
+  const errors = issues.filter((i) => i.severity === 'error').map((i) => i.message);
+  for (const at of job.uploaded) {
+    const nodeId = at.slice(0, at.lastIndexOf('.inputs.'));
+    if (!Object.hasOwn(workflow, nodeId)) errors.push(`inputs: ${at} names no node of the workflow as converted for this server`);
+  }
+  if (errors.length > 0) return errors;
+  job.converted.set(serverId, workflow);
+  return missingOn(workflow, objectInfo, job.uploaded);
 }
 
 /**

@@ -30,14 +30,14 @@ export interface UploadTarget {
   uploads: Map<string, Promise<UploadResponse>>;
 }
 
-/** Checks `inputs` against the workflow before anything is queued; returns their paths. */
-export function checkInputs(workflow: Workflow, inputs: Record<string, PoolInput> | undefined): Set<string> {
+/** Checks `inputs` against the workflow (when its node ids are known: API format) before anything is queued; returns their paths. */
+export function checkInputs(workflow: Workflow | undefined, inputs: Record<string, PoolInput> | undefined): Set<string> {
   if (inputs === undefined) return new Set();
   if (!isObject(inputs)) throw new InvalidArgumentError("must be an object of files by input path ('10.inputs.image')", 'inputs');
   for (const [at, file] of Object.entries(inputs)) {
     const [nodeId, input] = split(at) ?? [];
-    const node = nodeId ? workflow[nodeId] : undefined;
-    if (!node || !isObject(node.inputs) || !input) throw new InvalidArgumentError(`must name an input of a node of the workflow, as 'nodeId.inputs.name'`, `inputs.${at}`);
+    const node = nodeId && workflow ? workflow[nodeId] : { inputs: {} };
+    if (!nodeId || !node || !isObject(node.inputs) || !input) throw new InvalidArgumentError(`must name an input of a node of the workflow, as 'nodeId.inputs.name'`, `inputs.${at}`);
     const ok = file instanceof Blob || file instanceof Uint8Array || file instanceof ArrayBuffer || typeof file === 'string';
     if (!ok) throw new InvalidArgumentError('must be a Blob, bytes or (Node) a file path: a stream can be read only once, and a job may need its file on a second server', `inputs.${at}`);
   }
