@@ -94,6 +94,21 @@ describe('platformui run on a file saved in the editor (a local server)', () => 
     expect(objectInfoReads(emu)).toBe(1);
   });
 
+  it('run as saved: the SDK converts it and sends the saved graph along (extra_pnginfo), as the editor does; changed, it does not', async () => {
+    emu.cloud.addFile('photo.png', makePng(8, 8, 1));
+    emu.requests.length = 0;
+    const saved = JSON.parse(readFileSync(SAVED, 'utf8'));
+    const r = await cli(['run', SAVED, '--out', outDir(), '--server', emu.url]);
+    expect(r.code, r.stderr).toBe(0);
+    const job = emu.cloud.engine.jobs.get(/^Submitted job (\S+)$/m.exec(r.stdout)![1]!)!;
+    expect(job.extraData.extra_pnginfo).toEqual({ workflow: saved });
+    expect(job.prompt['3']!.inputs).toMatchObject({ blur_radius: 9, sigma: 3 });
+    expect(objectInfoReads(emu)).toBe(1);
+    const changed = await cli(['run', SAVED, '--set', `filename_prefix=${unique('changed')}`, '--out', outDir(), '--server', emu.url]);
+    expect(changed.code, changed.stderr).toBe(0);
+    expect(emu.cloud.engine.jobs.get(/^Submitted job (\S+)$/m.exec(changed.stdout)![1]!)!.extraData.extra_pnginfo).toBeUndefined();
+  });
+
   it('--list-inputs: the names --set takes, with types, values and ranges; nothing run', async () => {
     emu.requests.length = 0;
     const r = await cli(['run', SAVED, '--list-inputs', '--set', 'Soft blur.blur_radius=4', '--server', emu.url]);
@@ -208,5 +223,16 @@ describe('platformui run on a file saved in the editor, over several --server', 
     expect(r.stdout).toMatch(new RegExp(`^Placed on ${a.url.replace(/[.:/]/g, '\\$&')}$`, 'm'));
     expect(readdirSync(out)).toEqual([`${prefix}_00001_.png`]);
     expect(ran(a, r.stdout)['4']!.inputs.filename_prefix).toBe(prefix);
+  });
+
+  it('run as saved, the pool converts it for the server it places it on, and sends the saved graph along', async () => {
+    const b = await startEmulator({ personality: 'local', cloud: { stepMs: 5 } });
+    for (const e of [a, b]) e.cloud.addFile('photo.png', makePng(8, 8, 2));
+    const r = await cli(['run', SAVED, '--out', outDir(), '--server', a.url, '--server', b.url]);
+    await b.close();
+    expect(r.code, r.stderr).toBe(0);
+    const id = /^Submitted job (\S+)$/m.exec(r.stdout)![1]!;
+    const job = a.cloud.engine.jobs.get(id) ?? b.cloud.engine.jobs.get(id)!;
+    expect(job.extraData.extra_pnginfo).toEqual({ workflow: JSON.parse(readFileSync(SAVED, 'utf8')) });
   });
 });

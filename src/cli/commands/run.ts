@@ -14,6 +14,7 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import { APIConnectionError, ExecutionError, InvalidArgumentError, JobCancelledError, Workflow, WorkflowValidationError, type CloudClient, type NamedInput, type NodeHandle, type PoolJob, type SocketEvent } from '../../index.ts';
+import type { EditorWorkflowJSON } from '../../cloud/client.ts';
 import type { ObjectInfo } from '../../schemas/cloud.ts';
 import { rangeText } from '../../schemas/explain.ts';
 import { isEditorFormat } from '../../workflow/validate.ts';
@@ -34,20 +35,22 @@ const STOP_WAIT_MS = 15_000;
  * converted with the server's object_info (`info`, asked for only then, or
  * when `describe` wants types and ranges). Every problem of the file, a
  * conversion's included (each naming its node), is the command line's (exit 2).
+ * `saved` is the editor's file as read, when it is one.
  */
-async function readWorkflow(file: string, info: () => Promise<ObjectInfo>, describe: boolean): Promise<Workflow> {
+async function readWorkflow(file: string, info: () => Promise<ObjectInfo>, describe: boolean): Promise<{ wf: Workflow; saved?: EditorWorkflowJSON }> {
   const text = await readFile(file, 'utf8').catch((err: unknown) => {
     throw unreadable('', file, err);
   });
-  let editor = false;
+  let saved: EditorWorkflowJSON | undefined;
   try {
-    editor = isEditorFormat(JSON.parse(text));
+    const json: unknown = JSON.parse(text);
+    if (isEditorFormat(json)) saved = json as EditorWorkflowJSON;
   } catch {
     // Not JSON: Workflow.from says so.
   }
-  const objectInfo = editor || describe ? await info() : undefined;
+  const objectInfo = saved || describe ? await info() : undefined;
   try {
-    return Workflow.from(text, objectInfo);
+    return { wf: Workflow.from(saved ?? text, objectInfo), ...(saved ? { saved } : {}) };
   } catch (err) {
     if (!(err instanceof InvalidArgumentError)) throw err;
     const issues = err.issues ?? [];
@@ -178,7 +181,8 @@ export const run: Command = {
     'With several --server, the job goes to the one that has its nodes and models and the least work',
     '(a CloudPool): the --input files are uploaded there, and a server that never got the job hands',
     'it to another: platformui run invert.json --server http://gpu-a:8188 --server http://gpu-b:8188',
-    'A file saved in the editor is converted once, with the object_info of the first that answers.',
+    'A file saved in the editor is checked with the object_info of the first that answers; run as',
+    'saved, each server converts it with its own.',
   ].join('\n'),
   options: {
     set: { type: 'string', multiple: true, value: 'NAME=VALUE', help: 'set an input ("Positive prompt.text=a cat", seed=42, 3.steps=20)' },
@@ -198,11 +202,16 @@ export const run: Command = {
   async run(ctx, { values, positionals }) {
     // The command line, checked whole before the first request.
     const file = positionals[0]!;
-    let wf = await readWorkflow(file, () => objectInfoOf(ctx), values['list-inputs'] === true);
+    const read = await readWorkflow(file, () => objectInfoOf(ctx), values['list-inputs'] === true);
+    let wf = read.wf;
     for (const s of strings(values.set)) wf = applySet(wf, s);
     if (values['list-inputs']) return listInputs(ctx, wf);
     const uploads: Upload[] = [];
     for (const i of strings(values.input)) uploads.push(await planUpload(wf, i));
+    // An editor file run as saved goes as it is: the SDK converts it (a pool for each server) and sends
+    // the saved graph along, as the editor does, so the outputs open in the editor as that graph. Once
+    // --set or --input changed a value, the graph would say otherwise: the converted workflow goes alone.
+    const submitted = read.saved && strings(values.set).length === 0 && uploads.length === 0 ? read.saved : wf;
     // The global --timeout: each request's (the clients have it), and the job's silence deadline.
     const timeout = ctx.global.timeout;
     const out = typeof values.out === 'string' ? values.out : '.';
@@ -259,8 +268,8 @@ export const run: Command = {
           onEvent: (e: SocketEvent) => display.event(e),
         };
         const result = pool
-          ? await (placed = pool.submit(wf, { ...options, inputs: Object.fromEntries(uploads.map((u) => [`${u.nodeId}.inputs.${u.input}`, u.file])) })).result
-          : await cloud!.run(wf, options);
+          ? await (placed = pool.submit(submitted, { ...options, inputs: Object.fromEntries(uploads.map((u) => [`${u.nodeId}.inputs.${u.input}`, u.file])) })).result
+          : await cloud!.run(submitted, options);
         ended = true;
         interrupt.note = undefined;
         const files = await downloadAll(holder!, result.files, out, signal);
