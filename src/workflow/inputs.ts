@@ -61,9 +61,10 @@ interface Named {
 }
 
 /**
- * The settable inputs of a workflow (a copy the caller owns, in id order: its values are handed out): those `exposed`
- * names when it names any, else every input that holds a value, not a link
- * (with `object_info`, only those its class declares), each with its names.
+ * The settable inputs of a workflow (in id order; a copy the caller owns: its
+ * values are handed out): those `exposed` names when it names any, else every
+ * input that holds a value, not a link (with `object_info`, only those its
+ * class declares), each with its names.
  */
 export function namedInputs(workflow: Nodes, objectInfo: ObjectInfo | undefined, exposed?: readonly ExposedInput[]): NamedInput[] {
   return nameAll(settable(workflow, objectInfo, exposed)).inputs;
@@ -151,8 +152,9 @@ function nameAll(inputs: NamedInput[]): Named {
     });
   }
   for (const e of inputs) {
-    const [id, title, input] = spell(e);
-    e.names = [...new Set([title, input].filter((n) => n !== undefined && lookup(index, n)[0] === e && lookup(index, n).length === 1) as string[]).add(id!)];
+    const [id, ...others] = spell(e);
+    const alone = others.filter((n): n is string => n !== undefined && lookup(index, n).length === 1 && lookup(index, n)[0] === e);
+    e.names = [...new Set([...alone, id!])];
   }
   return { inputs, index };
 }
