@@ -11,6 +11,7 @@ import { blurChain as chain } from './workflows.ts';
 import './pool-suite.ts';
 import './follower-suite.ts';
 import './paid-once-suite.ts';
+import './named-inputs-suite.ts';
 import { APIUserAbortError, CloudClient, NotFoundError, SubmissionError, type CloudClientOptions, type JobResult } from '../../src/index.ts';
 import { makePng } from '../../src/emulator/cloud-files.ts';
 import { recorder } from '../unit/log-recorder.ts';
