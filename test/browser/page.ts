@@ -115,6 +115,40 @@ const checks: Check[] = [
     },
   },
   {
+    // The converter is a chunk of its own, loaded on first use: run.mjs checks it was not in page.js
+    // and that the page fetched it during this check.
+    name: 'cloud.run of a workflow saved in the editor',
+    async run({ baseUrl, out }) {
+      const cloud = new CloudClient({ baseUrl, apiKey: API_KEY });
+      try {
+        const { name } = await cloud.uploadImage(new Blob([PNG], { type: 'image/png' }), { filename: 'saved.png' });
+        const saved = {
+          version: 0.4,
+          nodes: [
+            { id: 1, type: 'LoadImage', mode: 0, inputs: [], outputs: [{ name: 'IMAGE', type: 'IMAGE', links: [1] }], widgets_values: [name, 'image'] },
+            { id: 2, type: 'ImageInvert', mode: 0, inputs: [{ name: 'image', type: 'IMAGE', link: 1 }], outputs: [{ name: 'IMAGE', type: 'IMAGE', links: [2] }] },
+            { id: 3, type: 'SaveImage', title: 'Keep', mode: 0, inputs: [{ name: 'images', type: 'IMAGE', link: 2 }], outputs: [], widgets_values: ['browser-saved'] },
+            { id: 4, type: 'Note', mode: 0, inputs: [], outputs: [], widgets_values: ['a note the server never sees'] },
+          ],
+          links: [
+            [1, 1, 0, 2, 0, 'IMAGE'],
+            [2, 2, 0, 3, 0, 'IMAGE'],
+          ],
+          extra: {},
+        };
+        const loaded = performance.getEntriesByType('resource').length;
+        const result = await cloud.run(saved, { timeout: 15_000 });
+        const fetched = performance.getEntriesByType('resource').slice(loaded).map((e) => new URL(e.name).pathname).filter((p) => p.endsWith('.js'));
+        out.dataset.promptId = result.promptId;
+        out.dataset.scripts = fetched.join(',');
+        if (!result.files.some((f) => f.filename.startsWith('browser-saved'))) throw new Error(`no output file: ${JSON.stringify(result.files)}`);
+        return `job ${result.promptId}: ${result.files.length} file(s); scripts loaded for it: ${fetched.join(', ') || 'none'}`;
+      } finally {
+        cloud.close();
+      }
+    },
+  },
+  {
     name: 'PLATFORMUI_LOG is not read in a browser',
     async run({ baseUrl, out }) {
       // A bundler's `process` shim, as some apps carry one, with a debug switch in it:
