@@ -4,8 +4,9 @@
  *
  * An input is first looked up by the names `workflow.inputs()` gives it
  * (`title.input`, `input` alone, `id.input`; matched whole, so a title may
- * hold dots); failing that, it is NODE.INPUT. A node is written as its id (`6`), its title (`"Load Photo"`) or its class
- * (`LoadImage`), tried in that order; a title or class must match one node.
+ * hold dots); failing that, it is NODE.INPUT. A node is written as its id
+ * (`6`), its title (`"Load Photo"`) or its class (`LoadImage`), tried in
+ * that order; a title or class must match one node.
  * `--input image=…` without a node means the one node whose `image` input holds
  * a value (not a link): in a workflow with two image loaders it must be told.
  *
@@ -64,7 +65,8 @@ export function resolveTarget(wf: Workflow, target: Target, option: string): { n
 
 /**
  * The node and input `name` designates: a named input (as `wf.inputs()` names
- * it), else `NODE.INPUT` (or, when `bare`, an input alone) as {@link resolveTarget} reads it.
+ * it), else `NODE.INPUT` (or, when `bare`, an input alone) as
+ * {@link resolveTarget} reads it.
  */
 export function findInput(wf: Workflow, name: string, option: string, bare: boolean): { node: NodeHandle; input: string } {
   const named = wf.inputs().find((i) => i.names.includes(name));

@@ -1,14 +1,15 @@
 /**
  * `platformui run`: reads a workflow (the API format, or the editor's saved
- * format converted with the server's object_info), applies `--set`s by input name, uploads
- * each `--input` file into its input, submits, follows the job on the
- * progress display, and downloads every output into `--out`.
+ * format converted with the server's object_info), applies `--set`s by input
+ * name, uploads each `--input` file into its input, submits, follows the job
+ * on the progress display, and downloads every output into `--out`.
  *
  * Everything the command line can get wrong is checked before the first
  * request (exit 2, nothing uploaded), but for a file saved in the editor:
- * its conversion needs the server's object_info, asked for first. Once the job exists it is this
- * command's: Ctrl-C, `--timeout`, a closed standard output (exit 141) or any
- * other way of giving up stops it on the server (only it) before the command exits.
+ * its conversion needs the server's object_info, asked for first. Once the
+ * job exists it is this command's: Ctrl-C, `--timeout`, a closed standard
+ * output (exit 141) or any other way of giving up stops it on the server
+ * (only it) before the command exits.
  *
  * @module
  */
@@ -121,7 +122,8 @@ function listInputs(ctx: Context, wf: Workflow): number {
       .join(', ');
   const rows = inputs.map((i) => [i.names[0]!, `#${i.nodeId} ${i.classType}`, i.type ?? '-', clip(JSON.stringify(i.value) ?? '-', 40), allowed(i)]);
   for (const line of table([['NAME', 'NODE', 'TYPE', 'VALUE', 'ALLOWED'], ...rows])) ctx.print(line);
-  ctx.print(`${inputs.length} input${inputs.length === 1 ? '' : 's'}: set one with --set NAME=VALUE (or ID.INPUT, like ${inputs[0] ? inputs[0].names.at(-1) : '3.seed'}=…)`);
+  const first = inputs[0]?.names.at(-1);
+  ctx.print(`${inputs.length} input${inputs.length === 1 ? '' : 's'}${first ? `: set one with --set NAME=VALUE (or ID.INPUT, like ${first}=…)` : ''}`);
   return 0;
 }
 
