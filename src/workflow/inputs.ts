@@ -28,10 +28,13 @@ export interface NamedInput {
    * input has that name) and, always, `id.input` (`"6.text"`).
    */
   names: string[];
+  /** The node's id (`"6"`, or `"10:2"` inside a subgraph). */
   nodeId: string;
   /** The node's title in the editor (`_meta.title`). */
   title?: string;
+  /** The node's class (`KSampler`). */
   classType: string;
+  /** The input's name (`seed`). */
   input: string;
   /** `INT`, `FLOAT`, `STRING`, `BOOLEAN`, `COMBO` or another type, as `object_info` says; absent without it. */
   type?: string;
@@ -39,8 +42,11 @@ export interface NamedInput {
   value: unknown;
   /** A combo's allowed values (from `object_info`). */
   values?: unknown[];
+  /** The smallest value a number takes (from `object_info`). */
   min?: number;
+  /** The largest value a number takes (from `object_info`). */
   max?: number;
+  /** The editor's increment for a number (from `object_info`): a hint, not a check. */
   step?: number;
   /** The class's default (from `object_info`). */
   default?: unknown;
