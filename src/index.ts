@@ -73,6 +73,7 @@ export {
 export { validateWorkflow, type ValidateOptions, type WorkflowIssue, type WorkflowIssueCode } from './workflow/validate.ts';
 export { Workflow } from './workflow/workflow.ts';
 export type { EditorOptions, ExposedInput } from './workflow/editor.ts';
+export type { NamedInput } from './workflow/inputs.ts';
 export type { NodeHandle } from './workflow/node-handle.ts';
 // `Workflow` is the class; the API-format JSON type (`Workflow` in `/schemas`) is `WorkflowJSON` here.
 // The node-types generator is in `@platformui/sdk/codegen`: a build-time tool stays out of the root's bundle.

@@ -1,16 +1,19 @@
 /**
- * Finds the node a `--set` or `--input` means in a workflow, or says exactly
+ * Finds the input a `--set` or `--input` means in a workflow, or says exactly
  * why none (or several) match, naming the nodes to choose from.
  *
- * A node is written as its id (`6`), its title (`"Load Photo"`) or its class
- * (`LoadImage`), tried in that order; a title or class must match one node.
+ * An input is first looked up by the names `workflow.inputs()` gives it
+ * (`title.input`, `input` alone, `id.input`; matched whole, so a title may
+ * hold dots); failing that, it is NODE.INPUT. A node is written as its id
+ * (`6`), its title (`"Load Photo"`) or its class (`LoadImage`), tried in
+ * that order; a title or class must match one node.
  * `--input image=…` without a node means the one node whose `image` input holds
  * a value (not a link): in a workflow with two image loaders it must be told.
  *
  * @module
  */
 import type { NodeHandle, Workflow } from '../index.ts';
-import { UsageError, type Target } from './args.ts';
+import { parseTarget, UsageError, type Target } from './args.ts';
 
 /** `#6 CLIPTextEncode "Positive"`: how messages name a node. */
 export function describeNode(n: NodeHandle): string {
@@ -18,7 +21,7 @@ export function describeNode(n: NodeHandle): string {
 }
 
 /** A link (`["4", 0]`): an input fed by another node, not a value to replace. */
-function isLink(value: unknown): boolean {
+export function isLink(value: unknown): boolean {
   return Array.isArray(value) && value.length === 2 && typeof value[0] === 'string' && typeof value[1] === 'number';
 }
 
@@ -58,4 +61,14 @@ export function resolveTarget(wf: Workflow, target: Target, option: string): { n
   }
   const linked = having.length > 0 ? ` (${having.map(describeNode).join(', ')} take it from a link)` : '';
   throw new UsageError(`${option}: no node has an input ${JSON.stringify(name)} holding a value${linked}; name the node: ${option} <node>.${name}=…`);
+}
+
+/**
+ * The node and input `name` designates: a named input (as `wf.inputs()` names
+ * it), else `NODE.INPUT` (or, when `bare`, an input alone) as
+ * {@link resolveTarget} reads it.
+ */
+export function findInput(wf: Workflow, name: string, option: string, bare: boolean): { node: NodeHandle; input: string } {
+  const named = wf.inputs().find((i) => i.names.includes(name));
+  return named ? { node: wf.node(named.nodeId), input: named.input } : resolveTarget(wf, parseTarget(name, option, bare), option);
 }

@@ -18,6 +18,7 @@ import type { AddOptions, InputPath, InputsOf, NodeSelector, NodeTypes, Untyped,
 import { copyJSON, inspectAs, NodeHandle, setOwn, type StoredNode } from './node-handle.ts';
 import { asLink, at, byId, DIGITS, firstOf, isEditorFormat, label, titleOf, validateWorkflow, type WorkflowIssue } from './validate.ts';
 import { convertEditorWorkflow, type EditorOptions, type ExposedInput } from './editor.ts';
+import { namedInputs, resolveInputs, type NamedInput } from './inputs.ts';
 
 /**
  * An API-format workflow (node id → `{ class_type, inputs, _meta }`), to edit
@@ -221,6 +222,54 @@ export class Workflow<N extends NodeTypes<N> = Untyped> {
     this.#check(id, change, [input], false);
     setOwn(node.inputs, input, value);
     return this;
+  }
+
+  /**
+   * The inputs to change between runs, by name: every input that holds a
+   * value, not a link (with `object_info`, one its class declares, with its
+   * type, allowed values or range, and default), in id order. Each has its
+   * names for {@link with}: `title.input`, `input` alone when no other input
+   * has that name, and `id.input`. A workflow saved in the editor with an
+   * app-mode interface (`extra.linearData.inputs`) has exactly those inputs,
+   * in its order.
+   *
+   * @example
+   * ```ts
+   * for (const i of wf.inputs()) console.log(i.names[0], i.type, i.value, i.values ?? [i.min, i.max]);
+   * // Positive prompt.text STRING a photo of a dog [undefined, undefined]
+   * // seed INT 42 [0, 18446744073709552000]
+   * ```
+   */
+  inputs(): NamedInput[] {
+    return namedInputs(this.toJSON() as Record<string, StoredNode>, this.#objectInfo, this.#exposed);
+  }
+
+  /**
+   * A new workflow with these inputs set by name (see {@link inputs}), each
+   * checked as {@link set} checks it; this one is left as it is, so a saved
+   * workflow can be called like a function, again and again. Throws
+   * {@link InvalidArgumentError}, and sets nothing, for a name no input has
+   * (naming the closest), a name several inputs have (naming each one's own),
+   * a name outside the interface the editor's file exposes (naming it:
+   * {@link set} still reaches any input), or a value `object_info` refuses.
+   * An {@link UploadResponse} becomes its file name, as with `set()`;
+   * `undefined` leaves an input as it is.
+   *
+   * @example
+   * ```ts
+   * const portrait = Workflow.from(readFileSync('portrait.json', 'utf8'), await cloud.getObjectInfo());
+   * for (const seed of [1, 2, 3]) await cloud.run(portrait.with({ 'Positive prompt.text': 'a cat', seed, '3.steps': 20 }));
+   * ```
+   */
+  with(values: Record<string, unknown>): Workflow<N> {
+    const json = this.toJSON() as Record<string, StoredNode>;
+    const changes = resolveInputs(json, this.#objectInfo, this.#exposed, values);
+    const copy = new Workflow<N>(this.#objectInfo);
+    for (const [id, node] of Object.entries(json)) copy.#store(id, node);
+    copy.#exposed = this.#exposed;
+    copy.#warnings = this.#warnings;
+    for (const [id, input, value] of changes) copy.set(id, input, value);
+    return copy;
   }
 
   /**

@@ -275,7 +275,7 @@ describe('errors and exit codes (spec emulator)', () => {
       [['run', INVERT, '--bogus'], /Unknown option '--bogus'/],
       [['run', join(dir, 'missing.json')], /cannot read .*missing\.json \(ENOENT\)/],
       [['run', INVERT, '--input', `image=${join(dir, 'nope.png')}`], /--input image: cannot read .*nope\.png \(ENOENT\)/],
-      [['run', INVERT, '--set', '9.inputs.text=x'], /--set: no node with id, title or class "9"; the workflow has #1 LoadImage "Load Photo"/],
+      [['run', INVERT, '--set', '9.inputs.text=x'], /--set 9\.inputs\.text: no such input; the workflow's inputs: "Load Photo\.image", "Save Inverted\.filename_prefix"/],
       [['run', INVERT, '--set', 'Invert.image=x', '--input', `image=${photo}`], /--input: 2 nodes have an input "image".*--input "Load Photo"\.image=…/],
       [['run', INVERT, '--timeout', 'soon'], /--timeout must be a duration like 90s/],
       [['frobnicate'], /unknown command "frobnicate"/],

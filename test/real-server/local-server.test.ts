@@ -13,6 +13,7 @@ import './follower-suite.ts';
 import './paid-once-suite.ts';
 import { editorTwins } from './editor-twins.ts';
 import './outputs-suite.ts';
+import './named-inputs-suite.ts';
 import { APIUserAbortError, CloudClient, NotFoundError, SubmissionError, type CloudClientOptions, type JobResult } from '../../src/index.ts';
 import { makePng } from '../../src/emulator/cloud-files.ts';
 import { recorder } from '../unit/log-recorder.ts';

@@ -1,50 +1,130 @@
 /**
- * `platformui run`: reads an API-format workflow, applies `--set`s, uploads
- * each `--input` file into its input, submits, follows the job on the
- * progress display, and downloads every output into `--out`.
+ * `platformui run`: reads a workflow (the API format, or the editor's saved
+ * format converted with the server's object_info), applies `--set`s by input
+ * name, uploads each `--input` file into its input, submits, follows the job
+ * on the progress display, and downloads every output into `--out`.
  *
  * Everything the command line can get wrong is checked before the first
- * request (exit 2, nothing uploaded). Once the job exists it is this
- * command's: Ctrl-C, `--timeout`, a closed standard output (exit 141) or any
- * other way of giving up stops it on the server (only it) before the command exits.
+ * request (exit 2, nothing uploaded), but for a file saved in the editor:
+ * its conversion needs the server's object_info, asked for first. Once the
+ * job exists it is this command's: Ctrl-C, `--timeout`, a closed standard
+ * output (exit 141) or any other way of giving up stops it on the server
+ * (only it) before the command exits.
  *
  * @module
  */
 import { readFile, stat } from 'node:fs/promises';
-import { APIConnectionError, ExecutionError, InvalidArgumentError, JobCancelledError, Workflow, WorkflowValidationError, type CloudClient, type PoolJob, type SocketEvent } from '../../index.ts';
-import { parseAssignment, parseTarget, parseValue, unreadable, UsageError } from '../args.ts';
+import { APIConnectionError, ExecutionError, InvalidArgumentError, JobCancelledError, Workflow, WorkflowValidationError, type CloudClient, type NamedInput, type NodeHandle, type PoolJob, type SocketEvent } from '../../index.ts';
+import type { EditorWorkflowJSON } from '../../cloud/client.ts';
+import type { ObjectInfo } from '../../schemas/cloud.ts';
+import { rangeText } from '../../schemas/explain.ts';
+import { isEditorFormat } from '../../workflow/validate.ts';
+import { parseAssignment, parseValue, unreadable, UsageError } from '../args.ts';
 import type { Command } from '../command.ts';
+import type { Context } from '../context.ts';
 import { downloadAll, prepareOut } from '../download.ts';
 import { EXIT, Interrupted } from '../errors.ts';
 import { labelsOf, withDisplay } from '../live.ts';
-import { describeNode, resolveTarget } from '../targets.ts';
+import { clip, table } from '../format.ts';
+import { describeNode, findInput, isLink } from '../targets.ts';
 
 /** How long Ctrl-C waits for the job to be stopped before exiting anyway (a second Ctrl-C does not wait). */
 const STOP_WAIT_MS = 15_000;
 
-/** Reads the workflow file; every problem is the command line's (exit 2). */
-async function readWorkflow(file: string): Promise<Workflow> {
+/**
+ * Reads the workflow file: the API format, or the editor's saved format,
+ * converted with the server's object_info (`info`, asked for only then, or
+ * when `describe` wants types and ranges). Every problem of the file, a
+ * conversion's included (each naming its node), is the command line's (exit 2).
+ * `saved` is the editor's file as read, when it is one.
+ */
+async function readWorkflow(file: string, info: () => Promise<ObjectInfo>, describe: boolean): Promise<{ wf: Workflow; saved?: EditorWorkflowJSON }> {
   const text = await readFile(file, 'utf8').catch((err: unknown) => {
     throw unreadable('', file, err);
   });
+  let saved: EditorWorkflowJSON | undefined;
   try {
-    return Workflow.from(text);
+    const json: unknown = JSON.parse(text);
+    if (isEditorFormat(json)) saved = json as EditorWorkflowJSON;
+  } catch {
+    // Not JSON: Workflow.from says so.
+  }
+  const objectInfo = saved || describe ? await info() : undefined;
+  try {
+    return { wf: Workflow.from(saved ?? text, objectInfo), ...(saved ? { saved } : {}) };
   } catch (err) {
-    if (err instanceof InvalidArgumentError) throw new UsageError(`${file}: ${err.message.replace(/^workflow: /, '')}`);
-    throw err;
+    if (!(err instanceof InvalidArgumentError)) throw err;
+    const issues = err.issues ?? [];
+    throw new UsageError(issues.length > 1 ? `${file}: ${issues.length} problems:\n${issues.map((i) => `  ${i.message}`).join('\n')}` : `${file}: ${err.message.replace(/^workflow: /, '')}`);
   }
 }
 
-/** Applies one `--set`, in the words of the option. */
-function applySet(wf: Workflow, text: string): void {
-  const { left, right } = parseAssignment(text, '--set', 'NODE.INPUT=VALUE, like 6.inputs.text="a cat"');
-  const { node, input } = resolveTarget(wf, parseTarget(left, '--set', false), '--set');
-  try {
-    wf.set(node.id, input, parseValue(right));
-  } catch (err) {
-    if (err instanceof InvalidArgumentError) throw new UsageError(`--set ${left}: ${err.message}`);
-    throw err;
+/**
+ * The server's object_info, to convert an editor file and describe its inputs:
+ * one request; with several --server, to the first that answers, in order.
+ */
+async function objectInfoOf(ctx: Context): Promise<ObjectInfo> {
+  if (ctx.global.servers.length <= 1) return (await ctx.cloud()).getObjectInfo();
+  const pool = await ctx.pool();
+  let failure: unknown;
+  for (const server of ctx.global.servers) {
+    try {
+      return await pool.client(server)!.getObjectInfo();
+    } catch (err) {
+      failure = err;
+    }
   }
+  throw failure;
+}
+
+/**
+ * Applies one `--set NAME=VALUE`: a named input through `with()` (which keeps
+ * to the interface an editor file exposes); `NODE.INPUT` for an input fed by a
+ * link or not set yet through `set()`. Returns the workflow to go on with.
+ */
+function applySet(wf: Workflow, text: string): Workflow {
+  const { left, right } = parseAssignment(text, '--set', 'NAME=VALUE, like seed=42 or "Positive prompt.text=a cat"');
+  const value = parseValue(right);
+  let target: { node: NodeHandle; input: string } | undefined;
+  try {
+    target = findInput(wf, left, '--set', false);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    // Neither a name nor NODE.INPUT: with() says why, with the closest name.
+  }
+  try {
+    if (!target) return wf.with({ [left]: value });
+    const held = target.node.inputs[target.input];
+    return held === undefined || isLink(held) ? wf.set(target.node.id, target.input, value) : wf.with({ [`${target.node.id}.${target.input}`]: value });
+  } catch (err) {
+    if (!(err instanceof InvalidArgumentError)) throw err;
+    const message = err.field !== undefined && err.message.startsWith(`${err.field}: `) ? err.message.slice(err.field.length + 2) : err.message;
+    throw new UsageError(`--set ${left}: ${message}`);
+  }
+}
+
+/** `--list-inputs`: the inputs --set can name, with their types, values and what they allow. */
+function listInputs(ctx: Context, wf: Workflow): number {
+  const inputs = wf.inputs();
+  if (ctx.mode === 'json') {
+    for (const i of inputs) ctx.printJSON(i);
+    return 0;
+  }
+  const allowed = (i: NamedInput) =>
+    [
+      // An upload's values are the server's files so far: what to pass is a file of one's own.
+      i.upload ? 'a file: --input NAME=FILE uploads one' : i.values && `${clip(i.values.map((v) => JSON.stringify(v)).join(', '), 48)}${i.values.length > 1 ? ` (${i.values.length} values)` : ''}`,
+      rangeText(i.min, i.max).trim(),
+      i.step !== undefined && `step ${i.step}`,
+      i.default !== undefined && `default ${JSON.stringify(i.default)}`,
+    ]
+      .filter(Boolean)
+      .join(', ');
+  const rows = inputs.map((i) => [i.names[0]!, `#${i.nodeId} ${i.classType}`, i.type ?? '-', clip(JSON.stringify(i.value) ?? '-', 40), allowed(i)]);
+  for (const line of table([['NAME', 'NODE', 'TYPE', 'VALUE', 'ALLOWED'], ...rows])) ctx.print(line);
+  const first = inputs[0]?.names.at(-1);
+  ctx.print(`${inputs.length} input${inputs.length === 1 ? '' : 's'}${first ? `: set one with --set NAME=VALUE (or ID.INPUT, like ${first}=…)` : ''}`);
+  return 0;
 }
 
 /** One `--input`: the file and the input it goes to, checked (the file exists) before anything is uploaded. */
@@ -56,8 +136,8 @@ interface Upload {
 }
 
 async function planUpload(wf: Workflow, text: string): Promise<Upload> {
-  const { left, right } = parseAssignment(text, '--input', '[NODE.]INPUT=FILE, like image=./photo.png');
-  const { node, input } = resolveTarget(wf, parseTarget(left, '--input', true), '--input');
+  const { left, right } = parseAssignment(text, '--input', 'NAME=FILE, like image=./photo.png');
+  const { node, input } = findInput(wf, left, '--input', true);
   const info = await stat(right).catch((err: unknown) => {
     throw unreadable(`--input ${left}`, right, err);
   });
@@ -84,14 +164,18 @@ export const run: Command = {
   summary: 'run a workflow: upload inputs, follow its progress, download its outputs',
   synopsis: '<workflow.json> [options]',
   description: [
-    'Runs an API-format workflow (the editor\'s "Export (API)"): applies each --set, uploads each',
-    '--input file and puts its name into that input, submits, follows the job, downloads every output',
-    'file into --out and prints their paths. Ctrl-C stops this job on the server (only this one) and',
-    'exits 130; a second Ctrl-C exits at once.',
+    'Runs a workflow as the editor saved it (converted with the server\'s object_info: one request) or',
+    'as its "Export (API)" wrote it: applies each --set, uploads each --input file and puts its name',
+    'into that input, submits, follows the job, downloads every output file into --out and prints',
+    'their paths. Ctrl-C stops this job on the server (only this one) and exits 130; a second Ctrl-C',
+    'exits at once.',
     '',
-    'A NODE is a node id (6), a title ("Load Photo", quoted when it has dots or spaces) or a class',
-    '(LoadImage), and must match one node. --input image=FILE without a node goes to the one node',
-    'whose "image" input holds a value (not a link); with several, name it: --input 10.image=FILE.',
+    'A NAME is an input as --list-inputs shows it: TITLE.INPUT ("Positive prompt.text"; a title may',
+    'hold dots and spaces), INPUT alone where one node has it (seed), or ID.INPUT (3.steps). When the',
+    'editor\'s file names the inputs of its app mode, those are the names --set takes. A node is also',
+    'its class (KSampler.seed), and ID.inputs.INPUT reaches an input fed by a link or not set yet.',
+    '--input image=FILE goes to the one node whose "image" input holds a value (not a link); with',
+    'several, name it: --input 10.image=FILE.',
     'A --set VALUE is JSON when it parses (42, true, ["4", 0], "007" for a string of digits), else text.',
     '',
     '--timeout DURATION (90s, 10m, 1h) also stops the job when it sends nothing for that long.',
@@ -99,27 +183,37 @@ export const run: Command = {
     'With several --server, the job goes to the one that has its nodes and models and the least work',
     '(a CloudPool): the --input files are uploaded there, and a server that never got the job hands',
     'it to another: platformui run invert.json --server http://gpu-a:8188 --server http://gpu-b:8188',
+    'A file saved in the editor is checked with the object_info of the first that answers; run as',
+    'saved, each server converts it with its own.',
   ].join('\n'),
   options: {
-    set: { type: 'string', multiple: true, value: 'NODE.INPUT=VALUE', help: 'set an input (6.inputs.text="a cat", KSampler.seed=42)' },
-    input: { type: 'string', multiple: true, value: '[NODE.]INPUT=FILE', help: 'upload FILE and put its name into that input (image=./photo.png)' },
+    set: { type: 'string', multiple: true, value: 'NAME=VALUE', help: 'set an input ("Positive prompt.text=a cat", seed=42, 3.steps=20)' },
+    input: { type: 'string', multiple: true, value: 'NAME=FILE', help: 'upload FILE and put its name into that input (image=./photo.png)' },
     out: { type: 'string', value: 'DIR', help: 'where the outputs go (default: .; created if missing; existing files are kept)' },
     validate: { type: 'boolean', help: "check the workflow against the server's object_info first (nothing is submitted if it has errors)" },
+    'list-inputs': { type: 'boolean', help: 'list the inputs --set can name (type, value, allowed values, range, default), after any --set; run nothing' },
   },
   args: { min: 1, max: 1 },
   service: 'cloud',
   // Each runs as written where `platformui example` ran, against the server of PLATFORMUI_CLOUD_URL.
   examples: [
     'platformui run invert.json --input image=photo.png --out outputs',
-    'platformui run invert.json --input image=photo.png --set SaveImage.filename_prefix=night --validate --timeout 10m',
+    'platformui run invert.json --list-inputs',
+    "platformui run invert.json --input image=photo.png --set 'Save Inverted.filename_prefix=night' --validate --timeout 10m",
   ],
   async run(ctx, { values, positionals }) {
     // The command line, checked whole before the first request.
     const file = positionals[0]!;
-    const wf = await readWorkflow(file);
-    for (const s of strings(values.set)) applySet(wf, s);
+    const read = await readWorkflow(file, () => objectInfoOf(ctx), values['list-inputs'] === true);
+    let wf = read.wf;
+    for (const s of strings(values.set)) wf = applySet(wf, s);
+    if (values['list-inputs']) return listInputs(ctx, wf);
     const uploads: Upload[] = [];
     for (const i of strings(values.input)) uploads.push(await planUpload(wf, i));
+    // An editor file run as saved goes as it is: the SDK converts it (a pool for each server) and sends
+    // the saved graph along, as the editor does, so the outputs open in the editor as that graph. Once
+    // --set or --input changed a value, the graph would say otherwise: the converted workflow goes alone.
+    const submitted = read.saved && strings(values.set).length === 0 && uploads.length === 0 ? read.saved : wf;
     // The global --timeout: each request's (the clients have it), and the job's silence deadline.
     const timeout = ctx.global.timeout;
     const out = typeof values.out === 'string' ? values.out : '.';
@@ -176,8 +270,8 @@ export const run: Command = {
           onEvent: (e: SocketEvent) => display.event(e),
         };
         const result = pool
-          ? await (placed = pool.submit(wf, { ...options, inputs: Object.fromEntries(uploads.map((u) => [`${u.nodeId}.inputs.${u.input}`, u.file])) })).result
-          : await cloud!.run(wf, options);
+          ? await (placed = pool.submit(submitted, { ...options, inputs: Object.fromEntries(uploads.map((u) => [`${u.nodeId}.inputs.${u.input}`, u.file])) })).result
+          : await cloud!.run(submitted, options);
         ended = true;
         interrupt.note = undefined;
         const files = await downloadAll(holder!, result.files, out, signal);
