@@ -169,6 +169,33 @@ describe('platformui run on a file saved in the editor (a local server)', () => 
   });
 });
 
+describe('platformui run --widget-values', () => {
+  let emu: Emulator;
+  beforeAll(async () => {
+    emu = await startEmulator({ personality: 'local', cloud: { stepMs: 5 } });
+    emu.cloud.addFile('photo.png', makePng(8, 8, 1));
+  });
+  afterAll(() => emu.close());
+
+  it('a node saved with fewer values than its class has: refused by default, naming the option; converted as the editor does with editor, and said', async () => {
+    const file = join(dir, 'short.json');
+    const saved = JSON.parse(readFileSync(SAVED, 'utf8'));
+    saved.nodes[2].widgets_values = [4];
+    writeFileSync(file, JSON.stringify(saved));
+    emu.requests.length = 0;
+    const strict = await cli(['run', file, '--server', emu.url]);
+    expect(strict.code).toBe(2);
+    expect(strict.stderr).toMatch(/^platformui run: .*short\.json: #3 ImageBlur "Hard\.blur v2": widgets_values has 1 value for the 2 widget values .* with --widget-values editor\n/);
+    const typo = await cli(['run', file, '--widget-values', 'edtor', '--server', emu.url]);
+    expect(typo.stderr).toMatch(/^platformui run: --widget-values: must be strict or editor, got "edtor" \(did you mean editor\?\)/);
+    expect(writes(emu)).toEqual([]);
+    const lenient = await cli(['run', file, '--widget-values', 'editor', '--set', `filename_prefix=${unique('lenient')}`, '--out', outDir(), '--server', emu.url]);
+    expect(lenient.code, lenient.stderr).toBe(0);
+    expect(lenient.stderr).toMatch(/^Warning: #3 ImageBlur "Hard\.blur v2": .*converted as the editor does, sigma = 1 filled in\n$/);
+    expect(ran(emu, lenient.stdout)['3']!.inputs).toMatchObject({ blur_radius: 4, sigma: 1 });
+  });
+});
+
 describe('platformui run --set by name on an API-format file', () => {
   let emu: Emulator;
   beforeAll(async () => {

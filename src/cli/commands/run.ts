@@ -19,6 +19,7 @@ import type { EditorWorkflowJSON } from '../../cloud/client.ts';
 import type { ObjectInfo } from '../../schemas/cloud.ts';
 import { rangeText } from '../../schemas/explain.ts';
 import { isEditorFormat } from '../../workflow/validate.ts';
+import { didYouMean } from '../../args.ts';
 import { parseAssignment, parseValue, unreadable, UsageError } from '../args.ts';
 import type { Command } from '../command.ts';
 import type { Context } from '../context.ts';
@@ -38,7 +39,7 @@ const STOP_WAIT_MS = 15_000;
  * conversion's included (each naming its node), is the command line's (exit 2).
  * `saved` is the editor's file as read, when it is one.
  */
-async function readWorkflow(file: string, info: () => Promise<ObjectInfo>, describe: boolean): Promise<{ wf: Workflow; saved?: EditorWorkflowJSON }> {
+async function readWorkflow(file: string, info: () => Promise<ObjectInfo>, describe: boolean, widgetValues: WidgetValues | undefined): Promise<{ wf: Workflow; saved?: EditorWorkflowJSON }> {
   const text = await readFile(file, 'utf8').catch((err: unknown) => {
     throw unreadable('', file, err);
   });
@@ -51,11 +52,14 @@ async function readWorkflow(file: string, info: () => Promise<ObjectInfo>, descr
   }
   const objectInfo = saved || describe ? await info() : undefined;
   try {
-    return { wf: Workflow.from(saved ?? text, objectInfo), ...(saved ? { saved } : {}) };
+    if (!saved) return { wf: Workflow.from(text, objectInfo) };
+    return { wf: Workflow.fromEditor(saved, objectInfo!, widgetValues ? { widgetValues } : {}), saved };
   } catch (err) {
     if (!(err instanceof InvalidArgumentError)) throw err;
     const issues = err.issues ?? [];
-    throw new UsageError(issues.length > 1 ? `${file}: ${issues.length} problems:\n${issues.map((i) => `  ${i.message}`).join('\n')}` : `${file}: ${err.message.replace(/^workflow: /, '')}`);
+    // The SDK's option, as this command spells it.
+    const words = (m: string) => m.replace("with { widgetValues: 'editor' }", 'with --widget-values editor');
+    throw new UsageError(words(issues.length > 1 ? `${file}: ${issues.length} problems:\n${issues.map((i) => `  ${i.message}`).join('\n')}` : `${file}: ${err.message.replace(/^workflow: /, '')}`));
   }
 }
 
@@ -156,6 +160,9 @@ async function stop(cloud: CloudClient, promptId: string): Promise<string | unde
   }
 }
 
+type WidgetValues = 'strict' | 'editor';
+const WIDGET_VALUES: readonly WidgetValues[] = ['strict', 'editor'];
+
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
 
 /** `platformui run`. */
@@ -191,6 +198,7 @@ export const run: Command = {
     input: { type: 'string', multiple: true, value: 'NAME=FILE', help: 'upload FILE and put its name into that input (image=./photo.png)' },
     out: { type: 'string', value: 'DIR', help: 'where the outputs go (default: .; created if missing; existing files are kept)' },
     validate: { type: 'boolean', help: "check the workflow against the server's object_info first (nothing is submitted if it has errors)" },
+    'widget-values': { type: 'string', value: 'strict|editor', help: "an editor file's node whose saved values do not fit its class: refuse (strict, the default), or convert as the editor does and say what changed" },
     'list-inputs': { type: 'boolean', help: 'list the inputs --set can name (type, value, allowed values, range, default), after any --set; run nothing' },
   },
   args: { min: 1, max: 1 },
@@ -204,7 +212,12 @@ export const run: Command = {
   async run(ctx, { values, positionals }) {
     // The command line, checked whole before the first request.
     const file = positionals[0]!;
-    const read = await readWorkflow(file, () => objectInfoOf(ctx), values['list-inputs'] === true);
+    const widgetValues = values['widget-values'] as WidgetValues | undefined;
+    if (widgetValues !== undefined && !WIDGET_VALUES.includes(widgetValues)) {
+      throw new UsageError(`--widget-values: must be strict or editor, got ${JSON.stringify(widgetValues)}${didYouMean(widgetValues, WIDGET_VALUES)}`);
+    }
+    const read = await readWorkflow(file, () => objectInfoOf(ctx), values['list-inputs'] === true, widgetValues);
+    for (const w of read.wf.warnings) ctx.warn(`Warning: ${w.message}`);
     let wf = read.wf;
     for (const s of strings(values.set)) wf = applySet(wf, s);
     if (values['list-inputs']) return listInputs(ctx, wf);
@@ -212,8 +225,10 @@ export const run: Command = {
     for (const i of strings(values.input)) uploads.push(await planUpload(wf, i));
     // An editor file run as saved goes as it is: the SDK converts it (a pool for each server) and sends
     // the saved graph along, as the editor does, so the outputs open in the editor as that graph. Once
-    // --set or --input changed a value, the graph would say otherwise: the converted workflow goes alone.
-    const submitted = read.saved && strings(values.set).length === 0 && uploads.length === 0 ? read.saved : wf;
+    // --set or --input changed a value (or --widget-values editor filled some in), the graph would say
+    // otherwise: the converted workflow goes alone.
+    const asSaved = read.saved && strings(values.set).length === 0 && uploads.length === 0 && wf.warnings.length === 0;
+    const submitted = asSaved ? read.saved! : wf;
     // The global --timeout: each request's (the clients have it), and the job's silence deadline.
     const timeout = ctx.global.timeout;
     const out = typeof values.out === 'string' ? values.out : '.';
@@ -275,7 +290,7 @@ export const run: Command = {
         ended = true;
         interrupt.note = undefined;
         const files = await downloadAll(holder!, result.files, out, signal);
-        display.finish({ promptId: result.promptId, files });
+        display.finish({ promptId: result.promptId, files, outputs: result.outputs });
         return 0;
       } catch (err) {
         if (err instanceof ExecutionError || err instanceof JobCancelledError) ended = true;
