@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EMULATOR_API_KEY, EMULATOR_TOKEN, startEmulator } from '@platformui/sdk/emulator';
 
-const EXAMPLES = ['registry-search.ts', 'publish-node.ts', 'relight.ts', 'relight-webhook.ts', 'upload-and-submit.ts', 'run-workflow.ts', 'edit-exported-workflow.ts', 'missing-packs.ts', 'typed-builder.ts', 'local-server.ts', 'lost-answer.ts'];
+const EXAMPLES = ['registry-search.ts', 'publish-node.ts', 'relight.ts', 'relight-webhook.ts', 'upload-and-submit.ts', 'run-workflow.ts', 'edit-exported-workflow.ts', 'missing-packs.ts', 'typed-builder.ts', 'run-saved-workflow.ts', 'local-server.ts', 'lost-answer.ts'];
 
 // The examples run against this emulator only, with its own credentials: no PLATFORMUI_* setting
 // of the caller's shell (a real token or key, a real server's URL) reaches them, except the

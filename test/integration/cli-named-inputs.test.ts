@@ -169,6 +169,26 @@ describe('platformui run on a file saved in the editor (a local server)', () => 
   });
 });
 
+describe('platformui example saved', () => {
+  it('writes a workflow as the editor saves it and the command that runs it by named inputs; that command runs', async () => {
+    const emu = await startEmulator({ personality: 'local', cloud: { stepMs: 5 } });
+    try {
+      const at = mkdtempSync(join(dir, 'example-'));
+      const wrote = await cli(['example', 'saved', '--out', at]);
+      expect(wrote.code, wrote.stderr).toBe(0);
+      expect(JSON.parse(readFileSync(join(at, 'saved.json'), 'utf8'))).toEqual(JSON.parse(readFileSync(join(ROOT, 'examples', 'workflows', 'saved-in-editor.json'), 'utf8')));
+      const command = /^ {2}platformui (run .*)$/m.exec(wrote.stdout)![1]!;
+      expect(command).toBe(`run ${at}/saved.json --input Photo.image=${at}/photo.png --set Soften.blur_radius=5 --out ${at}/outputs`);
+      const r = await cli([...command.split(' '), '--server', emu.url]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(ran(emu, r.stdout)['3']!.inputs).toMatchObject({ blur_radius: 5, sigma: 1.5 });
+      expect(readdirSync(join(at, 'outputs'))).toEqual(['portrait_00001_.png']);
+    } finally {
+      await emu.close();
+    }
+  });
+});
+
 describe('platformui run --widget-values', () => {
   let emu: Emulator;
   beforeAll(async () => {

@@ -10,6 +10,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import invert from '../../../examples/workflows/invert.json';
+import saved from '../../../examples/workflows/saved-in-editor.json';
 import { makePng } from '../../emulator/cloud-files.ts';
 import { didYouMean } from '../../args.ts';
 import { unreadable, UsageError } from '../args.ts';
@@ -30,6 +31,13 @@ const EXAMPLES: Record<string, Example> = {
     ],
     run: (at) => `platformui run ${at('invert.json')} --input image=${at('photo.png')} --out ${at('outputs')}`,
   },
+  saved: {
+    files: [
+      { name: 'saved.json', content: () => `${JSON.stringify(saved, null, 2)}\n`, what: "a workflow as the editor saves it (titles, a note, a reroute, a primitive node)" },
+      { name: 'photo.png', content: () => makePng(64, 64, 0x2040c0), what: 'its input, a 64×64 PNG' },
+    ],
+    run: (at) => `platformui run ${at('saved.json')} --input Photo.image=${at('photo.png')} --set Soften.blur_radius=5 --out ${at('outputs')}`,
+  },
 };
 
 /** A path as a shell reads it: quoted when it holds anything but letters, digits and `_./-`. */
@@ -44,7 +52,8 @@ export const example: Command = {
   synopsis: '[NAME] [--out DIR]',
   description: [
     `Writes an example into DIR (default: .) and prints the command that runs it. Examples: ${Object.keys(EXAMPLES).join(', ')}`,
-    '(default invert: invert.json, a workflow that inverts an image, and photo.png, its input).',
+    '(default invert: invert.json, a workflow that inverts an image, and photo.png, its input;',
+    'saved: saved.json, a workflow as the editor saves it, with the same photo.png).',
     'Never overwrites a file: one that holds the same example already is kept.',
   ].join('\n'),
   options: {
@@ -52,7 +61,7 @@ export const example: Command = {
   },
   args: { min: 0, max: 1 },
   service: 'none',
-  examples: ['platformui example', 'platformui example invert --out demo'],
+  examples: ['platformui example', 'platformui example invert --out demo', 'platformui example saved'],
   async run(ctx, { values, positionals }) {
     const name = positionals[0] ?? 'invert';
     const chosen = Object.hasOwn(EXAMPLES, name) ? EXAMPLES[name] : undefined;
