@@ -186,7 +186,7 @@ export function validateWorkflow(workflow: unknown, objectInfo: ObjectInfo, opti
     return [
       whole(
         'ui_format',
-        'this is the editor\'s saved format (with "nodes" and "links" arrays), not the API format: in the editor, export it with "Export (API)" (older versions: enable dev mode options, then "Save (API Format)")',
+        'this is the editor\'s saved format (with "nodes" and "links" arrays), not the API format: convert it with the server\'s object_info (Workflow.fromEditor(json, objectInfo); cloud.validateWorkflow, submit and run convert it themselves), or export the API format in the editor with "Export (API)"',
       ),
     ];
   }

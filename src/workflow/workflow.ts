@@ -98,10 +98,7 @@ export class Workflow<N extends NodeTypes<N> = Untyped> {
     if (objectInfo !== undefined && isEditorFormat(value)) return Workflow.fromEditor<M>(value, objectInfo);
     // The validator's structural checks (not an object, the editor's format, a node without class_type or inputs), in its words.
     const broken = validateWorkflow(value, {}).filter((i) => i.code === 'ui_format' || i.code === 'invalid_prompt');
-    if (broken.length > 0) {
-      const how = broken[0]!.code === 'ui_format' ? ", or pass the server's object_info to convert it: Workflow.from(json, await cloud.getObjectInfo())" : '';
-      throw new InvalidArgumentError(firstOf(broken) + how, 'workflow', broken);
-    }
+    if (broken.length > 0) throw new InvalidArgumentError(firstOf(broken), 'workflow', broken);
     const wf = new Workflow<M>(objectInfo);
     for (const [id, node] of Object.entries(value as WorkflowJSON)) wf.#store(id, copyJSON(node as StoredNode, `workflow.${id}`));
     return wf;

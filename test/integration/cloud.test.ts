@@ -133,7 +133,7 @@ describe('getObjectInfo', () => {
   it('returns the node catalogue, with uploaded inputs listed for LoadImage', async () => {
     const c = client();
     const before = await c.getObjectInfo();
-    expect(Object.keys(before).sort()).toEqual(['EmptyImage', 'ImageBlur', 'ImageInvert', 'ImageScale', 'LoadImage', 'PartnerRelightNode', 'PreviewImage', 'SaveImage']);
+    expect(Object.keys(before).sort()).toEqual(['EmptyImage', 'ImageBlur', 'ImageInvert', 'ImageScale', 'LoadImage', 'PartnerRelightNode', 'PreviewAny', 'PreviewImage', 'SaveAnimatedPNG', 'SaveImage', 'VHS_VideoCombine']);
     expect(before.LoadImage!.input!.required!.image).toEqual([[], { image_upload: true }]);
     const name = await uploadInput(c);
     const after = await c.getObjectInfo();

@@ -187,6 +187,6 @@ describe('refusals', () => {
   it('the editor format without object_info: Workflow.from refuses it and says to pass object_info', () => {
     const err = refusal(() => Workflow.from(read('basics.editor.json')));
     expect(err.message).toMatch(/object_info/);
-    expect(err.message).toContain('Workflow.from(json, await cloud.getObjectInfo())');
+    expect(err.message).toContain('Workflow.fromEditor(json, objectInfo)');
   });
 });

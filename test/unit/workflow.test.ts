@@ -112,12 +112,12 @@ describe('Workflow.from() and toJSON()', () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
-  it("refuses the editor's saved format, saying how to export the API format", () => {
+  it("refuses the editor's saved format without object_info, saying how to convert it or export the API format", () => {
     const err = refusal(() => Workflow.from(UI_SAVED));
     expect(err.field).toBe('workflow');
     expect(err.message).toMatch(/^workflow: this is the editor's saved format/);
     expect(err.message).toContain('"Export (API)"');
-    expect(err.message).toContain('"Save (API Format)"');
+    expect(err.message).toContain('Workflow.fromEditor(json, objectInfo)');
     expect(err.issues).toMatchObject([{ code: 'ui_format' }]);
     expect(refusal(() => Workflow.from(JSON.stringify(UI_SAVED))).issues).toMatchObject([{ code: 'ui_format' }]);
   });
