@@ -8,8 +8,9 @@
 // - clients configured from the environment only (the emulator's URL and
 //   credentials, exported as `platformui emulator` prints them): `registry`,
 //   `proxy`, `cloud`, and their options `baseUrl`, `apiKey`, `token`, `cloudUrl`;
-// - files a reader has: `./photo.png`, `./portrait.png` (small PNGs) and
-//   `./relight_api.json` (the runner copies the repo's exported workflow);
+// - files a reader has: `./photo.png`, `./portrait.png` (small PNGs),
+//   `./relight_api.json` and `./saved.json` (the runner copies the repo's exported
+//   workflow and its workflow saved in the editor);
 // - `workflow`: load photo.png (node 10, as the pool example's input path
 //   says) → ImageInvert → SaveImage (prefix "out"); `photo`: photo.png's upload;
 //   `image`, `file`, `fileInput`, `maskBlob`, `p`: the photo as base64, a File,

@@ -3,7 +3,7 @@
 // come from the environment as `platformui emulator` prints them, and the
 // free variables a fragment uses come from prelude.mjs.
 import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { exec, StepFailure } from './lib.mjs';
 import { emulatorsFor, mapHosts, withEmulators } from './servers.mjs';
@@ -23,6 +23,8 @@ export async function runScriptBlock(block, { app, relightJson, log, timeout = 6
   const dir = join(app.dir, 'readme-blocks', `L${block.line}`);
   mkdirSync(dir, { recursive: true });
   copyFileSync(relightJson, join(dir, 'relight_api.json'));
+  // A workflow as the editor saves it, beside the exported one (the "Workflows saved in the editor" block reads it).
+  copyFileSync(join(dirname(relightJson), 'saved-in-editor.json'), join(dir, 'saved.json'));
   const extra = emulatorsFor(block.source);
   await withEmulators({ appDir: app.dir, env: app.env, credentials: app.credentials, log, extra }, async ({ urls, env }) => {
     const source = mapHosts(block.source, urls);
