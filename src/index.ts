@@ -69,6 +69,7 @@ export {
   type UploadMaskOptions,
   type ValidateWorkflowOptions,
   type WorkflowInput,
+  type EditorWorkflowJSON,
 } from './cloud/client.ts';
 export { validateWorkflow, type ValidateOptions, type WorkflowIssue, type WorkflowIssueCode } from './workflow/validate.ts';
 export { Workflow } from './workflow/workflow.ts';
