@@ -61,25 +61,16 @@ export default defineConfig([
     treeshake: true,
   },
   {
-    entry: { 'index.browser': 'src/index.ts' },
+    // `editor.browser`: what CloudClient imports on first use, self-contained (see lazyEditor).
+    entry: { 'index.browser': 'src/index.ts', 'editor.browser': 'src/workflow/editor.ts' },
     format: ['esm'],
+    splitting: false,
     target: 'es2022',
     platform: 'browser',
     external,
     removeNodeProtocol,
     treeshake: true,
     esbuildPlugins: [browserPlatform, lazyEditor],
-  },
-  {
-    // What CloudClient imports on first use, self-contained (see lazyEditor).
-    entry: { 'editor.browser': 'src/workflow/editor.ts' },
-    format: ['esm'],
-    target: 'es2022',
-    platform: 'browser',
-    external,
-    removeNodeProtocol,
-    treeshake: true,
-    esbuildPlugins: [browserPlatform],
   },
   {
     // The bins: Node only. `cli` (platformui) is loaded by its bin alone: no entry
