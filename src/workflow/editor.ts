@@ -179,7 +179,7 @@ class Conversion {
 
   #graph(source: Record<string, unknown>): Graph {
     const nodes = new Map<string, SavedNode>();
-    for (const raw of source.nodes as unknown[]) {
+    for (const raw of Array.isArray(source.nodes) ? source.nodes : []) {
       if (!isObject(raw) || (typeof raw.id !== 'number' && typeof raw.id !== 'string')) continue;
       const node = savedNode(raw);
       nodes.set(node.id, node);
