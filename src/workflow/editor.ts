@@ -225,6 +225,10 @@ class Conversion {
       const key = scope.path + node.id;
       const def = this.#defs.get(node.type);
       if (def) {
+        if (contains(scope, node.type)) {
+          this.#error('unsupported_node', key, node, `is an instance of subgraph ${node.type} inside that same subgraph: a subgraph cannot contain itself`);
+          continue;
+        }
         // The newest editor does not expand a muted or bypassed instance (5.9).
         if (node.mode !== MUTED && node.mode !== BYPASS) this.#emitGraph({ graph: def, path: `${key}:`, parent: { scope, instance: node } });
         continue;
@@ -403,6 +407,12 @@ function savedNode(raw: Record<string, unknown>): SavedNode {
     outputs: (Array.isArray(raw.outputs) ? raw.outputs : []).map((o) => (isObject(o) ? o : {})),
     values: raw.widgets_values,
   };
+}
+
+/** Whether `scope` lies inside an instance of subgraph `type` (at any depth). */
+function contains(scope: Scope, type: string): boolean {
+  for (let s: Scope | undefined = scope; s?.parent; s = s.parent.scope) if (s.parent.instance.type === type) return true;
+  return false;
 }
 
 /** The value an instance holds for its `index`-th input when that input is a promoted widget (2.8), else `undefined`. */

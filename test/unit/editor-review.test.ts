@@ -18,4 +18,9 @@ describe('malformed saved files', () => {
     expect(issues).toEqual([]);
     expect(Object.keys(workflow)).toEqual(['1', '2']);
   });
+
+  it('a subgraph that contains itself is refused, naming the instance', () => {
+    const saved = { nodes: [{ id: 5, type: 'S', mode: 0, title: 'Loop' }], links: [], definitions: { subgraphs: [{ id: 'S', nodes: [{ id: 1, type: 'S', mode: 0 }], links: [] }] } };
+    expect(codes(saved)).toEqual([['unsupported_node', '5:1']]);
+  });
 });
