@@ -23,4 +23,30 @@ describe('malformed saved files', () => {
     const saved = { nodes: [{ id: 5, type: 'S', mode: 0, title: 'Loop' }], links: [], definitions: { subgraphs: [{ id: 'S', nodes: [{ id: 1, type: 'S', mode: 0 }], links: [] }] } };
     expect(codes(saved)).toEqual([['unsupported_node', '5:1']]);
   });
+
+  it("a subgraph whose output comes from an instance of itself is refused", () => {
+    const def = { id: 'S', nodes: [{ id: 1, type: 'S', mode: 0, inputs: [], outputs: [{ type: 'IMAGE' }] }], links: [{ id: 1, origin_id: 1, origin_slot: 0, target_id: -20, target_slot: 0 }], outputs: [{ linkIds: [1] }] };
+    const saved = { nodes: [{ id: 5, type: 'S', mode: 0, inputs: [], outputs: [{ type: 'IMAGE', links: [1] }] }, invert(2, 1)], links: [[1, 5, 0, 2, 0, 'IMAGE']], definitions: { subgraphs: [def] } };
+    expect(codes(saved)).toContainEqual(['unsupported_node', '5:1']);
+  });
+
+  it('a loop of reroutes is a broken link, not a stack overflow', () => {
+    const reroute = (id: number, link: number) => ({ id, type: 'Reroute', mode: 0, inputs: [{ name: '', type: '*', link }], outputs: [{ name: '', type: '*', links: [] }] });
+    const saved = { nodes: [reroute(1, 2), reroute(2, 1), invert(3, 3)], links: [[1, 1, 0, 2, 0, '*'], [2, 2, 0, 1, 0, '*'], [3, 1, 0, 3, 0, 'IMAGE']] };
+    expect(codes(saved)).toEqual([['broken_link', '3']]);
+  });
+
+  it('a long chain of bypassed nodes still resolves', () => {
+    const n = 250;
+    const nodes: object[] = [empty];
+    const links: unknown[][] = [[1, 1, 0, 2, 0, 'IMAGE']];
+    for (let i = 2; i < n + 2; i++) {
+      nodes.push({ ...invert(i, i - 1), mode: 4 });
+      links.push([i, i, 0, i + 1, 0, 'IMAGE']);
+    }
+    nodes.push(invert(n + 2, n + 1));
+    const { workflow, issues } = convertEditorWorkflow({ nodes, links }, info);
+    expect(issues).toEqual([]);
+    expect(workflow[String(n + 2)]!.inputs.image).toEqual(['1', 0]);
+  });
 });
