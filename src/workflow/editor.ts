@@ -320,6 +320,8 @@ class Conversion {
   #resolveLink(scope: Scope, linkId: string, type: string, target: Target, hops = 0): Origin {
     const link = scope.graph.links.get(linkId);
     if (!link) return this.#broken(target, `is connected by link ${linkId}, which the file does not have (the editor would drop the connection: reconnect it there)`);
+    // Number() of a missing or non-numeric slot is NaN, which the server would get as `null`.
+    if (!Number.isInteger(link.slot) || link.slot < 0) return this.#broken(target, `is connected by link ${linkId}, which has no valid origin slot`);
     if (hops > MAX_HOPS) return this.#broken(target, 'is connected through a loop of reroutes or bypassed nodes');
     return this.#resolveOutput(scope, link.origin, link.slot, type, target, hops + 1);
   }

@@ -49,4 +49,9 @@ describe('malformed saved files', () => {
     expect(issues).toEqual([]);
     expect(workflow[String(n + 2)]!.inputs.image).toEqual(['1', 0]);
   });
+
+  it.each([[[1, 1]], [[1, 1, 'abc', 2, 0]], [{ id: 1, origin_id: 1, target_id: 2 }], [[1, 1, -1, 2, 0]]])('a link without a valid origin slot (%j) is a broken link', (link) => {
+    const saved = { nodes: [empty, invert(2, 1)], links: [link] };
+    expect(codes(saved)).toEqual([['broken_link', '2']]);
+  });
 });
