@@ -16,7 +16,7 @@ import type { MissingPacks } from '../registry/missing-packs.ts';
 import type { ObjectInfo } from '../schemas/cloud.ts';
 import { describeValue } from '../schemas/explain.ts';
 import { isObject } from '../schemas/rule.ts';
-import { layoutOf, sentValue, type ClassLayout } from './editor-widgets.ts';
+import { layoutOf, promptNesting, sentValue, type ClassLayout, type WidgetSlot } from './editor-widgets.ts';
 import type { WorkflowJSON } from './types.ts';
 import { asLink, byId, label, unknownClass, type WorkflowIssue, type WorkflowIssueCode } from './validate.ts';
 
@@ -117,6 +117,8 @@ const SUBGRAPH_INPUT = '-10';
  * stack: 10 000 overflowed it before the loop was seen, 2 000 already do in a test runner.
  */
 const MAX_HOPS = 300;
+/** `{a|b}` choices nested deeper than this in a dynamic prompt are refused (each level is a recursion). */
+const MAX_NESTING = 100;
 
 /**
  * Converts a workflow saved by the editor (schema 0.4 or 1, subgraphs
@@ -259,11 +261,18 @@ class Conversion {
     const values = this.#widgetValues(node, key, layout);
     if (!values) return;
     const pushed = this.#pushed.get(scope.graph)?.get(node.id);
+    const sent = (slot: WidgetSlot, value: unknown): unknown => {
+      if (slot.dynamicPrompts && typeof value === 'string' && promptNesting(value) > MAX_NESTING) {
+        this.#error('unsupported_node', key, node, `${slot.name}: its {a|b} choices nest more than ${MAX_NESTING} deep`, { input: slot.name });
+        return value;
+      }
+      return sentValue(slot, copied(value), this.#random);
+    };
     layout.slots.forEach((slot, i) => {
       if (!slot.sent) return;
       const value = pushed?.has(slot.name) ? pushed.get(slot.name) : values[i];
       // A preview-only widget sends nothing (its value is undefined, dropped by JSON).
-      if (value !== undefined) put(inputs, slot.name, sentValue(slot, copied(value), this.#random));
+      if (value !== undefined) put(inputs, slot.name, sent(slot, value));
     });
     for (const input of node.inputs) {
       if (input.link === undefined) continue;
@@ -273,7 +282,7 @@ class Conversion {
         // A subgraph input left unconnected outside: a promoted widget sends the instance's value (5.9).
         const value = promotedValue(origin.unconnected, origin.index);
         const slot = layout.slots.find((s) => s.sent && s.name === input.name);
-        if (value !== undefined && slot) put(inputs, input.name, sentValue(slot, copied(value), this.#random));
+        if (value !== undefined && slot) put(inputs, input.name, sent(slot, value));
       }
     }
     const title = node.title || displayName(this.#info, node.type);

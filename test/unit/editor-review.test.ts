@@ -54,4 +54,9 @@ describe('malformed saved files', () => {
     const saved = { nodes: [empty, invert(2, 1)], links: [link] };
     expect(codes(saved)).toEqual([['broken_link', '2']]);
   });
+
+  it('a dynamic prompt nested very deep is refused, not a stack overflow', () => {
+    const saved = { nodes: [{ id: 1, type: 'CLIPTextEncode', mode: 0, inputs: [{ name: 'clip', type: 'CLIP', link: null }], widgets_values: ['{'.repeat(20_000)] }], links: [] };
+    expect(codes(saved)).toEqual([['unsupported_node', '1']]);
+  });
 });
