@@ -659,6 +659,8 @@ export class CloudClient implements JobBackend {
    */
   async run(workflow: WorkflowInput, options: RunOptions = {}): Promise<JobResult> {
     checkFollowOptions(options);
+    // Before the conversion fetches object_info: submit() checks them too, but only after that request.
+    checkArgs(rules.SubmitOptionsParams, options, 'options');
     // Converted here, not in submit(): the job's log lines count the nodes the server gets.
     const { prompt, extraData } = await this.#prompt(workflow, options);
     return this.#withSocket(options, (socket) => runJob(this, socket, prompt, extraData ? { ...options, extraData } : options));

@@ -172,6 +172,21 @@ export function sentValue(slot: WidgetSlot, value: unknown, random: () => number
 }
 
 /**
+ * How deep the `{a|b}` choices of a dynamic prompt nest (escapes skipped): each level is a recursion, of
+ * {@link dynamicPrompt} as of the editor's own, so a hostile text of 20 000 `{` overflows the stack.
+ */
+export function promptNesting(text: string): number {
+  let [depth, deepest] = [0, 0];
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '\\') i++;
+    else if (c === '{') deepest = Math.max(deepest, ++depth);
+    else if (c === '}' && depth > 0) depth--;
+  }
+  return deepest;
+}
+
+/**
  * The editor's dynamic prompt (DP): C-style comments removed, then each
  * `{a|b|c}` (nested allowed) replaced by one option, picked as
  * `options[Math.floor(random() * options.length)]` and processed again;

@@ -16,7 +16,7 @@ import type { MissingPacks } from '../registry/missing-packs.ts';
 import type { ObjectInfo } from '../schemas/cloud.ts';
 import { describeValue } from '../schemas/explain.ts';
 import { isObject } from '../schemas/rule.ts';
-import { layoutOf, sentValue, type ClassLayout } from './editor-widgets.ts';
+import { layoutOf, promptNesting, sentValue, type ClassLayout, type WidgetSlot } from './editor-widgets.ts';
 import type { WorkflowJSON } from './types.ts';
 import { asLink, byId, label, unknownClass, type WorkflowIssue, type WorkflowIssueCode } from './validate.ts';
 
@@ -112,8 +112,13 @@ const VIRTUAL = new Set(['Note', 'MarkdownNote', 'Reroute', 'PrimitiveNode']);
 const MUTED = 2;
 const BYPASS = 4;
 const SUBGRAPH_INPUT = '-10';
-/** A chain of reroutes, bypassed nodes and subgraph boundaries longer than this is a loop. */
-const MAX_HOPS = 10_000;
+/**
+ * A chain of reroutes, bypassed nodes and subgraph boundaries longer than this is a loop. Each hop costs
+ * stack: 10 000 overflowed it before the loop was seen, 2 000 already do in a test runner.
+ */
+const MAX_HOPS = 300;
+/** `{a|b}` choices nested deeper than this in a dynamic prompt are refused (each level is a recursion). */
+const MAX_NESTING = 100;
 
 /**
  * Converts a workflow saved by the editor (schema 0.4 or 1, subgraphs
@@ -179,7 +184,7 @@ class Conversion {
 
   #graph(source: Record<string, unknown>): Graph {
     const nodes = new Map<string, SavedNode>();
-    for (const raw of source.nodes as unknown[]) {
+    for (const raw of Array.isArray(source.nodes) ? source.nodes : []) {
       if (!isObject(raw) || (typeof raw.id !== 'number' && typeof raw.id !== 'string')) continue;
       const node = savedNode(raw);
       nodes.set(node.id, node);
@@ -225,6 +230,10 @@ class Conversion {
       const key = scope.path + node.id;
       const def = this.#defs.get(node.type);
       if (def) {
+        if (contains(scope, node.type)) {
+          this.#error('unsupported_node', key, node, `is an instance of subgraph ${node.type} inside that same subgraph: a subgraph cannot contain itself`);
+          continue;
+        }
         // The newest editor does not expand a muted or bypassed instance (5.9).
         if (node.mode !== MUTED && node.mode !== BYPASS) this.#emitGraph({ graph: def, path: `${key}:`, parent: { scope, instance: node } });
         continue;
@@ -252,11 +261,18 @@ class Conversion {
     const values = this.#widgetValues(node, key, layout);
     if (!values) return;
     const pushed = this.#pushed.get(scope.graph)?.get(node.id);
+    const sent = (slot: WidgetSlot, value: unknown): unknown => {
+      if (slot.dynamicPrompts && typeof value === 'string' && promptNesting(value) > MAX_NESTING) {
+        this.#error('unsupported_node', key, node, `${slot.name}: its {a|b} choices nest more than ${MAX_NESTING} deep`, { input: slot.name });
+        return value;
+      }
+      return sentValue(slot, copied(value), this.#random);
+    };
     layout.slots.forEach((slot, i) => {
       if (!slot.sent) return;
       const value = pushed?.has(slot.name) ? pushed.get(slot.name) : values[i];
       // A preview-only widget sends nothing (its value is undefined, dropped by JSON).
-      if (value !== undefined) put(inputs, slot.name, sentValue(slot, copied(value), this.#random));
+      if (value !== undefined) put(inputs, slot.name, sent(slot, value));
     });
     for (const input of node.inputs) {
       if (input.link === undefined) continue;
@@ -266,7 +282,7 @@ class Conversion {
         // A subgraph input left unconnected outside: a promoted widget sends the instance's value (5.9).
         const value = promotedValue(origin.unconnected, origin.index);
         const slot = layout.slots.find((s) => s.sent && s.name === input.name);
-        if (value !== undefined && slot) put(inputs, input.name, sentValue(slot, copied(value), this.#random));
+        if (value !== undefined && slot) put(inputs, input.name, sent(slot, value));
       }
     }
     const title = node.title || displayName(this.#info, node.type);
@@ -313,6 +329,8 @@ class Conversion {
   #resolveLink(scope: Scope, linkId: string, type: string, target: Target, hops = 0): Origin {
     const link = scope.graph.links.get(linkId);
     if (!link) return this.#broken(target, `is connected by link ${linkId}, which the file does not have (the editor would drop the connection: reconnect it there)`);
+    // Number() of a missing or non-numeric slot is NaN, which the server would get as `null`.
+    if (!Number.isInteger(link.slot) || link.slot < 0) return this.#broken(target, `is connected by link ${linkId}, which has no valid origin slot`);
     if (hops > MAX_HOPS) return this.#broken(target, 'is connected through a loop of reroutes or bypassed nodes');
     return this.#resolveOutput(scope, link.origin, link.slot, type, target, hops + 1);
   }
@@ -403,6 +421,12 @@ function savedNode(raw: Record<string, unknown>): SavedNode {
     outputs: (Array.isArray(raw.outputs) ? raw.outputs : []).map((o) => (isObject(o) ? o : {})),
     values: raw.widgets_values,
   };
+}
+
+/** Whether `scope` lies inside an instance of subgraph `type` (at any depth). */
+function contains(scope: Scope, type: string): boolean {
+  for (let s: Scope | undefined = scope; s?.parent; s = s.parent.scope) if (s.parent.instance.type === type) return true;
+  return false;
 }
 
 /** The value an instance holds for its `index`-th input when that input is a promoted widget (2.8), else `undefined`. */

@@ -7,6 +7,8 @@
 import { InvalidArgumentError } from '../../errors.ts';
 import type { Workflow } from '../../schemas/cloud.ts';
 import { isObject } from '../../schemas/rule.ts';
+import { SubmitOptionsParams } from '../../schemas/rules.generated.ts';
+import { checkArgs } from '../../args.ts';
 import { checkInterval, checkTimeout } from '../../transport/options.ts';
 import { isEditorFormat } from '../../workflow/validate.ts';
 import { jsonOf, type EditorWorkflowJSON, type WorkflowInput } from '../client.ts';
@@ -56,6 +58,8 @@ export function newJob(workflow: WorkflowInput, options: PoolRunOptions, cancel:
   if (typeof priority !== 'number' || Number.isNaN(priority)) throw new InvalidArgumentError(`must be a number, got ${String(priority)}`, 'priority');
   // The editor's format has its node ids only once converted for a server: its input paths are judged there.
   const uploaded = checkInputs(isEditorFormat(json) ? undefined : json, options.inputs);
+  // Here, not on the server it lands on: a bad extraData would otherwise be spread into the saved workflow's.
+  checkArgs(SubmitOptionsParams, options, 'options');
   checkTimeout(options.timeout, 'timeout');
   checkInterval(options.pollInterval, 'pollInterval');
   if (options.serverLostAfter !== Infinity) checkInterval(options.serverLostAfter, 'serverLostAfter', ' or Infinity');
