@@ -303,6 +303,8 @@ export class CloudClient implements JobBackend {
    */
   async validateWorkflow(workflow: WorkflowInput, options: ValidateWorkflowOptions = {}): Promise<WorkflowIssue[]> {
     const { refresh, registry, widgetValues, ...request } = options;
+    // The one option read here that the submission's rules also check: the same words, before object_info is fetched.
+    checkArgs(rules.SubmitOptionsParams, { widgetValues }, 'options');
     const json = jsonOf(workflow);
     const objectInfo = await this.#cachedObjectInfo(request, refresh);
     const packs = registry && (await registry.findMissingPacks(json as Workflow, { objectInfo, ...(request.signal ? { signal: request.signal } : {}) }));

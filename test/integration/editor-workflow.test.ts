@@ -87,6 +87,14 @@ describe('a workflow saved in the editor, run as it is', () => {
     expect(count(emu, 'POST', /\/prompt$/)).toBe(0);
     // validateWorkflow lists it rather than throwing.
     expect((await cloud.validateWorkflow(file)).map((i) => `${i.severity} ${i.code}`)).toEqual(['error widget_values_mismatch']);
+    // A mistyped option is refused before object_info is fetched again (a fresh client: nothing cached).
+    emu.requests.length = 0;
+    const typo = await client(emu)
+      .validateWorkflow(file, { widgetValues: 'loose' as 'editor' })
+      .catch((e: unknown) => e as InvalidArgumentError);
+    expect(typo).toBeInstanceOf(InvalidArgumentError);
+    expect(typo.message).toMatch(/^options\.widgetValues: /);
+    expect(emu.requests).toEqual([]);
   });
 
   it("widgetValues: 'editor' converts as the editor does and logs what it changed", async () => {

@@ -17,6 +17,7 @@ import type { ObjectInfo } from '../../src/schemas/cloud.ts';
 import { convertEditorWorkflow, type EditorOptions } from '../../src/workflow/editor.ts';
 import type { WorkflowIssue } from '../../src/workflow/validate.ts';
 import { Workflow } from '../../src/workflow/workflow.ts';
+import { refusal } from './refusal.ts';
 
 const DIR = fileURLToPath(new URL('../fixtures/editor/', import.meta.url));
 const read = (name: string) => readFileSync(join(DIR, name), 'utf8');
@@ -84,16 +85,6 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/** The error `fn` throws, which must be an InvalidArgumentError. */
-function refusal(fn: () => unknown): InvalidArgumentError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(InvalidArgumentError);
-    return err as InvalidArgumentError;
-  }
-  throw new Error('expected an InvalidArgumentError, nothing was thrown');
-}
 
 const text = (json: unknown) => JSON.stringify(json, null, 2);
 

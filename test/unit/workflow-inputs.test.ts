@@ -12,6 +12,7 @@ import type { ObjectInfo } from '../../src/schemas/cloud.ts';
 import { namedInputs, resolveInputs } from '../../src/workflow/inputs.ts';
 import type { StoredNode } from '../../src/workflow/node-handle.ts';
 import { Workflow } from '../../src/workflow/workflow.ts';
+import { refusal } from './refusal.ts';
 
 /** The classes these tests use, as a ComfyUI 0.8.0 server describes them (shortened). */
 const INFO = {
@@ -53,16 +54,6 @@ const TXT2IMG = {
   '9': { inputs: { filename_prefix: 'ComfyUI', images: ['8', 0], prompt: 'x' }, class_type: 'SaveImage', _meta: { title: 'Save Image' } },
 };
 
-/** The error `fn` throws, which must be an InvalidArgumentError. */
-function refusal(fn: () => unknown): InvalidArgumentError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(InvalidArgumentError);
-    return err as InvalidArgumentError;
-  }
-  throw new Error('did not throw');
-}
 
 const namesOf = (wf: Workflow) => wf.inputs().map((i) => i.names);
 

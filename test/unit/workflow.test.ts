@@ -10,6 +10,7 @@ import { buildObjectInfo } from '../../src/emulator/cloud-nodes.ts';
 import { InvalidArgumentError } from '../../src/errors.ts';
 import type { ObjectInfo } from '../../src/schemas/cloud.ts';
 import { Workflow } from '../../src/workflow/workflow.ts';
+import { refusal } from './refusal.ts';
 
 const FIXTURES = process.env.PLATFORMUI_FIXTURES ?? '/work/shared/fixtures/local-server';
 const real: ObjectInfo | undefined = existsSync(`${FIXTURES}/object_info.json`) ? JSON.parse(readFileSync(`${FIXTURES}/object_info.json`, 'utf8')) : undefined;
@@ -34,16 +35,6 @@ const IMG2IMG = {
 /** The same graph as the editor saves it (not the API format). */
 const UI_SAVED = { last_node_id: 14, last_link_id: 9, nodes: [{ id: 3, type: 'KSampler', widgets_values: [1, 'fixed', 20] }], links: [[1, 14, 0, 3, 0, 'MODEL']], groups: [], version: 0.4 };
 
-/** The error `fn` throws, which must be an InvalidArgumentError. */
-function refusal(fn: () => unknown): InvalidArgumentError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(InvalidArgumentError);
-    return err as InvalidArgumentError;
-  }
-  throw new Error('did not throw');
-}
 
 describe('Workflow.from() and toJSON()', () => {
   it('loads API-format JSON, as an object or as text, and gives it back unchanged', () => {
