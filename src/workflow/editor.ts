@@ -393,7 +393,7 @@ class Conversion {
       const [id, input] = [String(entry[0]), entry[1] as string];
       const node = root.nodes.get(id);
       const def = node && this.#defs.get(node.type);
-      const found = def ? promotedTarget(def, node!, input, `${id}:`) : { nodeId: id, input };
+      const found = def ? promotedTarget(this.#defs, def, node!, input, `${id}:`) : { nodeId: id, input };
       if (found && Object.hasOwn(workflow, found.nodeId)) exposed.push(found);
     }
     return exposed.length > 0 ? exposed : undefined;
@@ -443,13 +443,18 @@ function reachesWidget(graph: Graph, index: number): boolean {
   return (graph.inputs[index] ?? []).some((link) => [...graph.nodes.values()].some((n) => n.inputs.some((i) => i.link === link && i.widget !== undefined)));
 }
 
-/** The inner input that an instance's promoted widget `name` sets, as an API id and input name. */
-function promotedTarget(def: Graph, instance: SavedNode, name: string, path: string): ExposedInput | undefined {
+/**
+ * The inner input that an instance's promoted widget `name` sets, as an API id and input name; through
+ * nested instances to the node that holds the widget (`defs` has them; the conversion refused self-nesting).
+ */
+function promotedTarget(defs: ReadonlyMap<string, Graph>, def: Graph, instance: SavedNode, name: string, path: string): ExposedInput | undefined {
   const index = instance.inputs.findIndex((i) => i.name === name);
   for (const link of def.inputs[index] ?? []) {
     for (const node of def.nodes.values()) {
-      const input = node.inputs.find((i) => i.link === link && i.widget !== undefined);
-      if (input) return { nodeId: path + node.id, input: input.widget! };
+      const input = node.inputs.find((i) => i.link === link);
+      const inner = input && defs.get(node.type);
+      if (input && inner) return promotedTarget(defs, inner, node, input.name, `${path}${node.id}:`);
+      if (input?.widget !== undefined) return { nodeId: path + node.id, input: input.widget };
     }
   }
   return undefined;

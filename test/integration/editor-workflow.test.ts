@@ -91,7 +91,8 @@ describe('a workflow saved in the editor, run as it is', () => {
     emu.requests.length = 0;
     const typo = await client(emu)
       .validateWorkflow(file, { widgetValues: 'loose' as 'editor' })
-      .catch((e: unknown) => e as InvalidArgumentError);
+      .catch((e: unknown) => e);
+    if (!(typo instanceof InvalidArgumentError)) throw new Error(`not refused: ${JSON.stringify(typo)}`);
     expect(typo).toBeInstanceOf(InvalidArgumentError);
     expect(typo.message).toMatch(/^options\.widgetValues: /);
     expect(emu.requests).toEqual([]);

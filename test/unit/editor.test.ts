@@ -141,6 +141,24 @@ describe('the interface a file exposes (extra.linearData.inputs)', () => {
     expect(exposed).toEqual(JSON.parse(read('linear-data.exposed.json')));
   });
 
+  it('a widget promoted through nested subgraphs names the inner node that holds it, whose value the outer instance gives', () => {
+    const saved = JSON.parse(read('subgraph-nested.editor.json'));
+    const [outer, inner] = saved.definitions.subgraphs as Array<{ inputs: object[]; links: object[]; nodes: Array<{ id: number; inputs: Array<{ name: string; link: number | null }> }> }>;
+    // The outer subgraph promotes the inner instance's promoted blur_radius; the root instance holds its value, 7.
+    outer!.inputs.push({ id: 'r', name: 'blur_radius', type: 'INT', linkIds: [9] });
+    outer!.links.push({ id: 9, origin_id: -10, origin_slot: 1, target_id: 5, target_slot: 1, type: 'INT' });
+    outer!.nodes.find((n) => n.id === 5)!.inputs[1]!.link = 9;
+    const root = saved.nodes.find((n: { id: number }) => n.id === 30);
+    root.inputs.push({ name: 'blur_radius', type: 'INT', link: null, widget: { name: 'blur_radius' } });
+    root.widgets_values = [7];
+    saved.extra = { linearData: { inputs: [[30, 'blur_radius']] } };
+    const { exposed, workflow, issues } = convertEditorWorkflow(saved, info);
+    expect(issues).toEqual([]);
+    expect(inner!.nodes.map((n) => n.id)).toContain(1);
+    expect(exposed).toEqual([{ nodeId: '30:5:1', input: 'blur_radius' }]);
+    expect(workflow['30:5:1']!.inputs.blur_radius).toBe(7);
+  });
+
   it('is absent when the file lists none', () => {
     expect(convertEditorWorkflow(JSON.parse(read('basics.editor.json')), info).exposed).toBeUndefined();
   });
