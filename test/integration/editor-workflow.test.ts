@@ -116,6 +116,16 @@ describe('a workflow saved in the editor, run as it is', () => {
     expect(emu.cloud.engine.jobs.get(result.promptId)!.extraData.extra_pnginfo).toBeUndefined();
   });
 
+  it("a pool with widgetValues: 'editor' converts as the editor does and logs what it changed, naming the server", async () => {
+    const emu = await emulator();
+    const log = recorder();
+    const pool = new CloudPool([{ baseUrl: emu.url, id: 'a', logLevel: 'off' }], { logger: log.logger });
+    open.push(pool);
+    const result = await pool.run(saved('pool-lenient', [3]), { widgetValues: 'editor' });
+    expect(emu.cloud.engine.jobs.get(result.promptId)!.prompt['3']!.inputs).toEqual({ blur_radius: 3, sigma: 1, image: ['1', 0] });
+    expect(log.of('warn').map((l) => l.message)).toEqual([expect.stringMatching(/^\[platformui pool\] a: #3 ImageBlur "Soft": .*converted as the editor does, sigma = 1 filled in$/)]);
+  });
+
   it('a pool converts per server: a server whose ImageBlur has another widget layout is not chosen', async () => {
     const [a, b] = [await emulator(), await emulator()];
     // a's ImageBlur has a third widget: the saved [3, 1.5] no longer fits it, so the job can only go to b.

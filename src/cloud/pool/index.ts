@@ -294,7 +294,9 @@ export class CloudPool {
     const { inputs, priority: _priority, onSubmitted, signal: _signal, stopOnAbort = true, ...runOptions } = entry.options;
     try {
       // The editor's format: the workflow converted with this server's object_info when it was judged.
-      let workflow = entry.converted.get(s.id) ?? (entry.workflow as Workflow);
+      const converted = entry.converted.get(s.id);
+      for (const w of converted?.warnings ?? []) this.#log.warn?.(`${s.id}: ${w.message}`, { server: s.id, nodeId: w.nodeId, code: w.code });
+      let workflow = converted?.workflow ?? (entry.workflow as Workflow);
       if (inputs) {
         const files = await (entry.files ??= readInputs(inputs));
         at.stage = 'upload';

@@ -13,7 +13,7 @@ import { checkInterval, checkTimeout } from '../../transport/options.ts';
 import { isEditorFormat } from '../../workflow/validate.ts';
 import { jsonOf, type EditorWorkflowJSON, type WorkflowInput } from '../client.ts';
 import type { Server } from './health.ts';
-import type { Convertible, Judged } from './placement.ts';
+import type { Converted, Convertible, Judged } from './placement.ts';
 import type { PoolJob, PoolJobResult, PoolRunOptions } from './types.ts';
 import { checkInputs, type InputFile } from './uploads.ts';
 
@@ -22,7 +22,7 @@ export interface Entry extends Judged, Convertible {
   readonly priority: number;
   /** As handed over: API format, or the editor's (then converted per server, in `converted`). */
   readonly workflow: Workflow | EditorWorkflowJSON;
-  readonly converted: Map<string, Workflow>;
+  readonly converted: Map<string, Converted>;
   readonly options: PoolRunOptions;
   /** The input paths the pool fills with an upload: their placeholder values are not judged. */
   readonly uploaded: ReadonlySet<string>;

@@ -7,7 +7,7 @@
  */
 import type { ObjectInfo, Workflow } from '../../schemas/cloud.ts';
 import { convertEditorWorkflow, type EditorOptions } from '../../workflow/editor.ts';
-import { isEditorFormat, validateWorkflow } from '../../workflow/validate.ts';
+import { isEditorFormat, validateWorkflow, type WorkflowIssue } from '../../workflow/validate.ts';
 import type { EditorWorkflowJSON } from '../client.ts';
 
 /** What placement needs to know of one server. */
@@ -55,12 +55,18 @@ export function missingOn(workflow: Workflow, objectInfo: ObjectInfo, uploaded: 
     .map((i) => i.message);
 }
 
+/** A workflow in the editor's format as converted for one server: the API format, and warnings of what `widgetValues: 'editor'` changed. */
+export interface Converted {
+  workflow: Workflow;
+  warnings: readonly WorkflowIssue[];
+}
+
 /** What judging a job needs: its workflow as handed over, and where the ones converted for each server go. */
 export interface Convertible {
   readonly workflow: Workflow | EditorWorkflowJSON;
   readonly uploaded: ReadonlySet<string>;
-  /** A workflow in the editor's format, converted with each server's object_info, by server id. */
-  readonly converted: Map<string, Workflow>;
+  /** A workflow in the editor's format, converted with each server's object_info (and what that changed), by server id. */
+  readonly converted: Map<string, Converted>;
   readonly options: Pick<EditorOptions, 'widgetValues'>;
 }
 
@@ -79,7 +85,7 @@ export function judge(job: Convertible, serverId: string, objectInfo: ObjectInfo
     if (!Object.hasOwn(workflow, nodeId)) errors.push(`inputs: ${at} names no node of the workflow as converted for this server`);
   }
   if (errors.length > 0) return errors;
-  job.converted.set(serverId, workflow);
+  job.converted.set(serverId, { workflow, warnings: issues });
   return missingOn(workflow, objectInfo, job.uploaded);
 }
 
