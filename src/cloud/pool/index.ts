@@ -291,8 +291,10 @@ export class CloudPool {
     s.submitting++;
     // An object: the callback below moves it on, out of the compiler's sight.
     const at: { stage: FailureFacts['stage'] } = { stage: 'submit' };
-    const { inputs, priority: _priority, onSubmitted, signal: _signal, stopOnAbort = true, ...runOptions } = entry.options;
+    const { inputs, priority: _priority, onSubmitted, onPlaced, signal: _signal, stopOnAbort = true, ...runOptions } = entry.options;
     try {
+      // Before anything reaches the server: the caller's record of where the job goes precedes the job.
+      if (onPlaced) await onPlaced({ id: s.id, baseUrl: s.client.baseUrl });
       // The editor's format: the workflow converted with this server's object_info when it was judged.
       const converted = entry.converted.get(s.id);
       for (const w of converted?.warnings ?? []) this.#log.warn?.(`${s.id}: ${w.message}`, { server: s.id, nodeId: w.nodeId, code: w.code });

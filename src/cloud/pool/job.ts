@@ -60,6 +60,7 @@ export function newJob(workflow: WorkflowInput, options: PoolRunOptions, cancel:
   const uploaded = checkInputs(isEditorFormat(json) ? undefined : json, options.inputs);
   // Here, not on the server it lands on: a bad extraData would otherwise be spread into the saved workflow's.
   checkArgs(SubmitOptionsParams, options, 'options');
+  if (options.onPlaced !== undefined && typeof options.onPlaced !== 'function') throw new InvalidArgumentError('must be a function', 'onPlaced');
   checkTimeout(options.timeout, 'timeout');
   checkInterval(options.pollInterval, 'pollInterval');
   if (options.serverLostAfter !== Infinity) checkInterval(options.serverLostAfter, 'serverLostAfter', ' or Infinity');

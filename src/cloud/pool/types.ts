@@ -81,6 +81,21 @@ export interface PoolRunOptions extends RunOptions {
   inputs?: Record<string, PoolInput>;
   /** Higher runs first among jobs waiting in the pool's queue; equal ones in order. Default 0. */
   priority?: number;
+  /**
+   * Called each time the job is placed on a server (again when it moves),
+   * before its inputs are uploaded and before it is submitted there; the
+   * submission waits for a returned promise. For recording where a job goes
+   * before it can exist there (with `promptId`, chosen by the caller, the
+   * record names the job on that server). If it throws or rejects, nothing is
+   * sent and the run rejects with that error.
+   *
+   * @example
+   * ```ts
+   * const promptId = crypto.randomUUID();
+   * await pool.run(workflow, { promptId, onPlaced: (s) => db.save(jobId, { promptId, server: s.id }) });
+   * ```
+   */
+  onPlaced?: (server: { id: string; baseUrl: string }) => void | Promise<void>;
 }
 
 /** What a pool's job produced: `CloudClient.run()`'s result, and where it ran. */
