@@ -1,0 +1,84 @@
+/**
+ * bullmq and ioredis, loaded once and only here: they are optional peer
+ * dependencies of `@platformui/sdk/queue`, so a missing one is one clear line
+ * instead of a module-resolution stack; and the connection option, a
+ * `redis://` URL or ioredis options, made what both libraries take.
+ *
+ * @module
+ */
+import type { ConnectionOptions } from 'bullmq';
+import type { Redis as RedisClient, RedisOptions } from 'ioredis';
+import { InvalidArgumentError, PlatformUIError } from '../errors.ts';
+
+/** Where Redis is: a `redis://` / `rediss://` URL, or ioredis options (`{ host, port, password, … }`) as BullMQ takes them. */
+export type Connection = ConnectionOptions | string;
+
+/** What the queue uses of its peer dependencies. */
+export interface QueueDeps {
+  bullmq: typeof import('bullmq');
+  Redis: new (options: RedisOptions) => RedisClient;
+}
+
+export const MISSING_DEPS = '@platformui/sdk/queue needs bullmq and ioredis: npm install bullmq ioredis';
+
+let deps: Promise<QueueDeps> | undefined;
+
+/** bullmq and ioredis, imported on first use; rejects with one line naming the install when either is missing. */
+export function loadQueueDeps(): Promise<QueueDeps> {
+  deps ??= Promise.all([import('bullmq'), import('ioredis')]).then(
+    ([bullmq, ioredis]) => ({ bullmq, Redis: (ioredis.default ?? ioredis.Redis) as unknown as QueueDeps['Redis'] }),
+    (err: unknown) => {
+      deps = undefined; // installed later, a next call may succeed
+      throw new PlatformUIError(MISSING_DEPS, { cause: err });
+    },
+  );
+  return deps;
+}
+
+/**
+ * ioredis options for `connection`: a URL parsed (its password kept in the
+ * options, never in a message), options copied. Checked before any connection.
+ */
+export function redisOptions(connection: Connection): RedisOptions {
+  if (typeof connection === 'string') {
+    if (!URL.canParse(connection)) throw new InvalidArgumentError('must be a redis:// URL or ioredis options', 'connection');
+    const u = new URL(connection);
+    if (u.protocol !== 'redis:' && u.protocol !== 'rediss:') throw new InvalidArgumentError(`must be a redis:// or rediss:// URL, got ${u.protocol}`, 'connection');
+    const db = u.pathname.length > 1 ? Number(u.pathname.slice(1)) : undefined;
+    return {
+      host: u.hostname || '127.0.0.1',
+      port: u.port ? Number(u.port) : 6379,
+      ...(u.username ? { username: decodeURIComponent(u.username) } : {}),
+      ...(u.password ? { password: decodeURIComponent(u.password) } : {}),
+      ...(db !== undefined && Number.isInteger(db) ? { db } : {}),
+      ...(u.protocol === 'rediss:' ? { tls: {} } : {}),
+    };
+  }
+  if (typeof connection !== 'object' || connection === null) throw new InvalidArgumentError('must be a redis:// URL or ioredis options', 'connection');
+  return { ...(connection as RedisOptions) };
+}
+
+/** A queue's name: it is part of every Redis key, so a `:` (BullMQ's separator) is refused. */
+export function checkName(name: unknown): string {
+  if (typeof name !== 'string' || !/^[A-Za-z0-9_.-]{1,100}$/.test(name)) throw new InvalidArgumentError('must be 1 to 100 letters, digits, ".", "_" or "-"', 'name');
+  return name;
+}
+
+/** The keys of one queue `name`: BullMQ's queues live under `bull:<name>:<laneId>`, the queue's own records beside them. */
+export function keysOf(name: string) {
+  const prefix = `bull:${name}`;
+  return {
+    /** BullMQ's `prefix` option: with the lane id as queue name, a lane's keys are `bull:<name>:<laneId>:…`. */
+    prefix,
+    lanes: `${prefix}:lanes`,
+    laneInfo: (lane: string) => `${prefix}:lane:${lane}`,
+    laneWorkers: (lane: string) => `${prefix}:lane:${lane}:workers`,
+    worker: (id: string) => `${prefix}:worker:${id}`,
+    /** Hash job id → lane id: a handle finds its job from the id alone. */
+    jobs: `${prefix}:jobs`,
+    cancelled: (id: string) => `${prefix}:cancelled:${id}`,
+    /** Pub/sub channel: job ids to cancel, heard by every worker. */
+    cancelChannel: `${prefix}:cancel`,
+  };
+}
+export type QueueKeys = ReturnType<typeof keysOf>;

@@ -1,0 +1,143 @@
+/**
+ * The handle of a queued job, by id, in any process: its state, its result
+ * (the typed error rebuilt when it failed), cancel, progress.
+ *
+ * @module
+ */
+import type { Job, Queue, QueueEvents } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { InvalidArgumentError, JobCancelledError } from '../errors.ts';
+import type { QueueKeys } from './connection.ts';
+import { rebuildError } from './errors.ts';
+import type { JobData, QueueJob, QueueJobResult, QueueJobState, QueueProgress } from './types.ts';
+
+/** What a handle needs of its `JobQueue`. */
+export interface QueueContext {
+  readonly name: string;
+  readonly keys: QueueKeys;
+  redis(): Promise<Redis>;
+  /** The lane a job was added to; `undefined` when no such job was added. */
+  laneOf(id: string): Promise<string | undefined>;
+  bull(lane: string): Promise<Queue>;
+  events(lane: string): Promise<QueueEvents>;
+}
+
+/** A finished job's result, or its error rebuilt, or `undefined` while it is not finished. */
+type Outcome = { result: QueueJobResult } | { error: Error } | undefined;
+
+/** How often result() reads the job's state besides listening (events are not replayed after Redis restarts). */
+const RECHECK_MS = 1000;
+
+export class QueueJobHandle implements QueueJob {
+  readonly #ctx: QueueContext;
+  constructor(
+    ctx: QueueContext,
+    readonly id: string,
+  ) {
+    this.#ctx = ctx;
+  }
+
+  async #lane(): Promise<string> {
+    const lane = await this.#ctx.laneOf(this.id);
+    if (lane === undefined) throw new InvalidArgumentError(`no job ${JSON.stringify(this.id)} in queue ${JSON.stringify(this.#ctx.name)}`, 'id');
+    return lane;
+  }
+
+  async #job(): Promise<Job<JobData> | undefined> {
+    const queue = await this.#ctx.bull(await this.#lane());
+    return (await queue.getJob(this.id)) as Job<JobData> | undefined;
+  }
+
+  async state(): Promise<QueueJobState> {
+    const lane = await this.#ctx.laneOf(this.id);
+    if (lane === undefined) return 'unknown';
+    const job = await (await this.#ctx.bull(lane)).getJob(this.id);
+    return job ? ((await job.getState()) as QueueJobState) : 'unknown';
+  }
+
+  async #outcome(): Promise<Outcome> {
+    const job = await this.#job();
+    if (!job) {
+      const redis = await this.#ctx.redis();
+      // Removed while waiting by cancel(): its record is gone, the flag says why.
+      if (await redis.exists(this.#ctx.keys.cancelled(this.id))) return { error: new JobCancelledError(this.id) };
+      return { error: new InvalidArgumentError(`job ${JSON.stringify(this.id)} is no longer in queue ${JSON.stringify(this.#ctx.name)}`, 'id') };
+    }
+    const state = await job.getState();
+    if (state === 'completed') return { result: job.returnvalue as QueueJobResult };
+    if (state === 'failed') {
+      const stored = job.data.error;
+      return { error: stored ? rebuildError(stored) : rebuildError({ name: 'PlatformUIError', message: job.failedReason || 'the job failed', fields: {} }) };
+    }
+    return undefined;
+  }
+
+  async result(): Promise<QueueJobResult> {
+    const lane = await this.#lane();
+    const events = await this.#ctx.events(lane);
+    return new Promise<QueueJobResult>((resolve, reject) => {
+      let done = false;
+      let checking = false;
+      const finish = (o: NonNullable<Outcome>) => {
+        if (done) return;
+        done = true;
+        clearInterval(timer);
+        events.off('completed', onEvent).off('failed', onEvent).off('removed', onEvent);
+        if ('result' in o) resolve(o.result);
+        else reject(o.error);
+      };
+      const check = () => {
+        if (done || checking) return;
+        checking = true;
+        this.#outcome().then(
+          (o) => {
+            checking = false;
+            if (o) finish(o);
+          },
+          (err: unknown) => {
+            checking = false;
+            // Redis away for a moment: the next check tries again; a bad id ends here.
+            if (err instanceof InvalidArgumentError) finish({ error: err });
+          },
+        );
+      };
+      const onEvent = (e: { jobId: string }) => void (e.jobId === this.id && check());
+      events.on('completed', onEvent).on('failed', onEvent).on('removed', onEvent);
+      const timer = setInterval(check, RECHECK_MS);
+      check();
+    });
+  }
+
+  async cancel(): Promise<void> {
+    const lane = await this.#lane();
+    const redis = await this.#ctx.redis();
+    // The flag first: a worker that takes the job from now on sees it.
+    await redis.set(this.#ctx.keys.cancelled(this.id), '1', 'EX', 7 * 24 * 3600);
+    const job = (await (await this.#ctx.bull(lane)).getJob(this.id)) as Job<JobData> | undefined;
+    if (!job) return;
+    const state = await job.getState();
+    if (state === 'completed' || state === 'failed') return void (await redis.del(this.#ctx.keys.cancelled(this.id)));
+    // Waiting and never placed: removed (a locked job refuses, it has just become active: the message reaches its worker).
+    // One recorded on a server stays for a worker, which stops it there.
+    if (state !== 'active' && !job.data.promptId) {
+      try {
+        await job.remove();
+        return;
+      } catch {
+        /* taken meanwhile */
+      }
+    }
+    await redis.publish(this.#ctx.keys.cancelChannel, this.id);
+  }
+
+  on(event: 'progress', listener: (progress: QueueProgress) => void): this {
+    if (event !== 'progress') throw new InvalidArgumentError(`must be 'progress', got ${JSON.stringify(event)}`, 'event');
+    void this.#lane()
+      .then((lane) => this.#ctx.events(lane))
+      .then(
+        (events) => events.on('progress', (e) => void (e.jobId === this.id && listener(e.data as QueueProgress))),
+        () => undefined,
+      );
+    return this;
+  }
+}

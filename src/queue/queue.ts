@@ -1,0 +1,205 @@
+/**
+ * `JobQueue`: the producer's side. add() judges the workflow against the
+ * lanes live workers published and adds it to the BullMQ queue of a capable
+ * lane; `job(id)` is the handle in any process.
+ *
+ * @module
+ */
+import type { ConnectionOptions, Queue, QueueEvents } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { InvalidArgumentError, PlacementError } from '../errors.ts';
+import { toBase64 } from '../base64.ts';
+import { jsonOf, type WorkflowInput } from '../cloud/client.ts';
+import { checkInputs } from '../cloud/pool/uploads.ts';
+import { randomUuid } from '../cloud/uuid.ts';
+import { platform } from '../platform/node.ts';
+import { isObject } from '../schemas/rule.ts';
+import type { Workflow } from '../schemas/cloud.ts';
+import { checkInterval, checkTimeout } from '../transport/options.ts';
+import { isEditorFormat } from '../workflow/validate.ts';
+import { checkName, keysOf, loadQueueDeps, redisOptions, type QueueKeys } from './connection.ts';
+import { QueueJobHandle, type QueueContext } from './job.ts';
+import { Lanes } from './lanes.ts';
+import { capableLanes, leastWaiting } from './placement.ts';
+import type { JobData, JobQueueOptions, QueueAddOptions, QueueCounts, QueueJob } from './types.ts';
+
+const WAIT_POLL_MS = 250;
+
+/**
+ * The producer's side of the queue: jobs added here survive this process,
+ * the workers' and Redis's restarts (with Redis's append-only file), and run
+ * once on a server that has every class and model they use.
+ *
+ * @example
+ * ```ts
+ * import { JobQueue } from '@platformui/sdk/queue';
+ * const queue = new JobQueue({ connection: 'redis://127.0.0.1:6379' });
+ * const job = await queue.add(workflow, { inputs: { '10.inputs.image': './photo.png' } });
+ * console.log(job.id); // keep it: queue.job(id) in any process finds the job again
+ * const { files, server } = await job.result();
+ * await queue.close();
+ * ```
+ */
+export class JobQueue {
+  readonly name: string;
+  readonly #keys: QueueKeys;
+  readonly #options: ReturnType<typeof redisOptions>;
+  #redis: Promise<Redis> | undefined;
+  #lanes: Promise<Lanes> | undefined;
+  readonly #queues = new Map<string, Promise<Queue>>();
+  readonly #events = new Map<string, Promise<QueueEvents>>();
+  readonly #ctx: QueueContext;
+  #closed = false;
+
+  constructor(options: JobQueueOptions) {
+    if (!isObject(options)) throw new InvalidArgumentError('must be an object with a connection', 'options');
+    this.#options = redisOptions(options.connection);
+    this.name = checkName(options.name ?? 'platformui');
+    this.#keys = keysOf(this.name);
+    const laneCache = new Map<string, string>();
+    this.#ctx = {
+      name: this.name,
+      keys: this.#keys,
+      redis: () => this.#redisClient(),
+      laneOf: async (id) => {
+        const known = laneCache.get(id);
+        if (known) return known;
+        const lane = await (await this.#redisClient()).hget(this.#keys.jobs, id);
+        if (lane) laneCache.set(id, lane);
+        return lane ?? undefined;
+      },
+      bull: (lane) => this.#queue(lane),
+      events: (lane) => this.#eventsOf(lane),
+    };
+  }
+
+  #redisClient(): Promise<Redis> {
+    if (this.#closed) return Promise.reject(new InvalidArgumentError('the queue is closed', 'queue'));
+    return (this.#redis ??= loadQueueDeps().then(({ Redis }) => new Redis({ ...this.#options, maxRetriesPerRequest: null })));
+  }
+
+  #laneRegistry(): Promise<Lanes> {
+    return (this.#lanes ??= this.#redisClient().then((r) => new Lanes(r, this.#keys)));
+  }
+
+  #queue(lane: string): Promise<Queue> {
+    let q = this.#queues.get(lane);
+    if (!q) {
+      q = loadQueueDeps().then(({ bullmq }) => new bullmq.Queue(lane, { connection: this.#options as ConnectionOptions, prefix: this.#keys.prefix }));
+      this.#queues.set(lane, q);
+    }
+    return q;
+  }
+
+  #eventsOf(lane: string): Promise<QueueEvents> {
+    let e = this.#events.get(lane);
+    if (!e) {
+      e = loadQueueDeps().then(async ({ bullmq }) => {
+        const events = new bullmq.QueueEvents(lane, { connection: this.#options as ConnectionOptions, prefix: this.#keys.prefix });
+        events.setMaxListeners(0); // one listener per handle awaiting a result
+        events.on('error', () => undefined); // reconnects by itself; result() also polls
+        await events.waitUntilReady();
+        return events;
+      });
+      this.#events.set(lane, e);
+    }
+    return e;
+  }
+
+  /**
+   * Adds a workflow (API or editor format, or a `Workflow`) for a worker
+   * that can run it. Rejects at once with `PlacementError` (the reasons per
+   * lane) when no live worker can, unless `waitForWorker` gives one time to
+   * register. Inputs are read here and kept with the job.
+   *
+   * @example
+   * ```ts
+   * const job = await queue.add(editorJson, { jobId: 'order-1234', waitForWorker: 10_000 });
+   * ```
+   */
+  async add(workflow: WorkflowInput, options: QueueAddOptions = {}): Promise<QueueJob> {
+    const json = jsonOf(workflow);
+    if (!isObject(json)) throw new InvalidArgumentError('must be a workflow: API format (an object of nodes) or as the editor saves it', 'workflow');
+    if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('must be an object', 'options');
+    const uploaded = checkInputs(isEditorFormat(json) ? undefined : (json as Workflow), options.inputs);
+    if (options.jobId !== undefined && (typeof options.jobId !== 'string' || !/^[^:]{1,200}$/.test(options.jobId))) throw new InvalidArgumentError('must be 1 to 200 characters, no ":"', 'jobId');
+    if (options.priority !== undefined && (!Number.isInteger(options.priority) || options.priority < 0 || options.priority > 2_097_152)) throw new InvalidArgumentError('must be an integer from 0 to 2097152 (1 is the highest)', 'priority');
+    checkTimeout(options.timeout, 'timeout');
+    if (options.waitForWorker !== undefined && options.waitForWorker !== 0) checkInterval(options.waitForWorker, 'waitForWorker', ' or 0');
+    const inputs = options.inputs ? await storedInputs(options.inputs) : undefined;
+
+    const redis = await this.#redisClient();
+    const id = options.jobId ?? randomUuid();
+    const existing = await this.#ctx.laneOf(id);
+    if (existing) return new QueueJobHandle(this.#ctx, id);
+
+    const lanes = await this.#laneRegistry();
+    const deadline = Date.now() + (options.waitForWorker ?? 0);
+    let able: string[] | PlacementError;
+    for (;;) {
+      able = await capableLanes(lanes, json as Workflow, uploaded, this.name);
+      if (!(able instanceof PlacementError) || Date.now() >= deadline) break;
+      await new Promise((r) => setTimeout(r, Math.min(WAIT_POLL_MS, deadline - Date.now())));
+    }
+    if (able instanceof PlacementError) throw able;
+    const candidates = await Promise.all(able.map(async (lane) => ({ id: lane, waiting: await (await this.#queue(lane)).getJobCountByTypes('waiting', 'prioritized', 'delayed') })));
+    const lane = leastWaiting(candidates).id;
+    // The id → lane record first, only if new: two producers adding one id add it once.
+    if (!(await redis.hsetnx(this.#keys.jobs, id, lane))) return new QueueJobHandle(this.#ctx, id);
+    const data: JobData = { workflow: structuredClone(json), ...(inputs ? { inputs } : {}), ...(options.timeout !== undefined ? { timeout: options.timeout } : {}) };
+    await (await this.#queue(lane)).add('run', data, { jobId: id, attempts: 1, ...(options.priority ? { priority: options.priority } : {}) });
+    return new QueueJobHandle(this.#ctx, id);
+  }
+
+  /**
+   * The handle of a job by id, in any process (nothing is read until it is used).
+   *
+   * @example
+   * ```ts
+   * const result = await new JobQueue({ connection }).job(id).result();
+   * ```
+   */
+  job(id: string): QueueJob {
+    if (typeof id !== 'string' || !id) throw new InvalidArgumentError('must be a non-empty string', 'id');
+    return new QueueJobHandle(this.#ctx, id);
+  }
+
+  /**
+   * Jobs per state over every lane (BullMQ's words), and the live workers.
+   *
+   * @example
+   * ```ts
+   * const { states, workers } = await queue.counts(); // states.waiting, states.active, …
+   * ```
+   */
+  async counts(): Promise<QueueCounts> {
+    const lanes = await this.#laneRegistry();
+    const states: Record<string, number> = {};
+    for (const lane of await lanes.all()) {
+      const c = await (await this.#queue(lane)).getJobCounts();
+      for (const [k, v] of Object.entries(c)) states[k] = (states[k] ?? 0) + v;
+    }
+    return { states, workers: await lanes.workers() };
+  }
+
+  /** Closes its connections to Redis. Jobs stay in the queue. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    const all = await Promise.allSettled([...this.#queues.values(), ...this.#events.values()]);
+    await Promise.allSettled(all.map((r) => (r.status === 'fulfilled' ? r.value.close() : undefined)));
+    const redis = await this.#redis?.catch(() => undefined);
+    await redis?.quit().catch(() => redis.disconnect());
+  }
+}
+
+/** Input files as kept in Redis: base64, with the name of a path (its extension names the upload). */
+async function storedInputs(inputs: NonNullable<QueueAddOptions['inputs']>): Promise<NonNullable<JobData['inputs']>> {
+  const out: NonNullable<JobData['inputs']> = {};
+  for (const [at, file] of Object.entries(inputs)) {
+    const blob = typeof file === 'string' ? await platform.fileBlob(file) : file;
+    const name = typeof file === 'string' ? file.split(/[\\/]/).pop() : file instanceof File ? file.name : undefined;
+    out[at] = { base64: await toBase64(blob as Blob | Uint8Array | ArrayBuffer), ...(name ? { name } : {}) };
+  }
+  return out;
+}

@@ -1,0 +1,152 @@
+/**
+ * What a user of `@platformui/sdk/queue` writes and reads, and the job data
+ * kept in Redis between producer and workers.
+ *
+ * @module
+ */
+import type { Job } from 'bullmq';
+import type { LogOptions } from '../transport/log.ts';
+import type { NodeOutputs } from '../schemas/cloud.ts';
+import type { OutputFile } from '../cloud/jobs.ts';
+import type { PoolInput, PoolServer } from '../cloud/pool/index.ts';
+import type { Connection } from './connection.ts';
+import type { StoredError } from './errors.ts';
+
+export type { Connection } from './connection.ts';
+
+/**
+ * Options of `JobQueue`.
+ *
+ * @example
+ * ```ts
+ * const queue = new JobQueue({ connection: 'redis://127.0.0.1:6379', name: 'renders' });
+ * ```
+ */
+export interface JobQueueOptions {
+  /** Redis: a `redis://` URL, or ioredis options as BullMQ takes them. */
+  connection: Connection;
+  /** The queue's name, shared by its producers and workers. Default `'platformui'`. */
+  name?: string;
+}
+
+/**
+ * Options of `JobQueue.add`.
+ *
+ * @example
+ * ```ts
+ * await queue.add(workflow, { jobId: 'order-1234', inputs: { '10.inputs.image': './photo.png' }, waitForWorker: 30_000 });
+ * ```
+ */
+export interface QueueAddOptions {
+  /** The job's id (no `:`): adding the same id again returns the job already there (a producer that retries after a crash adds nothing twice). Default a random UUID. */
+  jobId?: string;
+  /** Files for the workflow's inputs, by path (`'10.inputs.image'`): read at add() and kept with the job (in Redis) until a worker uploads them. */
+  inputs?: Record<string, PoolInput>;
+  /** BullMQ's priority: 1 is the highest, 2,097,152 the lowest; a job without one goes before prioritized ones. */
+  priority?: number;
+  /** Silence deadline (ms) of the run on its server (`RunOptions.timeout`). */
+  timeout?: number;
+  /** How long (ms) to wait for a worker that can run the workflow to register, instead of rejecting at once with `PlacementError`. Default 0. */
+  waitForWorker?: number;
+}
+
+/** A job's state, in BullMQ's words; `unknown` when no such job is in Redis. */
+export type QueueJobState = 'waiting' | 'active' | 'completed' | 'failed' | 'delayed' | 'prioritized' | 'waiting-children' | 'unknown';
+
+/** Sampling progress of a queued job, as its server reported it. */
+export interface QueueProgress {
+  node?: string;
+  value: number;
+  max: number;
+}
+
+/** What a completed queued job produced, and where. Plain data: it was stored in Redis. */
+export interface QueueJobResult {
+  promptId: string;
+  outputs: Record<string, NodeOutputs>;
+  /** Files on the server that ran the job (download them with a client of `baseUrl`). */
+  files: OutputFile[];
+  /** The id of the server that ran it. */
+  server: string;
+  /** Its base URL (credentials redacted). */
+  baseUrl: string;
+  /** Set when the job ran again elsewhere after its server lost it (`resubmitOnServerLoss`). */
+  resubmittedFrom?: { server: string; promptId: string | undefined };
+}
+
+/**
+ * A queued job, by id: the same handle in any process (`queue.job(id)`).
+ *
+ * @example
+ * ```ts
+ * const job = await queue.add(workflow);
+ * job.on('progress', (p) => console.log(p.value, '/', p.max));
+ * const { files, server } = await job.result();
+ * ```
+ */
+export interface QueueJob {
+  readonly id: string;
+  /** Its state now. */
+  state(): Promise<QueueJobState>;
+  /** Resolves once it completed; rejects with the SDK's typed error rebuilt (`ExecutionError`, `JobCancelledError`, `ServerLostError`, `PlacementError`…). */
+  result(): Promise<QueueJobResult>;
+  /** Cancels it wherever it is: a waiting job is removed; a running one is stopped on its server (that job only). Its result rejects with `JobCancelledError`. */
+  cancel(): Promise<void>;
+  /** Progress events of the job, from whichever worker runs it. */
+  on(event: 'progress', listener: (progress: QueueProgress) => void): this;
+}
+
+/** `JobQueue.counts()`: jobs per state over every lane, and the live workers. */
+export interface QueueCounts {
+  /** Per BullMQ state (`waiting`, `active`, `completed`, `failed`, `delayed`, `prioritized`, …). */
+  states: Record<string, number>;
+  /** Per live worker id: its lanes, its servers' ids and how many jobs it runs now. */
+  workers: Record<string, { lanes: string[]; servers: string[]; active: number }>;
+}
+
+/**
+ * Options of `QueueWorker`.
+ *
+ * @example
+ * ```ts
+ * const worker = new QueueWorker({ connection: 'redis://127.0.0.1:6379', servers: [{ baseUrl: 'http://gpu-a:8188' }], concurrency: 2 });
+ * await worker.ready();
+ * ```
+ */
+export interface QueueWorkerOptions extends LogOptions {
+  connection: Connection;
+  /** Default `'platformui'`. */
+  name?: string;
+  /** The servers it runs jobs on, as `CloudPool` takes them (clients and keys stay in this process). */
+  servers: readonly PoolServer[];
+  /** Jobs it runs at once per lane. Default: the sum of its servers' `maxConcurrent` (2 each). */
+  concurrency?: number;
+  /** BullMQ's: how often (ms) stalled jobs (their worker gone) are looked for. Default 30000. */
+  stalledInterval?: number;
+  /** BullMQ's: how long (ms) a job's lock lasts without renewal (a dead worker's jobs are taken over after it). Default 30000. */
+  lockDuration?: number;
+  /** How long (ms) a server may be silent before its job is lost (`ServerLostError`); also how long a job on a server this worker does not list is handed back for its owner before it is. Default 15000. */
+  serverLostAfter?: number;
+  /** Re-run, once and elsewhere, a job its server lost (it may have run there: the result says `resubmittedFrom`). Default false. */
+  resubmitOnServerLoss?: boolean;
+  /** Called with each result before the job completes (e.g. to copy its files off the server); a throw fails the job. */
+  onOutputs?: (result: QueueJobResult, job: Job<JobData>) => unknown;
+}
+
+/** The job's data in Redis: what to run, and where it went (recorded before it was sent). Never a credential. */
+export interface JobData {
+  /** As added: API or editor format (converted by the worker's pool per server). */
+  workflow: unknown;
+  /** Input files, base64, with the file name when it was a path. */
+  inputs?: Record<string, { base64: string; name?: string }>;
+  timeout?: number;
+  /** The id the worker chose for the job on its server, recorded before the submission. */
+  promptId?: string;
+  /** The id of the server it was placed on. */
+  server?: string;
+  /** When a worker that does not list `server` first handed it back (ms since the epoch). */
+  handedBackSince?: number;
+  resubmittedFrom?: { server: string; promptId: string | undefined };
+  /** Why it failed, to be rebuilt by `result()`. */
+  error?: StoredError;
+}

@@ -1,0 +1,273 @@
+/**
+ * `QueueWorker`: takes jobs of the lanes its servers serve and runs each on
+ * one of them through a `CloudPool`, recording where before it is sent (so a
+ * job taken over after this worker died is followed there, never sent twice).
+ *
+ * @module
+ */
+import type { ConnectionOptions, Job, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { InvalidArgumentError, JobCancelledError, NotFoundError, PoolClosedError, ServerLostError } from '../errors.ts';
+import { CloudPool, type PoolInput, type PoolJobResult } from '../cloud/pool/index.ts';
+import { randomUuid } from '../cloud/uuid.ts';
+import { createLog, describeError, type Log } from '../transport/log.ts';
+import { checkInterval } from '../transport/options.ts';
+import { isObject } from '../schemas/rule.ts';
+import type { ObjectInfo, Workflow } from '../schemas/cloud.ts';
+import { checkName, keysOf, loadQueueDeps, redisOptions, type QueueDeps, type QueueKeys } from './connection.ts';
+import { storeError } from './errors.ts';
+import { Lanes, laneIdOf } from './lanes.ts';
+import type { JobData, QueueJobResult, QueueWorkerOptions } from './types.ts';
+
+const HEARTBEAT_MS = 2000;
+const HEARTBEAT_TTL_MS = 10_000;
+const SERVER_LOST_AFTER_MS = 15_000;
+
+/** Why the processor stopped a job: a cancel from any process. */
+const CANCEL = Symbol('cancelled');
+
+/**
+ * Runs queued jobs on its servers. Each server's `object_info` makes a lane;
+ * the worker publishes its lanes and takes jobs from their BullMQ queues.
+ *
+ * - Before a job is submitted, its `promptId` (chosen here) and server are
+ *   recorded in the job: a worker taking the job over after this one died
+ *   follows it there (or submits it with the same id if it never arrived),
+ *   and one that does not list that server hands it back for one that does,
+ *   for `serverLostAfter`, then fails it with `ServerLostError`.
+ * - A failed job keeps its typed error; it is not retried.
+ * - `cancel()` from any process stops the job on its server.
+ *
+ * @example
+ * ```ts
+ * import { QueueWorker } from '@platformui/sdk/queue';
+ * const worker = new QueueWorker({ connection: 'redis://127.0.0.1:6379', servers: [{ baseUrl: 'http://gpu-a:8188' }, { baseUrl: 'http://gpu-b:8188' }] });
+ * await worker.ready();
+ * process.on('SIGTERM', () => void worker.close());
+ * ```
+ */
+export class QueueWorker {
+  readonly id = randomUuid();
+  readonly #options: QueueWorkerOptions;
+  readonly #redisOptions: ReturnType<typeof redisOptions>;
+  readonly #keys: QueueKeys;
+  readonly #pool: CloudPool;
+  readonly #log: Log;
+  readonly #lostAfter: number;
+  readonly #lanes = new Map<string, ObjectInfo>();
+  readonly #servers = new Map<string, string>(); // server id → lane id
+  readonly #workers = new Map<string, Worker<JobData, QueueJobResult>>();
+  #redis: Redis | undefined;
+  #sub: Redis | undefined;
+  #registry: Lanes | undefined;
+  #heartbeat: ReturnType<typeof setInterval> | undefined;
+  #ready: Promise<void> | undefined;
+  #active = 0;
+  #dead = false;
+
+  constructor(options: QueueWorkerOptions) {
+    if (!isObject(options)) throw new InvalidArgumentError('must be an object with a connection and servers', 'options');
+    this.#redisOptions = redisOptions(options.connection);
+    this.#keys = keysOf(checkName(options.name ?? 'platformui'));
+    if (options.concurrency !== undefined && (!Number.isInteger(options.concurrency) || options.concurrency < 1)) throw new InvalidArgumentError('must be a positive integer', 'concurrency');
+    for (const f of ['stalledInterval', 'lockDuration'] as const) if (options[f] !== undefined) checkInterval(options[f], f);
+    if (options.onOutputs !== undefined && typeof options.onOutputs !== 'function') throw new InvalidArgumentError('must be a function', 'onOutputs');
+    this.#options = options;
+    this.#lostAfter = options.serverLostAfter ?? SERVER_LOST_AFTER_MS;
+    this.#log = createLog(options, () => [], { prefix: '[platformui queue]' });
+    this.#pool = new CloudPool(options.servers, {
+      serverLostAfter: this.#lostAfter,
+      resubmitOnServerLoss: options.resubmitOnServerLoss === true,
+      startWindow: 0,
+      ...(options.logLevel !== undefined ? { logLevel: options.logLevel } : {}),
+      ...(options.logger !== undefined ? { logger: options.logger } : {}),
+    });
+  }
+
+  /**
+   * Resolves once it has read its servers' `object_info`, published what they
+   * can run and started taking jobs. A server that does not answer yet is
+   * asked again at each heartbeat.
+   *
+   * @example
+   * ```ts
+   * await worker.ready(); // producers can now add jobs its servers can run
+   * ```
+   */
+  ready(): Promise<void> {
+    return (this.#ready ??= this.#start());
+  }
+
+  async #start(): Promise<void> {
+    const deps = await loadQueueDeps();
+    this.#redis = new deps.Redis({ ...this.#redisOptions, maxRetriesPerRequest: null });
+    this.#registry = new Lanes(this.#redis, this.#keys);
+    this.#sub = new deps.Redis({ ...this.#redisOptions, maxRetriesPerRequest: null });
+    this.#sub.on('message', (_channel: string, jobId: string) => {
+      for (const w of this.#workers.values()) w.cancelJob(jobId, CANCEL.description);
+    });
+    await this.#sub.subscribe(this.#keys.cancelChannel);
+    await this.#readServers(deps);
+    if (this.#lanes.size === 0) this.#log.warn?.('no server answered yet: the worker takes no job until one does', {});
+    await this.#beat();
+    this.#heartbeat = setInterval(() => {
+      void this.#readServers(deps)
+        .then(() => this.#beat())
+        .catch((err: unknown) => this.#log.warn?.(`heartbeat failed: ${describeError(err)}`, {}));
+    }, HEARTBEAT_MS);
+    this.#heartbeat.unref?.();
+  }
+
+  /** Reads the object_info of servers without a lane yet, and starts a BullMQ worker for each new lane. */
+  async #readServers(deps: QueueDeps): Promise<void> {
+    const ids = this.#pool.servers.map((s) => s.id).filter((id) => !this.#servers.has(id));
+    await Promise.all(
+      ids.map(async (id) => {
+        try {
+          const info = await this.#pool.client(id)!.getObjectInfo();
+          const lane = laneIdOf(info);
+          this.#servers.set(id, lane);
+          this.#lanes.set(lane, info);
+        } catch (err) {
+          this.#log.warn?.(`${id}: could not read its nodes: ${describeError(err)}`, { server: id });
+        }
+      }),
+    );
+    for (const lane of this.#lanes.keys()) if (!this.#workers.has(lane) && !this.#dead) this.#workers.set(lane, this.#bullWorker(deps, lane));
+  }
+
+  #bullWorker(deps: QueueDeps, lane: string): Worker<JobData, QueueJobResult> {
+    const servers = this.#pool.servers.filter((s) => this.#servers.get(s.id) === lane);
+    const concurrency = this.#options.concurrency ?? Math.max(1, servers.reduce((n, s) => n + s.maxConcurrent, 0));
+    const worker = new deps.bullmq.Worker<JobData, QueueJobResult>(lane, (job, token, signal) => this.#process(job, token, signal), {
+      connection: this.#redisOptions as ConnectionOptions,
+      prefix: this.#keys.prefix,
+      concurrency,
+      ...(this.#options.stalledInterval !== undefined ? { stalledInterval: this.#options.stalledInterval } : {}),
+      ...(this.#options.lockDuration !== undefined ? { lockDuration: this.#options.lockDuration } : {}),
+    });
+    worker.on('error', (err) => this.#log.warn?.(`lane ${lane}: ${describeError(err)}`, { lane }));
+    return worker;
+  }
+
+  async #beat(): Promise<void> {
+    if (this.#dead || !this.#registry) return;
+    await this.#registry.publish(this.id, this.#lanes, HEARTBEAT_TTL_MS, { lanes: [...this.#lanes.keys()], servers: [...this.#servers.keys()], active: this.#active });
+  }
+
+  async #process(job: Job<JobData>, token: string | undefined, signal: AbortSignal | undefined): Promise<QueueJobResult> {
+    this.#active++;
+    try {
+      return await this.#runJob(job, token, signal);
+    } catch (err) {
+      if (this.#dead) return new Promise<never>(() => undefined); // "died": nothing more reaches Redis
+      const { bullmq } = await loadQueueDeps();
+      if (err instanceof bullmq.DelayedError) throw err;
+      const error = err instanceof PoolClosedError ? err : this.#cancelled(err, signal, job);
+      this.#log.info?.(`job ${job.id} failed: ${describeError(error)}`, { jobId: job.id });
+      await job.updateData({ ...job.data, error: storeError(error) });
+      throw new bullmq.UnrecoverableError(error instanceof Error ? error.message : String(error));
+    } finally {
+      this.#active--;
+    }
+  }
+
+  /** A run aborted by a cancel is the job cancelled; anything else stays what it was. */
+  #cancelled(err: unknown, signal: AbortSignal | undefined, job: Job<JobData>): unknown {
+    return signal?.aborted ? new JobCancelledError(job.data.promptId ?? job.id!) : err;
+  }
+
+  async #runJob(job: Job<JobData>, token: string | undefined, signal: AbortSignal | undefined): Promise<QueueJobResult> {
+    const data = job.data;
+    if (await this.#redis!.exists(this.#keys.cancelled(job.id!))) {
+      if (data.promptId && data.server && this.#pool.client(data.server)) await this.#pool.client(data.server)!.stopJob(data.promptId).catch(() => undefined);
+      throw new JobCancelledError(data.promptId ?? job.id!);
+    }
+    const onProgress = (p: { value: number; max: number; node: string | undefined }) =>
+      void job.updateProgress({ ...(p.node !== undefined ? { node: p.node } : {}), value: p.value, max: p.max }).catch(() => undefined);
+    if (data.promptId && data.server) {
+      // Taken over: the job was recorded on a server before it was sent there.
+      const client = this.#pool.client(data.server);
+      if (!client) return this.#handBack(job, token);
+      const exists = await client.getJob(data.promptId).then(
+        () => true,
+        (err: unknown) => {
+          if (err instanceof NotFoundError) return false;
+          throw err;
+        },
+      );
+      if (exists) {
+        this.#log.info?.(`job ${job.id}: following ${data.promptId} on ${data.server} (taken over)`, { jobId: job.id, server: data.server });
+        const r = await client.follow(data.promptId, { onProgress, ...(signal ? { signal } : {}), stopOnAbort: true, serverLostAfter: this.#lostAfter, ...(data.timeout !== undefined ? { timeout: data.timeout } : {}) });
+        return this.#finish(job, { ...r, server: data.server }, client.baseUrl);
+      }
+      // Recorded, never arrived: sent now under the same id.
+      return this.#run(job, data.promptId, onProgress, signal);
+    }
+    return this.#run(job, randomUuid(), onProgress, signal);
+  }
+
+  async #run(job: Job<JobData>, promptId: string, onProgress: (p: { value: number; max: number; node: string | undefined }) => void, signal: AbortSignal | undefined): Promise<QueueJobResult> {
+    const data = job.data;
+    const inputs: Record<string, PoolInput> | undefined = data.inputs
+      ? Object.fromEntries(Object.entries(data.inputs).map(([at, f]) => [at, f.name ? new File([Buffer.from(f.base64, 'base64')], f.name) : new Uint8Array(Buffer.from(f.base64, 'base64'))]))
+      : undefined;
+    const r = await this.#pool.run(data.workflow as Workflow, {
+      promptId,
+      onPlaced: async (s) => {
+        await job.updateData({ ...job.data, promptId, server: s.id });
+      },
+      onProgress,
+      ...(inputs ? { inputs } : {}),
+      ...(signal ? { signal } : {}),
+      ...(data.timeout !== undefined ? { timeout: data.timeout } : {}),
+    });
+    return this.#finish(job, r, this.#pool.client(r.server)!.baseUrl);
+  }
+
+  async #finish(job: Job<JobData>, r: Omit<PoolJobResult, 'status'>, baseUrl: string): Promise<QueueJobResult> {
+    const result: QueueJobResult = {
+      promptId: r.promptId,
+      outputs: r.outputs,
+      files: r.files,
+      server: r.server,
+      baseUrl,
+      ...(r.resubmittedFrom ? { resubmittedFrom: r.resubmittedFrom } : {}),
+    };
+    if (this.#options.onOutputs) await this.#options.onOutputs(result, job);
+    return JSON.parse(JSON.stringify(result)) as QueueJobResult;
+  }
+
+  /** A job on a server this worker does not list: back to the queue for its owner, until `serverLostAfter`. */
+  async #handBack(job: Job<JobData>, token: string | undefined): Promise<never> {
+    const data = job.data;
+    const since = data.handedBackSince ?? Date.now();
+    if (Date.now() - since >= this.#lostAfter) throw new ServerLostError(data.promptId!, data.server!, 'unreachable', Date.now() - since);
+    if (data.handedBackSince === undefined) await job.updateData({ ...data, handedBackSince: since });
+    const { bullmq } = await loadQueueDeps();
+    await job.moveToDelayed(Date.now() + Math.min(1000, this.#lostAfter / 4), token);
+    throw new bullmq.DelayedError();
+  }
+
+  /**
+   * Stops taking jobs, waits for those it runs to finish, withdraws its lanes
+   * and closes its connections and its pool. `{ force: true }` stops at once
+   * as if the process died: its jobs keep running on their servers and are
+   * taken over (followed, not sent again) by another worker once their lock
+   * lapses (`lockDuration`).
+   *
+   * @example
+   * ```ts
+   * await worker.close();
+   * ```
+   */
+  async close(options: { force?: boolean } = {}): Promise<void> {
+    if (this.#heartbeat) clearInterval(this.#heartbeat);
+    if (options.force) this.#dead = true;
+    await Promise.allSettled([...this.#workers.values()].map((w) => w.close(options.force === true)));
+    if (!options.force) await this.#registry?.withdraw(this.id, this.#lanes.keys()).catch(() => undefined);
+    this.#dead = true;
+    await this.#pool.close();
+    for (const r of [this.#sub, this.#redis]) await r?.quit().catch(() => r.disconnect());
+  }
+}
