@@ -1,0 +1,125 @@
+// The queue of issue 26 against a real redis-server and emulators: add → run → result from another JobQueue;
+// placement by lane; typed errors rebuilt; progress.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ExecutionError, PlacementError } from '../../src/index.ts';
+import { closeAll, dropClass, emulator, blur, invert, worker } from './helpers.ts';
+import { startRedis, type TestRedis } from './redis.ts';
+
+let redis: TestRedis;
+let n = 0;
+beforeAll(async () => void (redis = await startRedis()));
+afterAll(() => redis.stop());
+afterEach(closeAll);
+/** A queue name per test: lanes and jobs of one test are not the next one's. */
+const fresh = () => `t${++n}-${Date.now()}`;
+
+describe('add → a worker runs it → result()', () => {
+  it('runs a job and another JobQueue reads its result by id', async () => {
+    const name = fresh();
+    const emu = await emulator();
+    await worker(redis.url, [emu], { name });
+    const { JobQueue } = await import('../../src/queue/index.ts');
+    const a = new JobQueue({ connection: redis.url, name });
+    const job = await a.add(invert('basic'));
+    await a.close();
+    const b = new JobQueue({ connection: redis.url, name });
+    const r = await b.job(job.id).result();
+    await b.close();
+    expect(r.server).toBe('s0');
+    expect(r.baseUrl).toBe(`${emu.url}/`);
+    expect(r.files).toHaveLength(1);
+    expect(r.promptId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(emu.requests.filter((x) => x.method === 'POST' && /\/prompt$/.test(x.path))).toHaveLength(1);
+  });
+});
+
+describe('placement', () => {
+  it('a job only one worker’s servers can run goes to that worker', async () => {
+    const name = fresh();
+    const [plain, withBlur] = [await emulator(), await emulator()];
+    dropClass(plain, 'ImageBlur');
+    await worker(redis.url, [plain], { name }, ['plain']);
+    await worker(redis.url, [withBlur], { name }, ['blur']);
+    const { JobQueue } = await import('../../src/queue/index.ts');
+    const q = new JobQueue({ connection: redis.url, name });
+    try {
+      const results = await Promise.all([1, 2, 3].map(async (i) => (await q.add(blur(`b${i}`))).result()));
+      expect(results.map((r) => r.server)).toEqual(['blur', 'blur', 'blur']);
+    } finally {
+      await q.close();
+    }
+  });
+
+  it('no capable worker → PlacementError at once, with the reasons per lane', async () => {
+    const name = fresh();
+    const emu = await emulator();
+    dropClass(emu, 'ImageBlur');
+    await worker(redis.url, [emu], { name });
+    const { JobQueue } = await import('../../src/queue/index.ts');
+    const q = new JobQueue({ connection: redis.url, name });
+    try {
+      const err = (await q.add(blur('nowhere')).catch((e: unknown) => e)) as PlacementError;
+      expect(err).toBeInstanceOf(PlacementError);
+      const reasons = Object.values(err.reasons).flat().join('\n');
+      expect(reasons).toMatch(/ImageBlur/);
+      expect(await q.counts()).toMatchObject({ states: { waiting: 0, active: 0 } });
+    } finally {
+      await q.close();
+    }
+  });
+
+  it('no worker at all → PlacementError; waitForWorker waits for one to register', async () => {
+    const name = fresh();
+    const { JobQueue } = await import('../../src/queue/index.ts');
+    const q = new JobQueue({ connection: redis.url, name });
+    try {
+      await expect(q.add(invert('alone'))).rejects.toBeInstanceOf(PlacementError);
+      const emu = await emulator();
+      const adding = q.add(invert('later'), { waitForWorker: 10_000 });
+      await worker(redis.url, [emu], { name });
+      expect((await (await adding).result()).server).toBe('s0');
+    } finally {
+      await q.close();
+    }
+  });
+});
+
+describe('failures and events', () => {
+  it('an execution error rejects result() with ExecutionError (exceptionType kept), not retried', async () => {
+    const name = fresh();
+    const emu = await emulator();
+    await worker(redis.url, [emu], { name });
+    const { JobQueue } = await import('../../src/queue/index.ts');
+    const q = new JobQueue({ connection: redis.url, name });
+    try {
+      const job = await q.add(invert('oom', { fail_with: 'OOMError' }));
+      const err = (await job.result().catch((e: unknown) => e)) as ExecutionError;
+      expect(err).toBeInstanceOf(ExecutionError);
+      expect(err.exceptionType).toBe('OOMError');
+      expect(err.promptId).toMatch(/^[0-9a-f-]{36}$/);
+      expect(await job.state()).toBe('failed');
+      await new Promise((r) => setTimeout(r, 200));
+      expect(emu.requests.filter((x) => x.method === 'POST' && /\/prompt$/.test(x.path))).toHaveLength(1);
+    } finally {
+      await q.close();
+    }
+  });
+
+  it('progress events reach on("progress")', async () => {
+    const name = fresh();
+    const emu = await emulator({ stepMs: 30, progressSteps: 4 });
+    await worker(redis.url, [emu], { name });
+    const { JobQueue } = await import('../../src/queue/index.ts');
+    const q = new JobQueue({ connection: redis.url, name });
+    try {
+      const job = await q.add(invert('progress'));
+      const seen: Array<{ value: number; max: number }> = [];
+      job.on('progress', (p) => seen.push(p));
+      await job.result();
+      expect(seen.length).toBeGreaterThan(0);
+      expect(seen.at(-1)!.max).toBeGreaterThan(0);
+    } finally {
+      await q.close();
+    }
+  });
+});
