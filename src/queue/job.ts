@@ -52,7 +52,10 @@ export class QueueJobHandle implements QueueJob {
     const lane = await this.#ctx.laneOf(this.id);
     if (lane === undefined) return 'unknown';
     const job = await (await this.#ctx.bull(lane)).getJob(this.id);
-    return job ? ((await job.getState()) as QueueJobState) : 'unknown';
+    if (!job) return 'unknown';
+    const state = await job.getState();
+    // Every job carries a BullMQ priority (so that `priority` orders as in CloudPool): "prioritized" is waiting.
+    return (state === 'prioritized' ? 'waiting' : state) as QueueJobState;
   }
 
   async #outcome(): Promise<Outcome> {

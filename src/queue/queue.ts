@@ -40,6 +40,9 @@ const WAIT_POLL_MS = 250;
  * await queue.close();
  * ```
  */
+/** The SDK's priorities, higher first as in CloudPool, map onto BullMQ's 1 (first) … 2,097,152 (last). */
+const MAX_PRIORITY = 1_048_575;
+
 export class JobQueue {
   readonly name: string;
   readonly #keys: QueueKeys;
@@ -123,7 +126,7 @@ export class JobQueue {
     if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('must be an object', 'options');
     const uploaded = checkInputs(isEditorFormat(json) ? undefined : (json as Workflow), options.inputs);
     if (options.jobId !== undefined && (typeof options.jobId !== 'string' || !/^[^:]{1,200}$/.test(options.jobId))) throw new InvalidArgumentError('must be 1 to 200 characters, no ":"', 'jobId');
-    if (options.priority !== undefined && (!Number.isInteger(options.priority) || options.priority < 0 || options.priority > 2_097_152)) throw new InvalidArgumentError('must be an integer from 0 to 2097152 (1 is the highest)', 'priority');
+    if (options.priority !== undefined && (!Number.isInteger(options.priority) || Math.abs(options.priority) > MAX_PRIORITY)) throw new InvalidArgumentError(`must be an integer from -${MAX_PRIORITY} to ${MAX_PRIORITY} (higher runs first, as in CloudPool)`, 'priority');
     checkTimeout(options.timeout, 'timeout');
     if (options.waitForWorker !== undefined && options.waitForWorker !== 0) checkInterval(options.waitForWorker, 'waitForWorker', ' or 0');
     const inputs = options.inputs ? await storedInputs(options.inputs) : undefined;
@@ -147,7 +150,8 @@ export class JobQueue {
     // The id → lane record first, only if new: two producers adding one id add it once.
     if (!(await redis.hsetnx(this.#keys.jobs, id, lane))) return new QueueJobHandle(this.#ctx, id);
     const data: JobData = { workflow: structuredClone(json), ...(inputs ? { inputs } : {}), ...(options.timeout !== undefined ? { timeout: options.timeout } : {}) };
-    await (await this.#queue(lane)).add('run', data, { jobId: id, attempts: 1, ...(options.priority ? { priority: options.priority } : {}) });
+    // Every job gets a BullMQ priority (1 runs first): one without would go before all prioritized ones.
+    await (await this.#queue(lane)).add('run', data, { jobId: id, attempts: 1, priority: MAX_PRIORITY + 1 - (options.priority ?? 0) });
     return new QueueJobHandle(this.#ctx, id);
   }
 
@@ -177,7 +181,8 @@ export class JobQueue {
     const states: Record<string, number> = {};
     for (const lane of await lanes.all()) {
       const c = await (await this.#queue(lane)).getJobCounts();
-      for (const [k, v] of Object.entries(c)) states[k] = (states[k] ?? 0) + v;
+      // Every job carries a BullMQ priority: its "prioritized" jobs are the waiting ones.
+      for (const [k, v] of Object.entries(c)) states[k === 'prioritized' ? 'waiting' : k] = (states[k === 'prioritized' ? 'waiting' : k] ?? 0) + v;
     }
     return { states, workers: await lanes.workers() };
   }

@@ -42,7 +42,7 @@ export interface QueueAddOptions {
   jobId?: string;
   /** Files for the workflow's inputs, by path (`'10.inputs.image'`): read at add() and kept with the job (in Redis) until a worker uploads them. */
   inputs?: Record<string, PoolInput>;
-  /** BullMQ's priority: 1 is the highest, 2,097,152 the lowest; a job without one goes before prioritized ones. */
+  /** Higher runs first among waiting jobs of a lane, equal ones in order, as in `CloudPool`. Default 0; from -1,048,575 to 1,048,575. */
   priority?: number;
   /** Silence deadline (ms) of the run on its server (`RunOptions.timeout`). */
   timeout?: number;
