@@ -170,15 +170,22 @@ export class Context {
    */
   async pool(): Promise<CloudPool> {
     if (this.#pool) return this.#pool;
-    const fileKey = await this.#apiKey();
-    this.#pool = new CloudPool(
-      this.global.servers.map((baseUrl) => {
-        const apiKey = fileKey ?? this.#envKeyFor(baseUrl);
-        return { ...this.#clientOptions, id: baseUrl, baseUrl, ...(apiKey !== undefined ? { apiKey } : {}) };
-      }),
-      this.log,
-    );
+    this.#pool = new CloudPool(await this.serverOptions(this.global.servers), this.log);
     return this.#pool;
+  }
+
+  /**
+   * The options of one client per URL, as {@link pool} gives its servers
+   * (`id` is the URL): the log, `--timeout`, and the key by the same rule as
+   * {@link cloud}'s. For the queue's worker and for a client of the server a
+   * queued job ran on.
+   */
+  async serverOptions(urls: readonly string[]): Promise<Array<ClientOptions & { id: string; baseUrl: string }>> {
+    const fileKey = await this.#apiKey();
+    return urls.map((baseUrl) => {
+      const apiKey = fileKey ?? this.#envKeyFor(baseUrl);
+      return { ...this.#clientOptions, id: baseUrl, baseUrl, ...(apiKey !== undefined ? { apiKey } : {}) };
+    });
   }
 
   /** The registry client: `--server`, else `PLATFORMUI_BASE_URL`; the token from `--token-file`, else `PLATFORMUI_TOKEN`. */

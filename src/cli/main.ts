@@ -22,11 +22,15 @@ import { objectInfo } from './commands/object-info.ts';
 import { publishers } from './commands/publishers.ts';
 import { queue } from './commands/queue.ts';
 import { run } from './commands/run.ts';
+import { worker } from './commands/worker.ts';
 import { Context, type CliIO, type GlobalOptions } from './context.ts';
 import { describeFailure, EXIT, stackOf } from './errors.ts';
 
 /** Every command, in the order `platformui --help` lists them. */
-export const COMMANDS: readonly Command[] = [example, run, job, jobs, queue, objectInfo, nodesSearch, publishers, emulator, codegen];
+export const COMMANDS: readonly Command[] = [example, run, job, jobs, queue, worker, objectInfo, nodesSearch, publishers, emulator, codegen];
+
+/** The commands that take several --server: a pool. */
+const MANY_SERVERS = ['run', 'worker'];
 
 /** The top-level help's examples: a ready-to-run workflow and its input, then the run. */
 const FIRST_STEPS = ['platformui example', 'platformui run invert.json --input image=photo.png --out outputs'];
@@ -242,7 +246,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
       return EXIT.ok;
     }
     named = ` ${parsed.command.name}`;
-    if (parsed.global.servers.length > 1 && parsed.command.name !== 'run') throw new UsageError('--server: only run takes several servers (a pool)');
+    if (parsed.global.servers.length > 1 && !MANY_SERVERS.includes(parsed.command.name)) throw new UsageError('--server: only run and worker take several servers (a pool)');
     if (parsed.command.service === 'none') {
       // Ignored silently, they would look as if they had been obeyed.
       const { server, apiKeyFile, tokenFile, timeout } = parsed.global;

@@ -946,9 +946,9 @@ describe('platformui run over several --server (a pool)', () => {
     expect(readdirSync(out)).toHaveLength(1);
   });
 
-  it('refuses several --server for a command other than run', async () => {
+  it('refuses several --server for a command other than run and worker', async () => {
     const r = await cli(['queue', '--server', a.url, '--server', b.url]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('--server: only run takes several servers');
+    expect(r.stderr).toContain('--server: only run and worker take several servers');
   });
 });

@@ -11,7 +11,9 @@
 //   prints its URL, and must then exit 0 on Ctrl-C (SIGINT).
 //
 // `export A=B …` sets the variables for the lines after it. A line whose
-// other programs (`jq` …) are not installed is skipped, saying so.
+// other programs (`jq` …) are not installed is skipped, saying so, and so is
+// a help example that ends with `# needs Redis…` (the queue's commands: no
+// Redis runs here).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -21,6 +23,8 @@ import { mapHosts } from './servers.mjs';
 
 const UUID = /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi;
 const JOB_PLACEHOLDER = /<(prompt_id|promptId|job_id|id)>/g;
+/** A help example for a Redis the run does not start: `platformui worker --redis … # needs Redis`. */
+const NEEDS_REDIS = /\s#\s*(needs Redis\b.*)$/;
 
 /** The package's bins (`platformui`, its aliases), from the installed package.json. */
 export function packageBins(appDir) {
@@ -51,7 +55,8 @@ export function helpExamples(help, bins) {
     for (i++; i < lines.length && /^\s+\S/.test(lines[i]); i++) out.push(lines[i].trim());
     i--;
   }
-  return out.map((l) => stripComment(l).trim()).filter(isCommand);
+  // `# needs Redis` stays on its line: ShellSession.run skips it, saying so.
+  return out.map((l) => (NEEDS_REDIS.test(l) ? l.trim() : stripComment(l).trim())).filter((l) => isCommand(stripComment(l).trim()));
 }
 
 /** First words of each command of a line (`a | b && c` → a, b, c), env assignments and `npx` skipped. */
@@ -94,6 +99,8 @@ export class ShellSession {
   }
 
   async run(original, log) {
+    const needs = NEEDS_REDIS.exec(original);
+    if (needs) throw new StepSkipped(`${needs[1]}, not started here`);
     const line = await this.substitute(original);
     log(`line as written: ${original}\nline as run:     ${line}`);
     const exported = /^export\s+(.*)$/.exec(line);

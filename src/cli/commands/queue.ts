@@ -1,25 +1,63 @@
 /**
  * `platformui queue`: the jobs running and waiting (`GET /api/queue`), each
  * with its position, id, creation time and output nodes, whatever tuple shape
- * the server sends (the SDK normalizes them).
+ * the server sends (the SDK normalizes them). With `--redis`: the Redis
+ * queue's counts per state and per worker instead (`JobQueue.counts()`).
  *
  * @module
  */
 import type { QueueItem } from '../../index.ts';
+import { UsageError } from '../args.ts';
 import type { Command } from '../command.ts';
+import type { Context } from '../context.ts';
 import { formatTime, table } from '../format.ts';
+import { DEFAULT_QUEUE, loadQueue, redisUrl, shownUrl } from '../queue-entry.ts';
+
+/** `--redis`: the counts per state, then one row per live worker (`JobQueue.counts()`). */
+async function redisCounts(ctx: Context, url: string, name: string): Promise<number> {
+  const connection = redisUrl(url, '--redis', ctx.io.env);
+  const { JobQueue } = await loadQueue();
+  const q = new JobQueue({ connection, name });
+  try {
+    const { states, workers } = await q.counts();
+    if (ctx.mode === 'json') {
+      ctx.printJSON({ states, workers });
+      return 0;
+    }
+    const counted = Object.entries(states).filter(([, n]) => n > 0);
+    ctx.print(`Queue ${name} at ${shownUrl(connection)}: ${counted.map(([k, n]) => `${n} ${k}`).join(', ') || 'no jobs'}; ${Object.keys(workers).length} worker(s)`);
+    if (Object.keys(workers).length === 0) return 0;
+    const rows = Object.entries(workers).map(([id, w]) => [id, String(w.active), w.lanes.join(','), w.servers.join(', ')]);
+    const [head, ...body] = table([['WORKER', 'ACTIVE', 'LANES', 'SERVERS'], ...rows]);
+    ctx.print(ctx.style('bold', head!));
+    for (const line of body) ctx.print(line);
+    return 0;
+  } finally {
+    await q.close();
+  }
+}
 
 /** `platformui queue`. */
 export const queue: Command = {
   name: 'queue',
   summary: 'the jobs running and waiting',
   synopsis: '',
-  description: 'Lists the jobs running and waiting to run, in order: position, id, creation time, output nodes.',
-  options: {},
+  description: [
+    'Lists the jobs running and waiting to run on the server, in order: position, id, creation time,',
+    "output nodes. With --redis, the Redis queue's jobs instead (platformui worker, run --queue): how",
+    'many in each state (waiting, active, completed, failed, delayed…), and each worker with its lanes.',
+  ].join('\n'),
+  options: {
+    redis: { type: 'string', value: 'URL', help: "the Redis queue's counts per state and per worker instead: redis://host:6379" },
+    name: { type: 'string', value: 'NAME', help: `with --redis: the queue's name (default ${DEFAULT_QUEUE})` },
+  },
   args: { min: 0, max: 0 },
   service: 'cloud',
-  examples: ['platformui queue', 'platformui queue --json'],
-  async run(ctx) {
+  examples: ['platformui queue', 'platformui queue --json', 'platformui queue --redis redis://localhost:6379   # needs Redis'],
+  async run(ctx, { values }) {
+    if (typeof values.redis === 'string' && ctx.global.server !== undefined) throw new UsageError('--server: with --redis, the counts come from Redis, not from a server');
+    if (typeof values.redis === 'string') return redisCounts(ctx, values.redis, typeof values.name === 'string' ? values.name : DEFAULT_QUEUE);
+    if (values.name !== undefined) throw new UsageError('--name: the name of a Redis queue, with --redis');
     const cloud = await ctx.cloud();
     const q = await cloud.getQueue();
     const entries: Array<[state: 'running' | 'pending', item: QueueItem]> = [

@@ -28,6 +28,8 @@ import { EXIT, Interrupted } from '../errors.ts';
 import { labelsOf, withDisplay } from '../live.ts';
 import { clip, table } from '../format.ts';
 import { describeNode, findInput, isLink } from '../targets.ts';
+import { DEFAULT_QUEUE, redisUrl } from '../queue-entry.ts';
+import { runQueued } from './run-queue.ts';
 
 /** How long Ctrl-C waits for the job to be stopped before exiting anyway (a second Ctrl-C does not wait). */
 const STOP_WAIT_MS = 15_000;
@@ -192,6 +194,11 @@ export const run: Command = {
     'it to another: platformui run invert.json --server http://gpu-a:8188 --server http://gpu-b:8188',
     'A file saved in the editor is checked with the object_info of the first that answers; run as',
     'saved, each server converts it with its own.',
+    '',
+    'With --queue URL, the job goes to a Redis queue instead, and a worker runs it (platformui worker):',
+    'this command follows it and downloads its outputs from the server that ran it (--server, or the',
+    'environment, gives that server\'s key as for any server). Ctrl-C cancels it wherever it is.',
+    'Needs bullmq and ioredis (npm install bullmq ioredis): README "Many processes and machines".',
   ].join('\n'),
   options: {
     set: { type: 'string', multiple: true, value: 'NAME=VALUE', help: 'set an input ("Positive prompt.text=a cat", seed=42, 3.steps=20)' },
@@ -200,6 +207,8 @@ export const run: Command = {
     validate: { type: 'boolean', help: "check the workflow against the server's object_info first (nothing is submitted if it has errors)" },
     'widget-values': { type: 'string', value: 'strict|editor', help: "an editor file's node whose saved values do not fit its class: refuse (strict, the default), or convert as the editor does and say what changed" },
     'list-inputs': { type: 'boolean', help: 'list the inputs --set can name (type, value, allowed values, range, default), after any --set; run nothing' },
+    queue: { type: 'string', value: 'URL', help: 'add the job to the Redis queue at URL (redis://host:6379) for a worker to run, instead of submitting it' },
+    'queue-name': { type: 'string', value: 'NAME', help: `with --queue: the queue's name (default ${DEFAULT_QUEUE})` },
   },
   args: { min: 1, max: 1 },
   service: 'cloud',
@@ -208,6 +217,7 @@ export const run: Command = {
     'platformui run invert.json --input image=photo.png --out outputs',
     'platformui run invert.json --list-inputs',
     "platformui run invert.json --input image=photo.png --set 'Save Inverted.filename_prefix=night' --validate --timeout 10m",
+    'platformui run invert.json --input image=photo.png --queue redis://localhost:6379 --out outputs   # needs Redis and a worker',
   ],
   async run(ctx, { values, positionals }) {
     // The command line, checked whole before the first request.
@@ -216,6 +226,10 @@ export const run: Command = {
     if (widgetValues !== undefined && !WIDGET_VALUES.includes(widgetValues)) {
       throw new UsageError(`--widget-values: must be strict or editor, got ${JSON.stringify(widgetValues)}${didYouMean(widgetValues, WIDGET_VALUES)}`);
     }
+    const queue = typeof values.queue === 'string' ? redisUrl(values.queue, '--queue', ctx.io.env) : undefined;
+    if (queue === undefined && values['queue-name'] !== undefined) throw new UsageError('--queue-name: the name of a Redis queue, with --queue');
+    // The workers' servers judge the workflow when it is added (a PlacementError with their reasons): no --validate of one server's.
+    if (queue !== undefined && values.validate) throw new UsageError('--validate: with --queue, the queue checks the workflow against the workers\' servers when it is added');
     const read = await readWorkflow(file, () => objectInfoOf(ctx), values['list-inputs'] === true, widgetValues);
     for (const w of read.wf.warnings) ctx.warn(`Warning: ${w.message}`);
     let wf = read.wf;
@@ -234,6 +248,11 @@ export const run: Command = {
     const out = typeof values.out === 'string' ? values.out : '.';
     // Before any request: a job whose outputs cannot be saved is credits spent for nothing.
     await prepareOut(out);
+    if (queue !== undefined) {
+      const inputs = Object.fromEntries(uploads.map((u) => [`${u.nodeId}.inputs.${u.input}`, u.file]));
+      const name = typeof values['queue-name'] === 'string' ? values['queue-name'] : DEFAULT_QUEUE;
+      return runQueued(ctx, { connection: queue, name, submitted, wf, inputs, out, timeout });
+    }
     // Several --server: a pool places the job, uploads the inputs where it runs, and moves it off a dead server.
     const pool = ctx.global.servers.length > 1 ? await ctx.pool() : undefined;
     const cloud = pool ? undefined : await ctx.cloud();

@@ -1,0 +1,219 @@
+// The Redis queue (issue 26), three figures against a real redis-server on a free loopback port and
+// emulators of the local personality (one job at a time per server, as a real local server):
+//
+// (a) Throughput: 60 short jobs (bench/pool.ts's: unique, ~75 ms of execution each) added at once,
+//     run by 3 QueueWorkers (one server each) vs by 1 QueueWorker over 1 server; ratio = time over 1 /
+//     time over 3, from the first add() to the last result(). Target: ≥ 2.6× (3× is the ceiling).
+// (b) The queue's added latency per job: jobs one at a time through JobQueue.add() + result() (one
+//     worker, one server) and through CloudPool.run() on the same server (stepMs 0), interleaved in
+//     rounds after a warm-up; the difference of the medians. Target: ≤ 5 ms on loopback Redis.
+// (c) 10,000 jobs added (no worker registered for them to start: they wait): the time, and Redis's
+//     used_memory (INFO memory) before and after, per job.
+//
+// Skipped with one line when redis-server is not installed or the queue entry is not built
+// (dist/queue.js). Every emulator and worker runs in this process. Erasable TS only.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { median } from './registry.ts';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const JOBS = 60;
+const SERVERS = 3;
+const STEP_MS = 15;
+const STEPS = 2;
+const RATIO_TARGET = 2.6;
+const ROUNDS = 100;
+const WARMUP = 20;
+const LATENCY_TARGET_MS = 5;
+const ADDED = 10_000;
+
+type Sdk = typeof import('../src/index.ts');
+type Emu = typeof import('../src/emulator/index.ts');
+/** The queue entry as this bench uses it (its own types once built: dist/queue.d.ts). */
+interface QueueJobLike {
+  result(): Promise<{ server: string }>;
+}
+interface QueueEntry {
+  JobQueue: new (o: { connection: string; name?: string }) => { add(wf: unknown, o?: { waitForWorker?: number }): Promise<QueueJobLike>; close(): Promise<void> };
+  QueueWorker: new (o: { connection: string; name?: string; servers: Array<{ baseUrl: string; id: string }>; concurrency?: number; logLevel?: 'off' }) => { ready(): Promise<void>; close(): Promise<void> };
+}
+
+let unique = 0;
+/** A job no server has seen (its colour and prefix differ), so none answers from its cache. */
+function job(tag: string) {
+  const n = unique++;
+  return {
+    '1': { class_type: 'EmptyImage', inputs: { width: 64, height: 64, batch_size: 1, color: n % 0xffffff } },
+    '2': { class_type: 'ImageInvert', inputs: { image: ['1', 0] } },
+    '3': { class_type: 'SaveImage', inputs: { images: ['2', 0], filename_prefix: `qbench_${tag}_${n}` } },
+  };
+}
+
+// ---------------------------------------------------------------- redis-server and its INFO
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+
+/** One command over a raw socket (RESP inline), its whole answer as text. */
+const command = (port: number, line: string) =>
+  new Promise<string>((resolve, reject) => {
+    const sock = connect(port, '127.0.0.1');
+    let text = '';
+    sock.once('error', reject);
+    sock.on('data', (d) => {
+      text += d.toString();
+      // A bulk reply ($len\r\n…\r\n) is whole once its length is in; a simple one at its first line end.
+      const bulk = /^\$(\d+)\r\n/.exec(text);
+      if ((bulk && Buffer.byteLength(text) >= bulk[0].length + Number(bulk[1]) + 2) || (!bulk && text.endsWith('\r\n'))) {
+        sock.destroy();
+        resolve(text);
+      }
+    });
+    sock.write(`${line}\r\n`);
+  });
+
+const usedMemory = async (port: number) => Number(/used_memory:(\d+)/.exec(await command(port, 'INFO memory'))?.[1]);
+
+async function startRedis(): Promise<{ url: string; port: number; stop(): Promise<void> }> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'pui-bench-redis-'));
+  // Append-only on, fsync every second: the README's recommended set-up, as measured.
+  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--appendfsync', 'everysec', '--dir', dir], { stdio: 'ignore' });
+  for (let i = 0; !(await command(port, 'PING').then((t) => t.startsWith('+PONG'), () => false)); i++) {
+    if (i > 200 || child.exitCode !== null) throw new Error('redis-server did not start');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    stop: async () => {
+      child.kill('SIGKILL');
+      await exited;
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function run(): Promise<{ name: string; lines: string[]; ok: boolean }> {
+  const name = 'JobQueue: 60 jobs by 3 workers vs 1, the added latency over CloudPool.run(), 10,000 jobs added';
+  if (spawnSync('redis-server', ['--version']).status !== 0) return { name, lines: ['skipped: redis-server is not installed (apt install redis-server)'], ok: true };
+  if (!existsSync(join(root, 'dist', 'queue.js'))) return { name, lines: ['skipped: dist/queue.js is not built (the queue entry)'], ok: true };
+  const { JobQueue, QueueWorker } = (await import(`${root}dist/queue.js`)) as QueueEntry;
+  const { CloudPool } = (await import(`${root}dist/index.js`)) as Sdk;
+  const { startEmulator } = (await import(`${root}dist/emulator.js`)) as Emu;
+  const redis = await startRedis();
+  const lines: string[] = [];
+  let ok = true;
+  let queueNo = 0;
+  /** Workers over `urls` on a queue of its own, and a producer of it. */
+  const fleet = async (urls: string[], perWorker: number, concurrency?: number) => {
+    const qname = `bench${queueNo++}`;
+    const workers: Array<InstanceType<QueueEntry['QueueWorker']>> = [];
+    for (let i = 0; i < urls.length; i += perWorker) {
+      workers.push(new QueueWorker({ connection: redis.url, name: qname, servers: urls.slice(i, i + perWorker).map((baseUrl, k) => ({ baseUrl, id: `s${i + k}` })), ...(concurrency ? { concurrency } : {}), logLevel: 'off' }));
+    }
+    await Promise.all(workers.map((w) => w.ready()));
+    const queue = new JobQueue({ connection: redis.url, name: qname });
+    return { queue, close: async () => void (await Promise.all([queue.close(), ...workers.map((w) => w.close())])) };
+  };
+  try {
+    // ------------------------------------------------------------ (a) throughput
+    {
+      const emus = await Promise.all(Array.from({ length: SERVERS }, () => startEmulator({ personality: 'local', cloud: { stepMs: STEP_MS, progressSteps: STEPS } })));
+      try {
+        const timed = async (urls: string[], tag: string) => {
+          const f = await fleet(urls, 1);
+          try {
+            const t0 = performance.now();
+            const jobs = await Promise.all(Array.from({ length: JOBS }, () => f.queue.add(job(tag))));
+            const results = await Promise.all(jobs.map((j) => j.result()));
+            return { ms: performance.now() - t0, results };
+          } finally {
+            await f.close();
+          }
+        };
+        const urls = emus.map((e) => e.url);
+        await timed(urls, 'warm3'); // JIT, sockets, the emulators' first jobs: not timed
+        const one = await timed(urls.slice(0, 1), 'one');
+        const three = await timed(urls, 'three');
+        const ratio = one.ms / three.ms;
+        const spread = new Map<string, number>();
+        for (const { server } of three.results) spread.set(server, (spread.get(server) ?? 0) + 1);
+        const pass = ratio >= RATIO_TARGET;
+        ok &&= pass;
+        const jobMs = STEP_MS * (1 + 2 * STEPS);
+        lines.push(`(a) ${JOBS} jobs of ~${jobMs} ms execution each, local personality (one job at a time per server), loopback Redis`);
+        lines.push(`    1 worker over 1 server:   ${one.ms.toFixed(0).padStart(6)} ms  (${(one.ms / JOBS).toFixed(1)} ms/job; ideal ${JOBS * jobMs} ms)`);
+        lines.push(`    3 workers over 3 servers: ${three.ms.toFixed(0).padStart(6)} ms  (${(three.ms / JOBS).toFixed(1)} ms/job); jobs per server ${[...spread.entries()].sort().map(([s, n]) => `${s}=${n}`).join(' ')}`);
+        lines.push(`    throughput ratio ${ratio.toFixed(2)}x (target >= ${RATIO_TARGET}x): ${pass ? 'PASS' : 'FAIL'}`);
+      } finally {
+        await Promise.all(emus.map((e) => e.close()));
+      }
+    }
+
+    // ------------------------------------------------------------ (b) the queue's added latency per job
+    {
+      const emu = await startEmulator({ personality: 'local', cloud: { stepMs: 0, progressSteps: 1 } });
+      const pool = new CloudPool([{ baseUrl: emu.url, id: 'only' }], { logLevel: 'off' });
+      const f = await fleet([emu.url], 1);
+      try {
+        const sides: Array<() => Promise<unknown>> = [() => pool.run(job('p'), { timeout: 30_000 }), async () => (await f.queue.add(job('q'))).result()];
+        const times: number[][] = [[], []];
+        for (let r = 0; r < WARMUP + ROUNDS; r++) {
+          for (let k = 0; k < 2; k++) {
+            const side = (r + k) % 2;
+            const t = performance.now();
+            await sides[side]!();
+            if (r >= WARMUP) times[side]!.push(performance.now() - t);
+          }
+        }
+        const [pm, qm] = [median(times[0]!), median(times[1]!)];
+        const added = qm - pm;
+        const pass = added <= LATENCY_TARGET_MS;
+        ok &&= pass;
+        lines.push(`(b) ${ROUNDS} jobs each side, one at a time, interleaved (after ${WARMUP} warm-up rounds), stepMs 0, one server`);
+        lines.push(`    CloudPool.run():            median ${pm.toFixed(2)} ms/job`);
+        lines.push(`    JobQueue.add() + result():  median ${qm.toFixed(2)} ms/job (one QueueWorker, same server)`);
+        lines.push(`    the queue's added latency ${added.toFixed(2)} ms/job by medians (target <= ${LATENCY_TARGET_MS} ms): ${pass ? 'PASS' : 'FAIL'}`);
+      } finally {
+        await f.close();
+        await pool.close();
+        await emu.close();
+      }
+    }
+
+    // ------------------------------------------------------------ (c) 10,000 jobs added
+    {
+      // add() needs a live worker able to run the jobs: one whose only server is then stopped, so it starts
+      // none of them (concurrency 1: at most one held) and the 10,000 wait in Redis.
+      const emu = await startEmulator({ personality: 'local' });
+      const f = await fleet([emu.url], 1, 1);
+      await emu.close();
+      try {
+        const before = await usedMemory(redis.port);
+        const t0 = performance.now();
+        for (let i = 0; i < ADDED; i += 100) await Promise.all(Array.from({ length: 100 }, () => f.queue.add(job('many'))));
+        const ms = performance.now() - t0;
+        const after = await usedMemory(redis.port);
+        lines.push(`(c) ${ADDED.toLocaleString('en')} jobs added (100 at a time, their worker's server down): ${(ms / 1000).toFixed(1)} s (${((ADDED / ms) * 1000).toFixed(0)} jobs/s)`);
+        lines.push(`    Redis used_memory ${(before / 2 ** 20).toFixed(1)} MB before, ${(after / 2 ** 20).toFixed(1)} MB after: ${((after - before) / ADDED / 1024).toFixed(2)} KB per waiting job`);
+      } finally {
+        await f.close();
+      }
+    }
+  } finally {
+    await redis.stop();
+  }
+  return { name, lines, ok };
+}

@@ -1,0 +1,232 @@
+// The command line of the Redis queue as a user runs it: `platformui worker`, `platformui run --queue`
+// and `platformui queue --redis`, each a child process (the source bundled once, as cli.test.ts does),
+// against a real redis-server on a free port and an emulator over loopback. The checks of the command
+// line itself (what is refused before Redis is touched) run always; the rest once the queue entry
+// (src/queue/, written alongside) exists and redis-server is installed.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as esbuild from 'esbuild';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEmulator, type Emulator } from '../../src/emulator/index.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const INVERT = join(ROOT, 'examples', 'workflows', 'invert.json');
+const ENTRY = join(ROOT, 'src', 'queue', 'index.ts');
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
+
+/** Whether the queue entry exists and exports JobQueue (a path in a variable: the type check must not need it yet). */
+const coreReady = await (async () => {
+  if (!existsSync(ENTRY)) return false;
+  const entry = ENTRY;
+  return typeof ((await import(entry)) as { JobQueue?: unknown }).JobQueue === 'function';
+})();
+const hasRedis = spawnSync('redis-server', ['--version']).status === 0;
+
+// ---------------------------------------------------------------- a real redis-server (test/queue/redis.ts's API, minimal)
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+const ping = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const sock = connect(port, '127.0.0.1');
+    const done = (ok: boolean) => (sock.destroy(), resolve(ok));
+    sock.once('error', () => done(false));
+    sock.once('data', (d) => done(d.toString().startsWith('+PONG')));
+    sock.write('PING\r\n');
+  });
+async function startRedis(): Promise<{ url: string; port: number; stop(): Promise<void> }> {
+  const port = await freePort();
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  for (let i = 0; !(await ping(port)); i++) {
+    if (i > 200 || child.exitCode !== null) throw new Error('redis-server did not start');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  return { url: `redis://127.0.0.1:${port}`, port, stop: () => (child.kill('SIGKILL'), exited) };
+}
+
+// ---------------------------------------------------------------- the CLI as a child process
+let dir: string;
+let cliBundle: string;
+let photo: string;
+beforeAll(async () => {
+  mkdirSync(join(ROOT, '.tmp'), { recursive: true });
+  dir = mkdtempSync(join(ROOT, '.tmp', 'cli-queue-test-'));
+  cliBundle = join(dir, 'cli.js');
+  // Until the queue entry exists, its import is left to run time: only the Redis commands reach it.
+  const laterEntry: esbuild.Plugin = { name: 'later-entry', setup: (b) => b.onResolve({ filter: /queue\/index\.ts$/ }, (a) => (coreReady ? undefined : { path: a.path, external: true })) };
+  await esbuild.build({ entryPoints: [join(ROOT, 'src', 'cli', 'bin.ts')], outfile: cliBundle, bundle: true, platform: 'node', format: 'esm', target: 'node22', external: ['ws', 'form-data', 'zod', 'bullmq', 'ioredis'], plugins: [laterEntry], logLevel: 'silent' });
+  photo = join(dir, 'photo.png');
+  writeFileSync(photo, PNG);
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function baseEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const k of Object.keys(env)) if (k.startsWith('PLATFORMUI_') || k === 'NO_COLOR' || k === 'FORCE_COLOR') delete env[k];
+  return env;
+}
+
+interface Result {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+const children = new Set<ChildProcess>();
+function start(args: string[], env: Record<string, string> = {}): { child: ChildProcess; out: () => string; err: () => string; done: Promise<Result> } {
+  const child = spawn(process.execPath, [cliBundle, ...args], { cwd: dir, env: { ...baseEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+  child.stderr!.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+  const done = new Promise<Result>((resolve) => child.on('close', (code) => (children.delete(child), resolve({ code, stdout, stderr }))));
+  return { child, out: () => stdout, err: () => stderr, done };
+}
+const cli = (args: string[], env: Record<string, string> = {}) => start(args, env).done;
+afterAll(() => {
+  for (const c of children) c.kill('SIGKILL');
+});
+
+async function waitFor<T>(what: string, read: () => T | undefined | null | false, ms = 20_000): Promise<T> {
+  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 20))) {
+    const v = read();
+    if (v) return v;
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+describe('the Redis options, checked before Redis is touched', () => {
+  it('worker: --redis is required, and a server', async () => {
+    const none = await cli(['worker', '--server', 'http://127.0.0.1:1']);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('--redis URL is required');
+    const noServer = await cli(['worker', '--redis', 'redis://127.0.0.1:1']);
+    expect(noServer.code).toBe(2);
+    expect(noServer.stderr).toContain('no server: pass --server URL');
+  });
+
+  it('refuses a password on the command line, without repeating it', async () => {
+    const r = await cli(['worker', '--redis', 'redis://:hunter2-secret@127.0.0.1:1', '--server', 'http://127.0.0.1:1']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('set PLATFORMUI_REDIS_PASSWORD instead');
+    expect(r.stderr).not.toContain('hunter2');
+  });
+
+  it('run: --queue takes a Redis URL, not with --validate; --queue-name only with --queue', async () => {
+    const http = await cli(['run', INVERT, '--queue', 'http://127.0.0.1:6379']);
+    expect(http.code).toBe(2);
+    expect(http.stderr).toContain('--queue must be a Redis URL like redis://localhost:6379');
+    const validate = await cli(['run', INVERT, '--queue', 'redis://127.0.0.1:1', '--validate']);
+    expect(validate.code).toBe(2);
+    expect(validate.stderr).toContain('--validate: with --queue');
+    const name = await cli(['run', INVERT, '--queue-name', 'renders', '--server', 'http://127.0.0.1:1']);
+    expect(name.code).toBe(2);
+    expect(name.stderr).toContain('--queue-name: the name of a Redis queue, with --queue');
+  });
+
+  it('queue: --name only with --redis, and no --server with it; several --server only for run and worker', async () => {
+    expect((await cli(['queue', '--name', 'renders', '--server', 'http://127.0.0.1:1'])).stderr).toContain('--name: the name of a Redis queue, with --redis');
+    expect((await cli(['queue', '--redis', 'redis://127.0.0.1:1', '--server', 'http://127.0.0.1:1'])).stderr).toContain('--server: with --redis');
+    const many = await cli(['queue', '--server', 'http://127.0.0.1:1', '--server', 'http://127.0.0.1:2']);
+    expect(many.code).toBe(2);
+    expect(many.stderr).toContain('only run and worker take several servers');
+  });
+});
+
+describe.skipIf(!coreReady || !hasRedis)('worker, run --queue and queue --redis against a real Redis', () => {
+  let redis: Awaited<ReturnType<typeof startRedis>>;
+  let emu: Emulator;
+  let worker: ReturnType<typeof start>;
+  const failing = () => {
+    const wf = JSON.parse(readFileSync(INVERT, 'utf8'));
+    wf['1'].inputs.fail_with = 'OOMError';
+    wf['1'].inputs.fail_message = 'out of memory on the test GPU';
+    const file = join(dir, 'failing.json');
+    writeFileSync(file, JSON.stringify(wf));
+    return file;
+  };
+
+  beforeAll(async () => {
+    [redis, emu] = await Promise.all([startRedis(), startEmulator({ personality: 'local', cloud: { stepMs: 40 }, logLevel: 'off' })]);
+    worker = start(['worker', '--redis', redis.url, '--server', emu.url, '--name', 'cli-test']);
+    await waitFor('the worker to be ready', () => /^Worker ready on queue cli-test/m.test(worker.out()));
+  }, 60_000);
+  afterAll(async () => {
+    worker?.child.kill('SIGKILL');
+    await Promise.all([redis?.stop(), emu?.close()]);
+  });
+
+  it('worker: one line once ready, naming its lane and its server by this machine', () => {
+    expect(worker.out()).toMatch(/^Worker ready on queue cli-test at redis:\/\/127\.0\.0\.1:\d+: lane \S+ for http:\/\/\S+:\d+\. Ctrl-C stops it\.$/m);
+    expect(worker.out().split('\n').filter(Boolean)).toHaveLength(1);
+  });
+
+  it('run --queue: a worker runs it, the command follows it and downloads its outputs from that server', async () => {
+    const out = mkdtempSync(join(dir, 'out-'));
+    const r = await cli(['run', INVERT, '--input', `image=${photo}`, '--queue', redis.url, '--queue-name', 'cli-test', '--out', out]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^Queued job \S+ on cli-test at redis:\/\/127\.0\.0\.1:\d+$/m);
+    expect(r.stdout).toMatch(/^Ran as job \S+ on http:\/\/\S+$/m);
+    const files = readdirSync(out);
+    expect(files).toHaveLength(1);
+    expect(readFileSync(join(out, files[0]!)).subarray(1, 4).toString()).toBe('PNG');
+  });
+
+  it('run --queue: an execution error is the typed error (exit 1); a workflow no worker can run is refused at once', async () => {
+    const failed = await cli(['run', failing(), '--input', `image=${photo}`, '--queue', redis.url, '--queue-name', 'cli-test', '--out', dir]);
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toContain('out of memory on the test GPU');
+    const wf = JSON.parse(readFileSync(INVERT, 'utf8'));
+    wf['2'].class_type = 'NoSuchNode';
+    writeFileSync(join(dir, 'unknown.json'), JSON.stringify(wf));
+    const refused = await cli(['run', join(dir, 'unknown.json'), '--queue', redis.url, '--queue-name', 'cli-test', '--out', dir]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('NoSuchNode');
+    expect(refused.stdout).not.toContain('Queued job');
+  });
+
+  it('run --queue: Ctrl-C cancels the queued job and exits 130', async () => {
+    emu.cloud.stepMs = 500;
+    try {
+      // A name of its own: the emulator serves a workflow it ran before from its cache, without progress.
+      const run = start(['run', INVERT, '--input', `image=${photo}`, '--set', '3.inputs.filename_prefix="cancelled"', '--queue', redis.url, '--queue-name', 'cli-test', '--out', dir]);
+      await waitFor('the job to run', () => /steps/.test(run.out()));
+      run.child.kill('SIGINT');
+      const r = await run.done;
+      expect(r.code).toBe(130);
+      expect(r.stderr).toMatch(/interrupted: queued job \S+ was cancelled/);
+    } finally {
+      emu.cloud.stepMs = 40;
+    }
+  });
+
+  it('queue --redis: counts per state and per worker, as text and as JSON', async () => {
+    const text = await cli(['queue', '--redis', redis.url, '--name', 'cli-test']);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/^Queue cli-test at redis:\/\/127\.0\.0\.1:\d+: 1 completed, 2 failed; 1 worker\(s\)$/m);
+    expect(text.stdout).toMatch(/^WORKER\s+ACTIVE\s+LANES\s+SERVERS$/m);
+    const json = await cli(['queue', '--redis', redis.url, '--name', 'cli-test', '--json']);
+    const counts = JSON.parse(json.stdout) as { states: Record<string, number>; workers: Record<string, unknown> };
+    expect(counts.states.completed).toBe(1);
+    expect(counts.states.failed).toBe(2); // the execution error and the cancelled job
+    expect(Object.keys(counts.workers)).toHaveLength(1);
+  });
+
+  it('worker: SIGTERM closes it gracefully, exit 0', async () => {
+    worker.child.kill('SIGTERM');
+    const r = await worker.done;
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('SIGTERM: finishing or handing back the jobs held');
+  });
+});
