@@ -8,62 +8,13 @@
  * @module
  */
 import { hostname } from 'node:os';
-import type { ClientOptions, OutputFile } from '../index.ts';
-import type { NodeOutputs } from '../schemas/cloud.ts';
 import { UsageError } from './args.ts';
-
-/** The part of the queue entry's result the command line reads. */
-export interface QueueResultView {
-  promptId: string;
-  outputs: Record<string, NodeOutputs>;
-  files: OutputFile[];
-  server: string;
-  baseUrl: string;
-  resubmittedFrom?: { server: string; promptId: string | undefined };
-}
-
-/** The part of a queued job's handle the command line uses. */
-export interface QueueJobView {
-  readonly id: string;
-  result(): Promise<QueueResultView>;
-  cancel(): Promise<void>;
-  on(event: 'progress', cb: (p: { node?: string; value: number; max: number }) => void): unknown;
-}
-
-/** `JobQueue.counts()`: jobs per state, and each live worker. */
-export interface QueueCountsView {
-  states: Record<string, number>;
-  workers: Record<string, { lanes: string[]; servers: string[]; active: number }>;
-}
-
-/**
- * The part of `@platformui/sdk/queue` the command line uses. Once the entry
- * exists, {@link loadQueue}'s return checks it against this view.
- */
-export interface QueueEntryView {
-  JobQueue: new (options: { connection: string; name?: string }) => {
-    add(workflow: unknown, options?: { inputs?: Record<string, string>; timeout?: number }): Promise<QueueJobView>;
-    counts(): Promise<QueueCountsView>;
-    close(): Promise<void>;
-  };
-  QueueWorker: new (options: {
-    connection: string;
-    name?: string;
-    servers: Array<ClientOptions & { id: string; baseUrl: string }>;
-    concurrency?: number;
-    logLevel?: ClientOptions['logLevel'];
-    logger?: ClientOptions['logger'];
-  }) => { readonly id: string; ready(): Promise<void>; close(): Promise<void> };
-}
 
 /** The queue's name when none is given (the entry's default too). */
 export const DEFAULT_QUEUE = 'platformui';
 
 /** Loads the queue entry (it loads bullmq and ioredis itself, saying what to install when one is missing). */
-export async function loadQueue(): Promise<QueueEntryView> {
-  // @ts-ignore -- src/queue/ is written alongside (issue 26); once there, its types are checked against the view.
-  return (await import('../queue/index.ts')) as QueueEntryView;
-}
+export const loadQueue = (): Promise<typeof import('../queue/index.ts')> => import('../queue/index.ts');
 
 /**
  * The Redis URL of `--redis` / `--queue`, checked. A password never comes from

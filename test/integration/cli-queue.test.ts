@@ -1,58 +1,22 @@
 // The command line of the Redis queue as a user runs it: `platformui worker`, `platformui run --queue`
 // and `platformui queue --redis`, each a child process (the source bundled once, as cli.test.ts does),
 // against a real redis-server on a free port and an emulator over loopback. The checks of the command
-// line itself (what is refused before Redis is touched) run always; the rest once the queue entry
-// (src/queue/, written alongside) exists and redis-server is installed.
+// line itself (what is refused before Redis is touched) run always; the rest where redis-server is
+// installed (.ci/run installs it).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../../src/emulator/index.ts';
+import { startRedis } from '../queue/redis.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const INVERT = join(ROOT, 'examples', 'workflows', 'invert.json');
-const ENTRY = join(ROOT, 'src', 'queue', 'index.ts');
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
 
-/** Whether the queue entry exists and exports JobQueue (a path in a variable: the type check must not need it yet). */
-const coreReady = await (async () => {
-  if (!existsSync(ENTRY)) return false;
-  const entry = ENTRY;
-  return typeof ((await import(entry)) as { JobQueue?: unknown }).JobQueue === 'function';
-})();
 const hasRedis = spawnSync('redis-server', ['--version']).status === 0;
-
-// ---------------------------------------------------------------- a real redis-server (test/queue/redis.ts's API, minimal)
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-const ping = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const sock = connect(port, '127.0.0.1');
-    const done = (ok: boolean) => (sock.destroy(), resolve(ok));
-    sock.once('error', () => done(false));
-    sock.once('data', (d) => done(d.toString().startsWith('+PONG')));
-    sock.write('PING\r\n');
-  });
-async function startRedis(): Promise<{ url: string; port: number; stop(): Promise<void> }> {
-  const port = await freePort();
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  for (let i = 0; !(await ping(port)); i++) {
-    if (i > 200 || child.exitCode !== null) throw new Error('redis-server did not start');
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  return { url: `redis://127.0.0.1:${port}`, port, stop: () => (child.kill('SIGKILL'), exited) };
-}
 
 // ---------------------------------------------------------------- the CLI as a child process
 let dir: string;
@@ -62,9 +26,7 @@ beforeAll(async () => {
   mkdirSync(join(ROOT, '.tmp'), { recursive: true });
   dir = mkdtempSync(join(ROOT, '.tmp', 'cli-queue-test-'));
   cliBundle = join(dir, 'cli.js');
-  // Until the queue entry exists, its import is left to run time: only the Redis commands reach it.
-  const laterEntry: esbuild.Plugin = { name: 'later-entry', setup: (b) => b.onResolve({ filter: /queue\/index\.ts$/ }, (a) => (coreReady ? undefined : { path: a.path, external: true })) };
-  await esbuild.build({ entryPoints: [join(ROOT, 'src', 'cli', 'bin.ts')], outfile: cliBundle, bundle: true, platform: 'node', format: 'esm', target: 'node22', external: ['ws', 'form-data', 'zod', 'bullmq', 'ioredis'], plugins: [laterEntry], logLevel: 'silent' });
+  await esbuild.build({ entryPoints: [join(ROOT, 'src', 'cli', 'bin.ts')], outfile: cliBundle, bundle: true, platform: 'node', format: 'esm', target: 'node22', external: ['ws', 'form-data', 'zod', 'bullmq', 'ioredis'], logLevel: 'silent' });
   photo = join(dir, 'photo.png');
   writeFileSync(photo, PNG);
 });
@@ -143,7 +105,7 @@ describe('the Redis options, checked before Redis is touched', () => {
   });
 });
 
-describe.skipIf(!coreReady || !hasRedis)('worker, run --queue and queue --redis against a real Redis', () => {
+describe.skipIf(!hasRedis)('worker, run --queue and queue --redis against a real Redis', () => {
   let redis: Awaited<ReturnType<typeof startRedis>>;
   let emu: Emulator;
   let worker: ReturnType<typeof start>;

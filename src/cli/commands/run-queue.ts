@@ -14,7 +14,8 @@ import type { Context } from '../context.ts';
 import { downloadAll } from '../download.ts';
 import { EXIT, Interrupted } from '../errors.ts';
 import { labelsOf, withDisplay } from '../live.ts';
-import { downloadUrl, loadQueue, shownUrl, type QueueJobView } from '../queue-entry.ts';
+import type { QueueJob } from '../../queue/index.ts';
+import { downloadUrl, loadQueue, shownUrl } from '../queue-entry.ts';
 
 /** How long Ctrl-C waits for the cancellation (as run's stop): a second Ctrl-C does not wait. */
 const CANCEL_WAIT_MS = 15_000;
@@ -46,7 +47,7 @@ function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> 
 }
 
 /** Cancels `job`, waiting at most {@link CANCEL_WAIT_MS}; says what went wrong, if anything. */
-async function cancel(job: QueueJobView): Promise<string | undefined> {
+async function cancel(job: QueueJob): Promise<string | undefined> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const waited = new Promise<string>((resolve) => (timer = setTimeout(() => resolve('no answer from Redis'), CANCEL_WAIT_MS)));
   try {
@@ -63,7 +64,7 @@ export async function runQueued(ctx: Context, run: QueuedRun): Promise<number> {
   try {
     return await withDisplay(ctx, labelsOf(run.wf), async (display, interrupt) => {
       const { signal } = interrupt;
-      let job: QueueJobView | undefined;
+      let job: QueueJob | undefined;
       // Whether the job reached an end (then there is nothing to cancel).
       let ended = false;
       try {
