@@ -188,23 +188,40 @@ export class QueueWorker {
     if (data.promptId && data.server) {
       // Taken over: the job was recorded on a server before it was sent there.
       const client = this.#pool.client(data.server);
-      if (!client) return this.#handBack(job, token);
-      const exists = await client.getJob(data.promptId).then(
+      if (!client) return this.#handBack(job, token, onProgress, signal);
+      // Whether it arrived: true, false (never: send it now under the same id), or unknown (no answer: follow finds out).
+      const arrived = await client.getJob(data.promptId).then(
         () => true,
-        (err: unknown) => {
-          if (err instanceof NotFoundError) return false;
-          throw err;
-        },
+        (err: unknown) => (err instanceof NotFoundError ? false : undefined),
       );
-      if (exists) {
-        this.#log.info?.(`job ${job.id}: following ${data.promptId} on ${data.server} (taken over)`, { jobId: job.id, server: data.server });
+      if (arrived === false) return this.#run(job, data.promptId, onProgress, signal);
+      this.#log.info?.(`job ${job.id}: following ${data.promptId} on ${data.server} (taken over)`, { jobId: job.id, server: data.server });
+      try {
         const r = await client.follow(data.promptId, { onProgress, ...(signal ? { signal } : {}), stopOnAbort: true, serverLostAfter: this.#lostAfter, ...(data.timeout !== undefined ? { timeout: data.timeout } : {}) });
         return this.#finish(job, { ...r, server: data.server }, client.baseUrl);
+      } catch (err) {
+        if (!(err instanceof ServerLostError)) throw err;
+        // Unknown to a server that answers now, and no answer before: it never arrived.
+        if (arrived === undefined && err.reason === 'forgotten') return this.#run(job, data.promptId, onProgress, signal);
+        return this.#lost(job, err, onProgress, signal);
       }
-      // Recorded, never arrived: sent now under the same id.
-      return this.#run(job, data.promptId, onProgress, signal);
     }
     return this.#run(job, randomUuid(), onProgress, signal);
+  }
+
+  /**
+   * A taken-over job whose server is gone: `ServerLostError`, or with
+   * `resubmitOnServerLoss` once more on a server of this worker, under a new
+   * id, saying where it was lost (as the pool does).
+   */
+  async #lost(job: Job<JobData>, err: ServerLostError, onProgress: (p: { value: number; max: number; node: string | undefined }) => void, signal: AbortSignal | undefined): Promise<QueueJobResult> {
+    if (!this.#options.resubmitOnServerLoss) throw err;
+    const from = { server: job.data.server!, promptId: job.data.promptId };
+    this.#log.warn?.(`job ${job.id}: ${err.message}; running it once more elsewhere (resubmitOnServerLoss)`, { jobId: job.id, server: from.server });
+    const { handedBackSince: _since, ...data } = job.data;
+    await job.updateData({ ...data, promptId: undefined, server: undefined, resubmittedFrom: from });
+    const r = await this.#run(job, randomUuid(), onProgress, signal);
+    return { ...r, resubmittedFrom: from };
   }
 
   async #run(job: Job<JobData>, promptId: string, onProgress: (p: { value: number; max: number; node: string | undefined }) => void, signal: AbortSignal | undefined): Promise<QueueJobResult> {
@@ -239,10 +256,10 @@ export class QueueWorker {
   }
 
   /** A job on a server this worker does not list: back to the queue for its owner, until `serverLostAfter`. */
-  async #handBack(job: Job<JobData>, token: string | undefined): Promise<never> {
+  async #handBack(job: Job<JobData>, token: string | undefined, onProgress: (p: { value: number; max: number; node: string | undefined }) => void, signal: AbortSignal | undefined): Promise<QueueJobResult> {
     const data = job.data;
     const since = data.handedBackSince ?? Date.now();
-    if (Date.now() - since >= this.#lostAfter) throw new ServerLostError(data.promptId!, data.server!, 'unreachable', Date.now() - since);
+    if (Date.now() - since >= this.#lostAfter) return this.#lost(job, new ServerLostError(data.promptId!, data.server!, 'unreachable', Date.now() - since), onProgress, signal);
     if (data.handedBackSince === undefined) await job.updateData({ ...data, handedBackSince: since });
     const { bullmq } = await loadQueueDeps();
     await job.moveToDelayed(Date.now() + Math.min(1000, this.#lostAfter / 4), token);

@@ -2,8 +2,8 @@
 // running), an editor-format workflow converted per lane, and no credential in Redis.
 import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import { JobCancelledError, type PoolServer } from '../../src/index.ts';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { JobCancelledError, ServerLostError, type PoolServer } from '../../src/index.ts';
 import { EMULATOR_API_KEY, makePng } from '../../src/emulator/index.ts';
 import { JobQueue, QueueWorker } from '../../src/queue/index.ts';
 import { closeAll, emulator, invert, open, promptPosts, until, worker } from './helpers.ts';
@@ -35,6 +35,40 @@ it('a job whose worker died after recording its promptId is followed by the next
   expect(r.server).toBe('s0');
   expect(promptPosts(emu)).toBe(1);
   expect([...emu.cloud.engine.jobs.values()].filter((j) => j.prompt['3']?.inputs.filename_prefix === 'stalled')).toHaveLength(1);
+});
+
+describe('a job taken over whose server is gone', () => {
+  /** A worker on server A records and sends the job, then "dies"; A goes down too; a worker listing only B takes over. */
+  async function lostOnA(resubmitOnServerLoss: boolean) {
+    const name = fresh();
+    const [a, b] = [await emulator({ stepMs: 150, progressSteps: 4 }), await emulator()];
+    const timing = { name, lockDuration: 1000, stalledInterval: 500, serverLostAfter: 1500 };
+    const first = await worker(redis.url, [a], timing, ['a']);
+    const job = await producer(name).add(invert(`lost-${resubmitOnServerLoss}`));
+    await until(() => promptPosts(a) === 1, 10_000, 'the submission on a');
+    await first.close({ force: true });
+    await a.close();
+    // The same object_info, so the same lane: B's worker takes the job over, and does not list a.
+    await worker(redis.url, [b], { ...timing, resubmitOnServerLoss }, ['b']);
+    return { job, b };
+  }
+
+  it('hands it back for a worker listing that server, then fails it with ServerLostError', async () => {
+    const { job, b } = await lostOnA(false);
+    const err = await job.result().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ServerLostError);
+    expect((err as ServerLostError).server).toBe('a');
+    expect(promptPosts(b)).toBe(0);
+  });
+
+  it('with resubmitOnServerLoss, runs it once on a server of its own and says where it was lost', async () => {
+    const { job, b } = await lostOnA(true);
+    const r = await job.result();
+    expect(r.server).toBe('b');
+    expect(r.resubmittedFrom).toEqual({ server: 'a', promptId: expect.any(String) });
+    expect(r.resubmittedFrom!.promptId).not.toBe(r.promptId);
+    expect(promptPosts(b)).toBe(1);
+  });
 });
 
 it('cancel() of a waiting job from another JobQueue removes it: result() rejects with JobCancelledError, nothing sent', async () => {
