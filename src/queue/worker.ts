@@ -249,7 +249,8 @@ export class QueueWorker {
       files: r.files,
       server: r.server,
       baseUrl,
-      ...(r.resubmittedFrom ? { resubmittedFrom: r.resubmittedFrom } : {}),
+      // A job resubmitted after a loss and then taken over again still says where it was lost first.
+      ...(r.resubmittedFrom ?? job.data.resubmittedFrom ? { resubmittedFrom: r.resubmittedFrom ?? job.data.resubmittedFrom } : {}),
     };
     if (this.#options.onOutputs) await this.#options.onOutputs(result, job);
     return JSON.parse(JSON.stringify(result)) as QueueJobResult;
