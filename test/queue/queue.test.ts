@@ -2,7 +2,7 @@
 // placement by lane; typed errors rebuilt; progress.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ExecutionError, PlacementError } from '../../src/index.ts';
-import { closeAll, dropClass, emulator, blur, invert, worker } from './helpers.ts';
+import { closeAll, dropClass, emulator, blur, invert, until, worker } from './helpers.ts';
 import { startRedis, type TestRedis } from './redis.ts';
 
 let redis: TestRedis;
@@ -118,6 +118,31 @@ describe('failures and events', () => {
       await job.result();
       expect(seen.length).toBeGreaterThan(0);
       expect(seen.at(-1)!.max).toBeGreaterThan(0);
+    } finally {
+      await q.close();
+    }
+  });
+});
+
+describe('priority', () => {
+  it('higher runs first among waiting jobs, equal ones in order, as in CloudPool', async () => {
+    const name = fresh();
+    const emu = await emulator({ stepMs: 60, progressSteps: 3 });
+    await worker(redis.url, [emu], { name, concurrency: 1 }, ['s0']);
+    const { JobQueue } = await import('../../src/queue/index.ts');
+    const q = new JobQueue({ connection: redis.url, name });
+    try {
+      // The first occupies the only slot; the others wait and are taken by priority.
+      const first = await q.add(invert('p-first'));
+      await until(() => emu.requests.some((x) => x.method === 'POST' && /\/prompt$/.test(x.path)), 10_000, 'the first submission');
+      const rest = [];
+      for (const [prefix, priority] of [['p-low', -5], ['p-default-1', undefined], ['p-high', 5], ['p-default-2', 0]] as const) {
+        rest.push(await q.add(invert(prefix), priority === undefined ? {} : { priority }));
+      }
+      expect(await rest[0]!.state()).toBe('waiting');
+      await Promise.all([first, ...rest].map((j) => j.result()));
+      const order = [...emu.cloud.engine.jobs.values()].map((j) => j.prompt['3']?.inputs.filename_prefix);
+      expect(order).toEqual(['p-first', 'p-high', 'p-default-1', 'p-default-2', 'p-low']);
     } finally {
       await q.close();
     }
