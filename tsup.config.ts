@@ -30,6 +30,23 @@ const lazyEditor: NonNullable<Options['esbuildPlugins']>[number] = {
   },
 };
 
+// The queue's JavaScript takes what the root exports from the installed root entry (`@platformui/sdk`,
+// the package's own name: Node resolves it to dist/index.js or dist/index.cjs), not from a second copy
+// bundled into dist/queue.*: with a copy, `err instanceof ExecutionError` (the root's class) would be
+// false for the queue's errors, and a root `CloudClient` handed to a worker would fail the pool's check.
+// So the queue imports the root's classes from `../index.ts` or by name; internals it may bundle.
+const rootByName: NonNullable<Options['esbuildPlugins']>[number] = {
+  name: 'root-by-name',
+  setup(build) {
+    const rootEntry = fileURLToPath(new URL('./src/index.ts', import.meta.url));
+    build.onResolve({ filter: /(^|\/)index(\.ts)?$/ }, async (args) => {
+      if (args.pluginData === 'root-by-name') return undefined;
+      const resolved = await build.resolve(args.path, { importer: args.importer, resolveDir: args.resolveDir, kind: args.kind, pluginData: 'root-by-name' });
+      return resolved.path === rootEntry ? { path: '@platformui/sdk', external: true } : undefined;
+    });
+  },
+};
+
 // One bundle per entry: cold import time grows with the number of ESM files
 // loaded (DESIGN §7), so the published entries are bundled, deps kept external.
 // No source maps in the package (issue 24): they were over half of it, and the
@@ -59,6 +76,21 @@ export default defineConfig([
     external,
     removeNodeProtocol,
     treeshake: true,
+  },
+  {
+    // The queue (issue 26): Node only, its own config so nothing of it reaches the root's bundle. bullmq and
+    // ioredis are optional peers the user installs: always external, never bundled (a bundled copy would
+    // be a second ioredis beside the user's, at a version they did not choose).
+    entry: { queue: 'src/queue/index.ts' },
+    format: ['esm', 'cjs'],
+    splitting: false,
+    dts: true,
+    target: 'node22',
+    platform: 'node',
+    external: [...external, 'bullmq', 'ioredis', /^bullmq\//, /^ioredis\//, '@platformui/sdk'],
+    removeNodeProtocol,
+    treeshake: true,
+    esbuildPlugins: [rootByName],
   },
   {
     // `editor.browser`: what CloudClient imports on first use, self-contained (see lazyEditor).

@@ -9,7 +9,7 @@ import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
 
 const dist = join(import.meta.dirname, '..', 'dist');
-for (const entry of ['index', 'schemas', 'emulator']) {
+for (const entry of ['index', 'schemas', 'emulator', 'queue']) {
   const runtime = new Set(Object.keys(await import(pathToFileURL(join(dist, `${entry}.js`)).href)));
   for (const file of [`${entry}.d.ts`, `${entry}.d.cts`]) {
     const path = join(dist, file);

@@ -12,7 +12,9 @@
 // a built package too. A consumer compiled with `declaration: true` (ESM and
 // CommonJS) must be able to name every type it reaches through the package
 // (declarations.mjs), and the package must stay under its size ceiling. The CJS runs below check the CJS build on its own
-// (the root entry imports no package at load time; `/schemas` requires zod).
+// (the root entry imports no package at load time; `/schemas` requires zod). The queue's optional peers (bullmq,
+// ioredis) are not installed for those runs, and no file the root or browser build loads names them; they are
+// installed before the queue entry is loaded and before the type checks (issue 26).
 //
 // The clone is of HEAD plus the working tree's uncommitted changes (tracked
 // and untracked files that git does not ignore), committed in the clone, so
@@ -107,7 +109,8 @@ for (const f of changed) {
     rmSync(to, { force: true });
   }
 }
-if (changed.length) {
+// (A worktree's node_modules symlink shows as untracked yet copies as nothing: commit only real changes.)
+if (changed.length && git(['status', '--porcelain'], clone).trim()) {
   git(['add', '-A'], clone);
   git(['-c', 'user.name=pack test', '-c', 'user.email=pack-test@localhost', 'commit', '--quiet', '--no-verify', '-m', 'uncommitted changes'], clone);
 }
@@ -132,7 +135,8 @@ console.log(`packed ${tgz[0]}: ${files.length} files, ${(statSync(tarball).size 
 const wanted = ['dist/index.js', 'dist/index.cjs', 'dist/index.d.ts', 'dist/index.d.cts', 'dist/schemas.js', 'dist/schemas.cjs',
   'dist/schemas.d.ts', 'dist/schemas.d.cts', 'dist/emulator.js',
   'dist/emulator.cjs', 'dist/emulator.d.ts', 'dist/emulator.d.cts', 'dist/emulator-cli.js', 'dist/index.browser.js',
-  'dist/codegen.js', 'dist/codegen.cjs', 'dist/codegen.d.ts', 'dist/codegen.d.cts', 'dist/codegen-cli.js', 'dist/cli.js'];
+  'dist/codegen.js', 'dist/codegen.cjs', 'dist/codegen.d.ts', 'dist/codegen.d.cts', 'dist/codegen-cli.js', 'dist/cli.js',
+  'dist/queue.js', 'dist/queue.cjs', 'dist/queue.d.ts', 'dist/queue.d.cts'];
 {
   const stray = files.filter((f) => !/^(dist\/|README\.md$|CHANGELOG\.md$|LICENSE|package\.json$)/.test(f));
   const missing = wanted.filter((f) => !files.includes(f));
@@ -162,6 +166,57 @@ const typesNode = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).d
 const inst = run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', tarball, `@types/node@${typesNode}`], { cwd: app });
 check('npm install <tarball> in a fresh project', inst);
 if (!inst.ok) process.exit(1);
+
+// ---------------------------------------------------------------- the queue's peers stay out of the rest
+// bullmq and ioredis are optional peers (issue 26): npm does not install them, and nothing but the
+// queue entry may load them. Every built file the root (ESM, CJS) and the browser build load, chunks they
+// import included, must name neither; the queue's files name them only as imports (never a bundled copy),
+// and take the root's classes from the root entry (a second copy would break `instanceof`).
+const installed = join(app, 'node_modules', '@platformui', 'sdk');
+const PEERS = ['bullmq', 'ioredis'];
+/** The module specifiers a built file imports, statically or not. */
+const specifiers = (file) => [...readFileSync(file, 'utf8').matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*|\brequire\s*\(\s*)(['"])([^'"\n]+)\1/g)].map((m) => m[2]);
+/** `file` and the package's own files it imports (relative specifiers), transitively. */
+function closure(file, seen = new Set()) {
+  if (seen.has(file)) return seen;
+  seen.add(file);
+  for (const s of specifiers(file)) if (s.startsWith('.')) closure(join(dirname(file), s), seen);
+  return seen;
+}
+check('the consumer has no bullmq or ioredis installed (optional peers)', {
+  ok: PEERS.every((p) => !existsSync(join(app, 'node_modules', p))),
+  out: `installed with the package: ${PEERS.filter((p) => existsSync(join(app, 'node_modules', p))).join(', ')}: they must be optional peerDependencies`,
+});
+{
+  const roots = ['index.js', 'index.cjs', 'index.browser.js', 'editor.browser.js', 'emulator.js', 'emulator.cjs'].map((f) => join(installed, 'dist', f));
+  const bad = [];
+  for (const root of roots) {
+    for (const file of closure(root)) {
+      const named = specifiers(file).filter((s) => PEERS.some((p) => s === p || s.startsWith(`${p}/`)));
+      if (named.length) bad.push(`${file.slice(installed.length + 1)} (loaded by ${root.slice(installed.length + 1)}) imports ${named.join(', ')}`);
+    }
+  }
+  check('the root (ESM, CJS), browser and emulator builds never import bullmq or ioredis', { ok: !bad.length, out: bad.join('\n') });
+}
+/** Whether built JavaScript declares class `name` (as written, or as esbuild lowers it: `name = class`, `name2 = class`). */
+const defines = (text, name) => new RegExp(`\\bclass ${name}\\b|\\b${name}\\d* = class\\b`).test(text);
+{
+  const problems = [];
+  const rootClasses = Object.entries(await import(pathToFileURL(join(installed, 'dist', 'index.js')).href))
+    .filter(([, v]) => typeof v === 'function' && /^class\b/.test(Function.prototype.toString.call(v))).map(([k]) => k);
+  for (const f of ['queue.js', 'queue.cjs']) {
+    const file = join(installed, 'dist', f);
+    const text = readFileSync(file, 'utf8');
+    const own = specifiers(file).filter((s) => s.startsWith('.'));
+    if (own.length) problems.push(`dist/${f} imports files of its own (${own.join(', ')}): it must be one bundle`);
+    // A bundled bullmq would carry its classes; ioredis its client.
+    const bundled = ['QueueBase', 'RedisConnection', 'Cluster'].filter((c) => defines(text, c));
+    if (bundled.length) problems.push(`dist/${f} bundles bullmq or ioredis (${bundled.join(', ')}): they must stay external`);
+    const copies = rootClasses.filter((c) => defines(text, c));
+    if (copies.length) problems.push(`dist/${f} holds its own copy of ${copies.join(', ')}: import them from '@platformui/sdk' (src/index.ts), not from deeper modules, so instanceof holds across the entries`);
+  }
+  check('dist/queue.{js,cjs}: bullmq and ioredis external, the root\'s classes taken from the root entry', { ok: !problems.length, out: problems.join('\n') });
+}
 
 // ---------------------------------------------------------------- runtime: ESM and CJS, Node 22 and 24
 // The same smoke body for both module systems; `load` differs.
@@ -195,6 +250,30 @@ for (const major of [22, 24]) {
     const kind = file.endsWith('.mjs') ? 'ESM import()' : 'CJS require()';
     // --trace-uncaught: an error inside a require(esm) chain stays readable.
     check(`Node ${version} ${kind}: RegistryClient + emulator smoke`, run(node, ['--trace-uncaught', file], { cwd: app, timeout: 60_000 }), { show: true });
+  }
+}
+
+// ---------------------------------------------------------------- the queue entry, its peers installed
+// As a queue user does: the peers at the versions the package asks for, then the entry in both module
+// systems. (The type checks below then compile the queue's declarations against bullmq's.)
+{
+  const peers = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).peerDependencies;
+  const inst = run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', ...PEERS.map((p) => `${p}@${peers[p]}`)], { cwd: app });
+  check(`npm install ${PEERS.join(' ')} (the queue's optional peers) in the consumer`, inst);
+  const queueSmoke = (load) => `
+const assert = (c, m) => { if (!c) throw new Error(m); };
+const queue = ${load('@platformui/sdk/queue')};
+const isClass = (v) => typeof v === 'function' && /^class\\b/.test(Function.prototype.toString.call(v));
+// Until the queue lands the entry is a placeholder; once it exports JobQueue, both classes must be there.
+if ('JobQueue' in queue) assert(isClass(queue.JobQueue) && isClass(queue.QueueWorker), 'JobQueue and QueueWorker are not classes');
+console.log('queue exports: ' + (Object.keys(queue).join(', ') || '(none yet)'));`;
+  writeFileSync(join(app, 'queue.mjs'), queueSmoke((s) => `await import('${s}')`));
+  writeFileSync(join(app, 'queue.cjs'), `${queueSmoke((s) => `require('${s}')`)}\n`);
+  for (const major of [22, 24]) {
+    const node = nodeBin(major);
+    const version = run(node, ['-v']).out;
+    check(`Node ${version} ESM import(): @platformui/sdk/queue`, run(node, ['--trace-uncaught', 'queue.mjs'], { cwd: app, timeout: 60_000 }), { show: true });
+    check(`Node ${version} CJS require(): @platformui/sdk/queue`, run(node, ['--trace-uncaught', 'queue.cjs'], { cwd: app, timeout: 60_000 }), { show: true });
   }
 }
 

@@ -1,0 +1,16 @@
+// A worker process for the process tests: `node worker.js` with its options as JSON in QUEUE_PROC
+// (QueueWorkerOptions). Prints `ready` once its servers are read and published; SIGTERM closes it
+// (hands back or finishes what it holds), SIGKILL is the test's crash.
+import { loadQueue, type QueueWorkerOptions } from './contract.ts';
+
+const options = JSON.parse(process.env.QUEUE_PROC ?? '{}') as QueueWorkerOptions;
+const { QueueWorker } = await loadQueue();
+const worker = new QueueWorker({ logLevel: 'warn', ...options });
+process.once('SIGTERM', () => {
+  void worker.close().then(() => process.exit(0), (err: unknown) => {
+    process.stderr.write(`close failed: ${String(err)}\n`);
+    process.exit(1);
+  });
+});
+await worker.ready();
+process.stdout.write('ready\n');

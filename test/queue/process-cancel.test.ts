@@ -1,0 +1,66 @@
+// Issue 26, "cancel() from any process": a waiting job never starts; a running one is stopped on its
+// server (that job only) and its handle rejects as cancelled. One worker process over two servers (one
+// job each at a time, worker concurrency 2): one job runs on each, a third waits in the queue; a third
+// process cancels the waiting one and one of the running ones. Skipped until the core lands.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { JobCancelledError } from '../../src/index.ts';
+import type { Emulator } from '../../src/emulator/index.ts';
+import { coreReady, loadQueue, type JobQueueLike } from './proc/contract.ts';
+import { Child, bundleChildren, killChildren, localServer, postsOf, runsOf, serverOf, startWorker, until } from './proc/harness.ts';
+import { jobWorkflow } from './proc/workflows.ts';
+import { startRedis, type TestRedis } from './proc/redis.ts';
+
+const ready = await coreReady();
+
+describe.skipIf(!ready)('cancel() from a third process', () => {
+  let redis: TestRedis;
+  let children: Awaited<ReturnType<typeof bundleChildren>>;
+  let servers: Record<string, Emulator>;
+  let queue: JobQueueLike;
+  beforeAll(async () => {
+    const [r, c, a, b] = await Promise.all([startRedis(), bundleChildren(), localServer(100, 20), localServer(100, 20)]);
+    [redis, children, servers] = [r, c, { a, b }];
+  }, 60_000);
+  afterAll(async () => {
+    await killChildren();
+    await queue?.close();
+    await Promise.all(Object.values(servers ?? {}).map((e) => e.close()));
+    await redis?.stop();
+    children?.cleanup();
+  });
+
+  it('the waiting job never starts; the running one stops on its server, the other runs on', async () => {
+    const connection = redis.url;
+    const name = 'cancel';
+    await startWorker(children.dir, { connection, name, concurrency: 2, servers: Object.entries(servers).map(([id, e]) => ({ ...serverOf(e, id), maxConcurrent: 1 })) });
+    const { JobQueue } = await loadQueue();
+    queue = new JobQueue({ connection, name });
+    const run = await queue.add(jobWorkflow('cancel-run'), { jobId: 'job-d-run' });
+    const other = await queue.add(jobWorkflow('cancel-other'), { jobId: 'job-d-other' });
+    const waiting = await queue.add(jobWorkflow('cancel-wait'), { jobId: 'job-d-wait' });
+    const outcomes = [run, other, waiting].map((j) => j.result().then((r) => ({ ok: r }), (err: unknown) => ({ err })));
+    const inProgress = (prefix: string) => runsOf(servers, prefix).some((r) => r.job.status === 'in_progress');
+    await until(() => inProgress('cancel-run') && inProgress('cancel-other'), 20_000, 'both jobs running on the servers');
+    expect(['waiting', 'prioritized']).toContain(await waiting.state());
+
+    const canceller = new Child(children.dir, 'client', { connection, name, op: 'cancel', ids: ['job-d-wait', 'job-d-run'] });
+    expect(await canceller.done(), canceller.stderr).toBe(0);
+
+    const [ran, otherOutcome, waited] = await Promise.all(outcomes);
+    expect((ran as { err?: unknown }).err).toBeInstanceOf(JobCancelledError);
+    expect((waited as { err?: unknown }).err).toBeInstanceOf(JobCancelledError);
+    const result = (otherOutcome as { ok?: { files: Array<{ filename: string }> } }).ok;
+    expect(result?.files.map((f) => f.filename)).toEqual([expect.stringMatching(/^cancel-other/)]);
+
+    // Stopped on its server, that job only.
+    const [stopped] = runsOf(servers, 'cancel-run');
+    await until(() => stopped!.job.status === 'cancelled', 10_000, 'the cancelled job stopped on its server');
+    expect(runsOf(servers, 'cancel-other').map((r) => r.job.status)).toEqual(['completed']);
+    // The slot the cancelled job freed stayed free: the waiting job was never sent anywhere.
+    expect(runsOf(servers, 'cancel-wait')).toEqual([]);
+    const posts = Object.values(servers).reduce((n, e) => n + [...postsOf(e).values()].reduce((a, b) => a + b, 0), 0);
+    expect(posts).toBe(2);
+    expect(await run.state()).not.toBe('completed');
+    expect(['failed', 'unknown']).toContain(await waiting.state());
+  }, 120_000);
+});

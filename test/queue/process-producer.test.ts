@@ -1,0 +1,46 @@
+// Issue 26, "a producer that exits right after add()": the job runs, and another process reads its
+// result by id. Producer, worker and reader are each a process of their own; the server is an emulator
+// (local personality) over loopback; Redis is real. Skipped until src/queue/index.ts exports JobQueue.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Emulator } from '../../src/emulator/index.ts';
+import { coreReady, type QueueJobResult } from './proc/contract.ts';
+import { Child, bundleChildren, killChildren, localServer, postsOf, runsOf, serverOf, startWorker } from './proc/harness.ts';
+import { startRedis, type TestRedis } from './proc/redis.ts';
+
+const ready = await coreReady();
+
+describe.skipIf(!ready)('a producer process that exits right after add()', () => {
+  let redis: TestRedis;
+  let children: Awaited<ReturnType<typeof bundleChildren>>;
+  let emu: Emulator;
+  beforeAll(async () => {
+    [redis, children, emu] = await Promise.all([startRedis(), bundleChildren(), localServer(5, 2)]);
+  }, 60_000);
+  afterAll(async () => {
+    await killChildren();
+    await emu?.close();
+    await redis?.stop();
+    children?.cleanup();
+  });
+
+  it('its job runs once, and a third process reads the result by id', async () => {
+    const connection = redis.url;
+    const name = 'exit-after-add';
+    await startWorker(children.dir, { connection, name, servers: [serverOf(emu, 'a')] });
+    const producer = new Child(children.dir, 'producer', { connection, name, jobs: [{ jobId: 'job-a1', prefix: 'exit-after-add' }] });
+    expect(await producer.done(), producer.stderr).toBe(0);
+    expect(producer.lines()).toEqual(['added job-a1']);
+
+    const reader = new Child(children.dir, 'client', { connection, name, op: 'result', ids: ['job-a1'] });
+    expect(await reader.done(60_000), reader.stderr).toBe(0);
+    const [line] = reader.lines().map((l) => JSON.parse(l) as { id: string; result?: QueueJobResult; error?: unknown });
+    expect(line?.error).toBeUndefined();
+    const result = line!.result!;
+    const runs = runsOf({ a: emu }, 'exit-after-add');
+    expect(runs).toHaveLength(1);
+    expect(runs[0]!.job.status).toBe('completed');
+    expect(result).toMatchObject({ promptId: runs[0]!.job.prompt_id, server: 'a', baseUrl: emu.url });
+    expect(result.files.map((f) => f.filename)).toEqual([expect.stringMatching(/^exit-after-add/)]);
+    expect([...postsOf(emu)]).toEqual([[result.promptId, 1]]);
+  }, 120_000);
+});
