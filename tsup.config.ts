@@ -39,10 +39,13 @@ const rootByName: NonNullable<Options['esbuildPlugins']>[number] = {
   name: 'root-by-name',
   setup(build) {
     const rootEntry = fileURLToPath(new URL('./src/index.ts', import.meta.url));
-    build.onResolve({ filter: /(^|\/)index(\.ts)?$/ }, async (args) => {
+    // The error classes too, wherever a shared helper imports them from (every runtime export of src/errors.ts the
+    // queue's code reaches is a public class of the root; the packaging test loads the entry, so a miss fails there).
+    const errors = fileURLToPath(new URL('./src/errors.ts', import.meta.url));
+    build.onResolve({ filter: /(^|\/)(index|errors)(\.ts)?$/ }, async (args) => {
       if (args.pluginData === 'root-by-name') return undefined;
       const resolved = await build.resolve(args.path, { importer: args.importer, resolveDir: args.resolveDir, kind: args.kind, pluginData: 'root-by-name' });
-      return resolved.path === rootEntry ? { path: '@platformui/sdk', external: true } : undefined;
+      return resolved.path === rootEntry || resolved.path === errors ? { path: '@platformui/sdk', external: true } : undefined;
     });
   },
 };

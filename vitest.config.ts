@@ -1,6 +1,10 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
+  // The queue entry imports the root by the package's name (so its build takes the root's classes from the
+  // root entry): in tests, as for the type-checker (tsconfig paths), that name is the root's source.
+  resolve: { alias: [{ find: /^@platformui\/sdk$/, replacement: fileURLToPath(new URL('./src/index.ts', import.meta.url)) }] },
   test: {
     include: ['test/**/*.test.ts'],
     // A test that writes to the console fails: `npm test` prints only results.

@@ -8,7 +8,7 @@
  */
 import type { ConnectionOptions } from 'bullmq';
 import type { Redis as RedisClient, RedisOptions } from 'ioredis';
-import { InvalidArgumentError, PlatformUIError } from '../errors.ts';
+import { InvalidArgumentError, PlatformUIError } from '@platformui/sdk';
 
 /** Where Redis is: a `redis://` / `rediss://` URL, or ioredis options (`{ host, port, password, … }`) as BullMQ takes them. */
 export type Connection = ConnectionOptions | string;

@@ -7,8 +7,8 @@
  *
  * @module
  */
-import { ExecutionError, JobCancelledError, JobTimeoutError, PlacementError, PlatformUIError, ServerLostError } from '../errors.ts';
-import * as sdkErrors from '../errors.ts';
+import { ExecutionError, JobCancelledError, JobTimeoutError, PlacementError, PlatformUIError, ServerLostError } from '@platformui/sdk';
+import * as sdkErrors from '@platformui/sdk';
 
 /** An error as stored in a failed job's data. */
 export interface StoredError {

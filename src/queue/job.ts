@@ -6,7 +6,7 @@
  */
 import type { Job, Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { InvalidArgumentError, JobCancelledError } from '../errors.ts';
+import { InvalidArgumentError, JobCancelledError } from '@platformui/sdk';
 import type { QueueKeys } from './connection.ts';
 import { rebuildError } from './errors.ts';
 import type { JobData, QueueJob, QueueJobResult, QueueJobState, QueueProgress } from './types.ts';

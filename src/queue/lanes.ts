@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { ObjectInfo } from '../schemas/cloud.ts';
+import type { ObjectInfo } from '@platformui/sdk';
 import type { QueueKeys } from './connection.ts';
 
 /** JSON with its object keys sorted: the same info gives the same text whatever order a server listed it in. */

@@ -5,10 +5,10 @@
  *
  * @module
  */
-import { PlacementError } from '../errors.ts';
-import type { EditorWorkflowJSON } from '../cloud/client.ts';
+import { PlacementError } from '@platformui/sdk';
+import type { EditorWorkflowJSON } from '@platformui/sdk';
 import { judge } from '../cloud/pool/placement.ts';
-import type { Workflow } from '../schemas/cloud.ts';
+import type { WorkflowJSON as Workflow } from '@platformui/sdk';
 import type { Lanes } from './lanes.ts';
 
 /** A capable lane, with its waiting jobs. */

@@ -7,14 +7,15 @@
  */
 import type { ConnectionOptions, Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { InvalidArgumentError, PlacementError } from '../errors.ts';
+import { InvalidArgumentError, PlacementError } from '@platformui/sdk';
 import { toBase64 } from '../base64.ts';
-import { jsonOf, type WorkflowInput } from '../cloud/client.ts';
+import { jsonOf } from '../cloud/client.ts';
+import type { WorkflowInput } from '@platformui/sdk';
 import { checkInputs } from '../cloud/pool/uploads.ts';
 import { randomUuid } from '../cloud/uuid.ts';
 import { platform } from '../platform/node.ts';
 import { isObject } from '../schemas/rule.ts';
-import type { Workflow } from '../schemas/cloud.ts';
+import type { WorkflowJSON as Workflow } from '@platformui/sdk';
 import { checkInterval, checkTimeout } from '../transport/options.ts';
 import { isEditorFormat } from '../workflow/validate.ts';
 import { checkName, keysOf, loadQueueDeps, redisOptions, type QueueKeys } from './connection.ts';

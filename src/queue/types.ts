@@ -5,10 +5,10 @@
  * @module
  */
 import type { Job } from 'bullmq';
-import type { LogOptions } from '../transport/log.ts';
-import type { NodeOutputs } from '../schemas/cloud.ts';
-import type { OutputFile } from '../cloud/jobs.ts';
-import type { PoolInput, PoolServer } from '../cloud/pool/index.ts';
+import type { LogOptions } from '@platformui/sdk';
+import type { NodeOutputs } from '@platformui/sdk';
+import type { OutputFile } from '@platformui/sdk';
+import type { PoolInput, PoolServer } from '@platformui/sdk';
 import type { Connection } from './connection.ts';
 import type { StoredError } from './errors.ts';
 

@@ -7,13 +7,13 @@
  */
 import type { ConnectionOptions, Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { InvalidArgumentError, JobCancelledError, NotFoundError, PoolClosedError, ServerLostError } from '../errors.ts';
-import { CloudPool, type PoolInput, type PoolJobResult } from '../cloud/pool/index.ts';
+import { InvalidArgumentError, JobCancelledError, NotFoundError, PoolClosedError, ServerLostError } from '@platformui/sdk';
+import { CloudPool, type PoolInput, type PoolJobResult } from '@platformui/sdk';
 import { randomUuid } from '../cloud/uuid.ts';
 import { createLog, describeError, type Log } from '../transport/log.ts';
 import { checkInterval } from '../transport/options.ts';
 import { isObject } from '../schemas/rule.ts';
-import type { ObjectInfo, Workflow } from '../schemas/cloud.ts';
+import type { ObjectInfo, WorkflowJSON as Workflow } from '@platformui/sdk';
 import { checkName, keysOf, loadQueueDeps, redisOptions, type QueueDeps, type QueueKeys } from './connection.ts';
 import { storeError } from './errors.ts';
 import { Lanes, laneIdOf } from './lanes.ts';

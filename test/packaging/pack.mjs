@@ -42,8 +42,9 @@ const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
 const MIN_TYPESCRIPT = '5.7';
 // What the package may unpack to. It was 7.0 MB, over half of it source maps
 // (issue 24); now it is the bundles, their declarations and the README. Raise it
-// only for something users need, and say what in the commit.
-const MAX_UNPACKED_BYTES = 3_000_000;
+// only for something users need, and say what in the commit. Issue 25 (the editor-format converter in
+// each bundle, its own browser chunk, named inputs: +0.3 MB) and issue 26 (the queue entry: +0.2 MB): 3.0 → 3.4 MB.
+const MAX_UNPACKED_BYTES = 3_400_000;
 const results = []; // { name, ok, detail }
 
 /** Runs a command, captures output; never throws. */
