@@ -9,6 +9,7 @@
 import type { ConnectionOptions } from 'bullmq';
 import type { Redis as RedisClient, RedisOptions } from 'ioredis';
 import { InvalidArgumentError, PlatformUIError } from '@platformui/sdk';
+import type { Log } from '../transport/log.ts';
 
 /** Where Redis is: a `redis://` / `rediss://` URL, or ioredis options (`{ host, port, password, … }`) as BullMQ takes them. */
 export type Connection = ConnectionOptions | string;
@@ -82,3 +83,12 @@ export function keysOf(name: string) {
   };
 }
 export type QueueKeys = ReturnType<typeof keysOf>;
+
+/**
+ * `emitter` with its connection errors logged at debug, not thrown: ioredis and BullMQ reconnect by
+ * themselves, and an `error` event without a listener would print to the console (ioredis) or crash the process.
+ */
+export function quiet<T extends { on(event: 'error', listener: (err: Error) => void): unknown }>(emitter: T, log: Log): T {
+  emitter.on('error', (err: Error) => log.debug?.(`Redis: ${err.message} (reconnecting)`, { code: (err as { code?: unknown }).code }));
+  return emitter;
+}

@@ -67,7 +67,8 @@ export class QueueJobHandle implements QueueJob {
       return { error: new InvalidArgumentError(`job ${JSON.stringify(this.id)} is no longer in queue ${JSON.stringify(this.#ctx.name)}`, 'id') };
     }
     const state = await job.getState();
-    if (state === 'completed') return { result: job.returnvalue as QueueJobResult };
+    // Read before it completed, the job object has no return value yet: read it again.
+    if (state === 'completed') return { result: (job.returnvalue ?? (await this.#job())?.returnvalue) as QueueJobResult };
     if (state === 'failed') {
       const stored = job.data.error;
       return { error: stored ? rebuildError(stored) : rebuildError({ name: 'PlatformUIError', message: job.failedReason || 'the job failed', fields: {} }) };

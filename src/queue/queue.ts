@@ -18,7 +18,8 @@ import { isObject } from '../schemas/rule.ts';
 import type { WorkflowJSON as Workflow } from '@platformui/sdk';
 import { checkInterval, checkTimeout } from '../transport/options.ts';
 import { isEditorFormat } from '../workflow/validate.ts';
-import { checkName, keysOf, loadQueueDeps, redisOptions, type QueueKeys } from './connection.ts';
+import { createLog, type Log } from '../transport/log.ts';
+import { checkName, keysOf, loadQueueDeps, quiet, redisOptions, type QueueKeys } from './connection.ts';
 import { QueueJobHandle, type QueueContext } from './job.ts';
 import { Lanes } from './lanes.ts';
 import { capableLanes, leastWaiting } from './placement.ts';
@@ -53,12 +54,14 @@ export class JobQueue {
   readonly #queues = new Map<string, Promise<Queue>>();
   readonly #events = new Map<string, Promise<QueueEvents>>();
   readonly #ctx: QueueContext;
+  readonly #log: Log;
   #closed = false;
 
   constructor(options: JobQueueOptions) {
     if (!isObject(options)) throw new InvalidArgumentError('must be an object with a connection', 'options');
     this.#options = redisOptions(options.connection);
     this.name = checkName(options.name ?? 'platformui');
+    this.#log = createLog(options, () => [], { prefix: '[platformui queue]' });
     this.#keys = keysOf(this.name);
     const laneCache = new Map<string, string>();
     this.#ctx = {
@@ -79,7 +82,7 @@ export class JobQueue {
 
   #redisClient(): Promise<Redis> {
     if (this.#closed) return Promise.reject(new InvalidArgumentError('the queue is closed', 'queue'));
-    return (this.#redis ??= loadQueueDeps().then(({ Redis }) => new Redis({ ...this.#options, maxRetriesPerRequest: null })));
+    return (this.#redis ??= loadQueueDeps().then(({ Redis }) => quiet(new Redis({ ...this.#options, maxRetriesPerRequest: null }), this.#log)));
   }
 
   #laneRegistry(): Promise<Lanes> {
@@ -89,7 +92,7 @@ export class JobQueue {
   #queue(lane: string): Promise<Queue> {
     let q = this.#queues.get(lane);
     if (!q) {
-      q = loadQueueDeps().then(({ bullmq }) => new bullmq.Queue(lane, { connection: this.#options as ConnectionOptions, prefix: this.#keys.prefix }));
+      q = loadQueueDeps().then(({ bullmq }) => quiet(new bullmq.Queue(lane, { connection: this.#options as ConnectionOptions, prefix: this.#keys.prefix }), this.#log));
       this.#queues.set(lane, q);
     }
     return q;
@@ -101,7 +104,7 @@ export class JobQueue {
       e = loadQueueDeps().then(async ({ bullmq }) => {
         const events = new bullmq.QueueEvents(lane, { connection: this.#options as ConnectionOptions, prefix: this.#keys.prefix });
         events.setMaxListeners(0); // one listener per handle awaiting a result
-        events.on('error', () => undefined); // reconnects by itself; result() also polls
+        quiet(events, this.#log); // reconnects by itself; result() also polls
         await events.waitUntilReady();
         return events;
       });

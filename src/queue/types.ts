@@ -22,7 +22,7 @@ export type { Connection } from './connection.ts';
  * const queue = new JobQueue({ connection: 'redis://127.0.0.1:6379', name: 'renders' });
  * ```
  */
-export interface JobQueueOptions {
+export interface JobQueueOptions extends LogOptions {
   /** Redis: a `redis://` URL, or ioredis options as BullMQ takes them. */
   connection: Connection;
   /** The queue's name, shared by its producers and workers. Default `'platformui'`. */

@@ -14,7 +14,7 @@ import { createLog, describeError, type Log } from '../transport/log.ts';
 import { checkInterval } from '../transport/options.ts';
 import { isObject } from '../schemas/rule.ts';
 import type { ObjectInfo, WorkflowJSON as Workflow } from '@platformui/sdk';
-import { checkName, keysOf, loadQueueDeps, redisOptions, type QueueDeps, type QueueKeys } from './connection.ts';
+import { checkName, keysOf, loadQueueDeps, quiet, redisOptions, type QueueDeps, type QueueKeys } from './connection.ts';
 import { storeError } from './errors.ts';
 import { Lanes, laneIdOf } from './lanes.ts';
 import type { JobData, QueueJobResult, QueueWorkerOptions } from './types.ts';
@@ -100,9 +100,9 @@ export class QueueWorker {
 
   async #start(): Promise<void> {
     const deps = await loadQueueDeps();
-    this.#redis = new deps.Redis({ ...this.#redisOptions, maxRetriesPerRequest: null });
+    this.#redis = quiet(new deps.Redis({ ...this.#redisOptions, maxRetriesPerRequest: null }), this.#log);
     this.#registry = new Lanes(this.#redis, this.#keys);
-    this.#sub = new deps.Redis({ ...this.#redisOptions, maxRetriesPerRequest: null });
+    this.#sub = quiet(new deps.Redis({ ...this.#redisOptions, maxRetriesPerRequest: null }), this.#log);
     this.#sub.on('message', (_channel: string, jobId: string) => {
       for (const w of this.#workers.values()) w.cancelJob(jobId, CANCEL.description);
     });

@@ -39,7 +39,7 @@ describe.skipIf(!ready)('a producer process that exits right after add()', () =>
     const runs = runsOf({ a: emu }, 'exit-after-add');
     expect(runs).toHaveLength(1);
     expect(runs[0]!.job.status).toBe('completed');
-    expect(result).toMatchObject({ promptId: runs[0]!.job.prompt_id, server: 'a', baseUrl: emu.url });
+    expect(result).toMatchObject({ promptId: runs[0]!.job.prompt_id, server: 'a', baseUrl: `${emu.url}/` });
     expect(result.files.map((f) => f.filename)).toEqual([expect.stringMatching(/^exit-after-add/)]);
     expect([...postsOf(emu)]).toEqual([[result.promptId, 1]]);
   }, 120_000);

@@ -48,7 +48,7 @@ describe.skipIf(!ready)('a worker process SIGKILLed while its job runs', () => {
     const runs = runsOf({ a: emu }, 'stalled');
     expect(runs).toHaveLength(1);
     expect(runs[0]!.job.status).toBe('completed');
-    expect(result).toMatchObject({ promptId: running.prompt_id, server: 'a', baseUrl: emu.url });
+    expect(result).toMatchObject({ promptId: running.prompt_id, server: 'a', baseUrl: `${emu.url}/` });
     expect(result.resubmittedFrom).toBeUndefined();
     expect(result.files.map((f) => f.filename)).toEqual([expect.stringMatching(/^stalled/)]);
     // Every POST /api/prompt the server received: one, for this job.
