@@ -75,12 +75,14 @@ export class QueueWorker {
     this.#options = options;
     this.#lostAfter = options.serverLostAfter ?? SERVER_LOST_AFTER_MS;
     this.#log = createLog(options, () => [], { prefix: '[platformui queue]' });
-    this.#pool = new CloudPool(options.servers, {
+    // The worker's log settings are its servers' clients' too, unless a server sets its own (or brings a client).
+    const logs = { ...(options.logLevel !== undefined ? { logLevel: options.logLevel } : {}), ...(options.logger !== undefined ? { logger: options.logger } : {}) };
+    const servers = Array.isArray(options.servers) ? options.servers.map((s) => (isObject(s) && !('client' in s) ? { ...logs, ...s } : s)) : options.servers;
+    this.#pool = new CloudPool(servers, {
       serverLostAfter: this.#lostAfter,
       resubmitOnServerLoss: options.resubmitOnServerLoss === true,
       startWindow: 0,
-      ...(options.logLevel !== undefined ? { logLevel: options.logLevel } : {}),
-      ...(options.logger !== undefined ? { logger: options.logger } : {}),
+      ...logs,
     });
   }
 
