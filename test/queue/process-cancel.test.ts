@@ -1,22 +1,20 @@
 // Issue 26, "cancel() from any process": a waiting job never starts; a running one is stopped on its
 // server (that job only) and its handle rejects as cancelled. One worker process over two servers (one
 // job each at a time, worker concurrency 2): one job runs on each, a third waits in the queue; a third
-// process cancels the waiting one and one of the running ones. Skipped until the core lands.
+// process cancels the waiting one and one of the running ones.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobCancelledError } from '../../src/index.ts';
 import type { Emulator } from '../../src/emulator/index.ts';
-import { coreReady, loadQueue, type JobQueueLike } from './proc/contract.ts';
+import { JobQueue } from '../../src/queue/index.ts';
 import { Child, bundleChildren, killChildren, localServer, postsOf, runsOf, serverOf, startWorker, until } from './proc/harness.ts';
 import { jobWorkflow } from './proc/workflows.ts';
-import { startRedis, type TestRedis } from './proc/redis.ts';
+import { startRedis, type TestRedis } from './redis.ts';
 
-const ready = await coreReady();
-
-describe.skipIf(!ready)('cancel() from a third process', () => {
+describe('cancel() from a third process', () => {
   let redis: TestRedis;
   let children: Awaited<ReturnType<typeof bundleChildren>>;
   let servers: Record<string, Emulator>;
-  let queue: JobQueueLike;
+  let queue: JobQueue;
   beforeAll(async () => {
     const [r, c, a, b] = await Promise.all([startRedis(), bundleChildren(), localServer(100, 20), localServer(100, 20)]);
     [redis, children, servers] = [r, c, { a, b }];
@@ -33,7 +31,6 @@ describe.skipIf(!ready)('cancel() from a third process', () => {
     const connection = redis.url;
     const name = 'cancel';
     await startWorker(children.dir, { connection, name, concurrency: 2, servers: Object.entries(servers).map(([id, e]) => ({ ...serverOf(e, id), maxConcurrent: 1 })) });
-    const { JobQueue } = await loadQueue();
     queue = new JobQueue({ connection, name });
     const run = await queue.add(jobWorkflow('cancel-run'), { jobId: 'job-d-run' });
     const other = await queue.add(jobWorkflow('cancel-other'), { jobId: 'job-d-other' });

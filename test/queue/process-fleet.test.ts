@@ -1,16 +1,15 @@
 // Issue 26, "two producers and three workers over three servers, 300 jobs": each ran exactly once
 // (POSTs per job id counted on the servers), every result right, none stuck. Every producer, worker and
-// the reader are processes of their own. Skipped until the core lands.
+// the reader are processes of their own.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Emulator } from '../../src/emulator/index.ts';
-import { coreReady, type QueueJobResult } from './proc/contract.ts';
+import type { QueueJobResult } from '../../src/queue/index.ts';
 import { Child, bundleChildren, killChildren, localServer, postsOf, runsOf, serverOf, startWorker } from './proc/harness.ts';
-import { startRedis, type TestRedis } from './proc/redis.ts';
+import { startRedis, type TestRedis } from './redis.ts';
 
-const ready = await coreReady();
 const PER_PRODUCER = 150;
 
-describe.skipIf(!ready)('two producers, three workers, three servers, 300 jobs', () => {
+describe('two producers, three workers, three servers, 300 jobs', () => {
   let redis: TestRedis;
   let children: Awaited<ReturnType<typeof bundleChildren>>;
   let servers: Record<string, Emulator>;

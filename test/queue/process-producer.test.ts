@@ -1,15 +1,13 @@
 // Issue 26, "a producer that exits right after add()": the job runs, and another process reads its
 // result by id. Producer, worker and reader are each a process of their own; the server is an emulator
-// (local personality) over loopback; Redis is real. Skipped until src/queue/index.ts exports JobQueue.
+// (local personality) over loopback; Redis is real.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Emulator } from '../../src/emulator/index.ts';
-import { coreReady, type QueueJobResult } from './proc/contract.ts';
+import type { QueueJobResult } from '../../src/queue/index.ts';
 import { Child, bundleChildren, killChildren, localServer, postsOf, runsOf, serverOf, startWorker } from './proc/harness.ts';
-import { startRedis, type TestRedis } from './proc/redis.ts';
+import { startRedis, type TestRedis } from './redis.ts';
 
-const ready = await coreReady();
-
-describe.skipIf(!ready)('a producer process that exits right after add()', () => {
+describe('a producer process that exits right after add()', () => {
   let redis: TestRedis;
   let children: Awaited<ReturnType<typeof bundleChildren>>;
   let emu: Emulator;

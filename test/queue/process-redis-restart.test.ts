@@ -1,22 +1,20 @@
 // Issue 26, "Redis stopped gracefully and restarted (append-only on) while jobs wait and run": no job
 // lost, none run twice. Two worker processes over two servers; Redis gets SHUTDOWN while some jobs run
 // on the servers and others wait in the queue, stays down half a second, comes back on its data.
-// Skipped until the core lands.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Emulator } from '../../src/emulator/index.ts';
-import { coreReady, loadQueue, type JobQueueLike, type QueueJob } from './proc/contract.ts';
+import { JobQueue, type QueueJob } from '../../src/queue/index.ts';
 import { bundleChildren, killChildren, localServer, postsOf, runsOf, serverOf, startWorker, until } from './proc/harness.ts';
 import { jobWorkflow } from './proc/workflows.ts';
-import { startRedis, type TestRedis } from './proc/redis.ts';
+import { startRedis, type TestRedis } from './redis.ts';
 
-const ready = await coreReady();
 const JOBS = 12;
 
-describe.skipIf(!ready)('Redis stopped and restarted while jobs wait and run', () => {
+describe('Redis stopped and restarted while jobs wait and run', () => {
   let redis: TestRedis;
   let children: Awaited<ReturnType<typeof bundleChildren>>;
   let servers: Record<string, Emulator>;
-  let queue: JobQueueLike;
+  let queue: JobQueue;
   beforeAll(async () => {
     const [r, c, a, b] = await Promise.all([startRedis(), bundleChildren(), localServer(40, 5), localServer(40, 5)]);
     [redis, children, servers] = [r, c, { a, b }];
@@ -33,7 +31,6 @@ describe.skipIf(!ready)('Redis stopped and restarted while jobs wait and run', (
     const connection = redis.url;
     const name = 'redis-restart';
     await Promise.all(Object.entries(servers).map(([id, emu]) => startWorker(children.dir, { connection, name, servers: [serverOf(emu, id)] })));
-    const { JobQueue } = await loadQueue();
     queue = new JobQueue({ connection, name });
     const jobs: QueueJob[] = [];
     for (let i = 0; i < JOBS; i++) jobs.push(await queue.add(jobWorkflow(`restart-${i}`), { jobId: `job-c${i}` }));
@@ -43,7 +40,7 @@ describe.skipIf(!ready)('Redis stopped and restarted while jobs wait and run', (
     const running = () => Object.values(servers).flatMap((e) => [...e.cloud.engine.jobs.values()]).filter((j) => j.status === 'in_progress').length;
     await until(() => running() > 0, 20_000, 'a job running on a server');
     expect(['waiting', 'prioritized']).toContain(await jobs[JOBS - 1]!.state());
-    await redis.restart(500);
+    await redis.restart({ downMs: 500 });
 
     const settled = await Promise.allSettled(results);
     expect(settled.filter((s) => s.status === 'rejected')).toEqual([]);

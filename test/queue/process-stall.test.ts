@@ -1,21 +1,19 @@
 // Issue 26, "a worker killed with SIGKILL while its job runs on the server": another worker process
 // takes the job over after the stall interval, finds its prompt id on that server and follows it to the
 // end. The server saw one POST. Short stalledInterval/lockDuration; a slow server (25 steps of 200 ms
-// per node) so the job is still running when it is taken over. Skipped until the core lands.
+// per node) so the job is still running when it is taken over.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Emulator } from '../../src/emulator/index.ts';
-import { coreReady, loadQueue, type JobQueueLike } from './proc/contract.ts';
+import { JobQueue } from '../../src/queue/index.ts';
 import { bundleChildren, killChildren, localServer, postsOf, runsOf, serverOf, startWorker, until } from './proc/harness.ts';
 import { jobWorkflow } from './proc/workflows.ts';
-import { startRedis, type TestRedis } from './proc/redis.ts';
+import { startRedis, type TestRedis } from './redis.ts';
 
-const ready = await coreReady();
-
-describe.skipIf(!ready)('a worker process SIGKILLed while its job runs', () => {
+describe('a worker process SIGKILLed while its job runs', () => {
   let redis: TestRedis;
   let children: Awaited<ReturnType<typeof bundleChildren>>;
   let emu: Emulator;
-  let queue: JobQueueLike;
+  let queue: JobQueue;
   beforeAll(async () => {
     [redis, children, emu] = await Promise.all([startRedis(), bundleChildren(), localServer(200, 25)]);
   }, 60_000);
@@ -32,7 +30,6 @@ describe.skipIf(!ready)('a worker process SIGKILLed while its job runs', () => {
     const name = 'stalled';
     const options = { connection, name, servers: [serverOf(emu, 'a')], stalledInterval: 1000, lockDuration: 2000 };
     const first = await startWorker(children.dir, options);
-    const { JobQueue } = await loadQueue();
     queue = new JobQueue({ connection, name });
     const job = await queue.add(jobWorkflow('stalled'), { jobId: 'job-b1' });
     await until(() => runsOf({ a: emu }, 'stalled').some((r) => r.job.status === 'in_progress'), 20_000, 'the job running on the server');

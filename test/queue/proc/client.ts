@@ -1,10 +1,9 @@
 // A third process that only knows job ids: QUEUE_PROC = { connection, name?, op: 'result' | 'cancel' | 'state', ids }.
 // Prints one JSON line per id: `result` → { id, result } or { id, error: { name, message, ... } };
 // `cancel` → { id, cancelled: true }; `state` → { id, state }.
-import { loadQueue } from './contract.ts';
+import { JobQueue } from '../../../src/queue/index.ts';
 
 const { connection, name, op, ids } = JSON.parse(process.env.QUEUE_PROC ?? '{}') as { connection: string; name?: string; op: 'result' | 'cancel' | 'state'; ids: string[] };
-const { JobQueue } = await loadQueue();
 const queue = new JobQueue({ connection, ...(name ? { name } : {}) });
 const print = (line: unknown) => process.stdout.write(`${JSON.stringify(line)}\n`);
 await Promise.all(ids.map(async (id) => {

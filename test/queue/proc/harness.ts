@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
 import { makePng, startEmulator, type Emulator, type Job } from '../../../src/emulator/index.ts';
-import type { QueueWorkerOptions } from './contract.ts';
+import type { QueueWorkerOptions } from '../../../src/queue/index.ts';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const SCRIPTS = ['worker', 'producer', 'client'] as const;

@@ -1,10 +1,9 @@
 // A worker process for the process tests: `node worker.js` with its options as JSON in QUEUE_PROC
-// (QueueWorkerOptions). Prints `ready` once its servers are read and published; SIGTERM closes it
+// (QueueWorkerOptions, less its functions). Prints `ready` once its servers are read and published; SIGTERM closes it
 // (hands back or finishes what it holds), SIGKILL is the test's crash.
-import { loadQueue, type QueueWorkerOptions } from './contract.ts';
+import { QueueWorker, type QueueWorkerOptions } from '../../../src/queue/index.ts';
 
 const options = JSON.parse(process.env.QUEUE_PROC ?? '{}') as QueueWorkerOptions;
-const { QueueWorker } = await loadQueue();
 const worker = new QueueWorker({ logLevel: 'warn', ...options });
 process.once('SIGTERM', () => {
   void worker.close().then(() => process.exit(0), (err: unknown) => {
