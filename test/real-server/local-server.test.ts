@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { blurChain as chain } from './workflows.ts';
 // The CloudPool suite (two servers), the follower suite and issue 23's lost-answer suite run in this
 // file, so never beside this suite's jobs: see pool-suite.ts.
+import './queue-suite.ts'; // before the pool suite, which stops the second server at its end
 import './pool-suite.ts';
 import './follower-suite.ts';
 import './paid-once-suite.ts';
