@@ -9,7 +9,8 @@ import type { Redis } from 'ioredis';
 import { InvalidArgumentError, JobCancelledError } from '@platformui/sdk';
 import type { QueueKeys } from './connection.ts';
 import { rebuildError } from './errors.ts';
-import type { JobData, QueueJob, QueueJobResult, QueueJobState, QueueProgress } from './types.ts';
+import { isObject } from '../schemas/rule.ts';
+import type { JobData, QueueJob, QueueJobResult, QueueJobState, QueuePreview, QueueProgress } from './types.ts';
 
 /** What a handle needs of its `JobQueue`. */
 export interface QueueContext {
@@ -134,14 +135,22 @@ export class QueueJobHandle implements QueueJob {
     await redis.publish(this.#ctx.keys.cancelChannel, this.id);
   }
 
-  on(event: 'progress', listener: (progress: QueueProgress) => void): this {
-    if (event !== 'progress') throw new InvalidArgumentError(`must be 'progress', got ${JSON.stringify(event)}`, 'event');
+  on(event: 'progress', listener: (progress: QueueProgress) => void): this;
+  on(event: 'preview', listener: (preview: QueuePreview) => void): this;
+  on(event: 'progress' | 'preview', listener: ((progress: QueueProgress) => void) | ((preview: QueuePreview) => void)): this {
+    if (event !== 'progress' && event !== 'preview') throw new InvalidArgumentError(`must be 'progress' or 'preview', got ${JSON.stringify(event)}`, 'event');
+    // One stream of reports: steps for 'progress', images (a worker with `previews`) for 'preview'.
+    const hear = (p: QueueProgress) => {
+      if (event === 'progress' && !p.preview) (listener as (progress: QueueProgress) => void)(p);
+      if (event === 'preview' && p.preview) (listener as (preview: QueuePreview) => void)({ ...(p.node !== undefined ? { node: p.node } : {}), mime: p.preview.mime, image: new Uint8Array(Buffer.from(p.preview.base64, 'base64')) });
+    };
     void this.#lane()
       .then((lane) => this.#ctx.events(lane))
       .then(
-        (events) => events.on('progress', (e) => void (e.jobId === this.id && listener(e.data as QueueProgress))),
+        (events) => events.on('progress', (e) => void (e.jobId === this.id && isObject(e.data) && hear(e.data as unknown as QueueProgress))),
         () => undefined,
       );
     return this;
   }
+
 }

@@ -56,8 +56,18 @@ export type QueueJobState = 'waiting' | 'active' | 'completed' | 'failed' | 'del
 /** Sampling progress of a queued job, as its server reported it. */
 export interface QueueProgress {
   node?: string;
+  /** Steps done of `max`; both -1 on a report that only carries a preview. */
   value: number;
   max: number;
+  /** A preview image, when the worker reports them (`previews`): its MIME type and bytes in base64. */
+  preview?: { mime: string; base64: string };
+}
+
+/** A preview image a job's worker reported (`previews` on the worker): `job.on('preview', …)`. */
+export interface QueuePreview {
+  node?: string;
+  mime: string;
+  image: Uint8Array;
 }
 
 /** What a completed queued job produced, and where. Plain data: it was stored in Redis. */
@@ -94,6 +104,8 @@ export interface QueueJob {
   cancel(): Promise<void>;
   /** Progress events of the job, from whichever worker runs it. */
   on(event: 'progress', listener: (progress: QueueProgress) => void): this;
+  /** Each preview image its worker reports (only a worker with `previews` does). */
+  on(event: 'preview', listener: (preview: QueuePreview) => void): this;
 }
 
 /** `JobQueue.counts()`: jobs per state over every lane, and the live workers. */
@@ -127,6 +139,11 @@ export interface QueueWorkerOptions extends LogOptions {
   lockDuration?: number;
   /** How long (ms) a server may be silent before its job is lost (`ServerLostError`); also how long a job on a server this worker does not list is handed back for its owner before it is. Default 15000. */
   serverLostAfter?: number;
+  /**
+   * Report the servers' preview images with the progress: `true` (each up to 256 KB), `{ maxBytes }`, or
+   * `false` (the default: they go through Redis to every producer listening, so only when asked).
+   */
+  previews?: boolean | { maxBytes: number };
   /** Re-run, once and elsewhere, a job its server lost (it may have run there: the result says `resubmittedFrom`). Default false. */
   resubmitOnServerLoss?: boolean;
   /** Called with each result before the job completes (e.g. to copy its files off the server); a throw fails the job. */

@@ -8,7 +8,7 @@
 import type { ConnectionOptions, Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { InvalidArgumentError, JobCancelledError, NotFoundError, PoolClosedError, ServerLostError } from '@platformui/sdk';
-import { CloudPool, type PoolInput, type PoolJobResult } from '@platformui/sdk';
+import { CloudPool, type PoolInput, type PoolJobResult, type RunOptions } from '@platformui/sdk';
 import { randomUuid } from '../cloud/uuid.ts';
 import { createLog, describeError, type Log } from '../transport/log.ts';
 import { checkInterval } from '../transport/options.ts';
@@ -17,11 +17,17 @@ import type { ObjectInfo, WorkflowJSON as Workflow } from '@platformui/sdk';
 import { checkName, keysOf, loadQueueDeps, quiet, redisOptions, type QueueDeps, type QueueKeys } from './connection.ts';
 import { storeError } from './errors.ts';
 import { Lanes, laneIdOf } from './lanes.ts';
-import type { JobData, QueueJobResult, QueueWorkerOptions } from './types.ts';
+import type { JobData, QueueJobResult, QueueProgress, QueueWorkerOptions } from './types.ts';
 
 const HEARTBEAT_MS = 2000;
 const HEARTBEAT_TTL_MS = 10_000;
 const SERVER_LOST_AFTER_MS = 15_000;
+
+/** The run's listeners a job reports through. */
+type Listeners = Pick<RunOptions, 'onProgress' | 'onPreview'>;
+
+/** The largest preview image a job reports by default (`previews: true`): Redis holds it, every producer listening gets it. */
+const PREVIEW_BYTES = 256 * 1024;
 
 /** Why the processor stopped a job: a cancel from any process. */
 const CANCEL = Symbol('cancelled');
@@ -54,6 +60,8 @@ export class QueueWorker {
   readonly #pool: CloudPool;
   readonly #log: Log;
   readonly #lostAfter: number;
+  /** Preview images up to this size are reported (0: none). */
+  readonly #previewBytes: number;
   readonly #lanes = new Map<string, ObjectInfo>();
   readonly #servers = new Map<string, string>(); // server id → lane id
   readonly #workers = new Map<string, Worker<JobData, QueueJobResult>>();
@@ -74,6 +82,11 @@ export class QueueWorker {
     if (options.onOutputs !== undefined && typeof options.onOutputs !== 'function') throw new InvalidArgumentError('must be a function', 'onOutputs');
     this.#options = options;
     this.#lostAfter = options.serverLostAfter ?? SERVER_LOST_AFTER_MS;
+    const previews = options.previews;
+    if (previews !== undefined && typeof previews !== 'boolean' && !(isObject(previews) && Number.isInteger(previews.maxBytes) && (previews.maxBytes as number) > 0)) {
+      throw new InvalidArgumentError('must be true, false or { maxBytes } (a positive integer)', 'previews');
+    }
+    this.#previewBytes = previews === true ? PREVIEW_BYTES : isObject(previews) ? (previews.maxBytes as number) : 0;
     this.#log = createLog(options, () => [], { prefix: '[platformui queue]' });
     // The worker's log settings are its servers' clients' too, unless a server sets its own (or brings a client).
     const logs = { ...(options.logLevel !== undefined ? { logLevel: options.logLevel } : {}), ...(options.logger !== undefined ? { logger: options.logger } : {}) };
@@ -185,30 +198,29 @@ export class QueueWorker {
       if (data.promptId && data.server && this.#pool.client(data.server)) await this.#pool.client(data.server)!.stopJob(data.promptId).catch(() => undefined);
       throw new JobCancelledError(data.promptId ?? job.id!);
     }
-    const onProgress = (p: { value: number; max: number; node: string | undefined }) =>
-      void job.updateProgress({ ...(p.node !== undefined ? { node: p.node } : {}), value: p.value, max: p.max }).catch(() => undefined);
+    const listeners = this.#listeners(job);
     if (data.promptId && data.server) {
       // Taken over: the job was recorded on a server before it was sent there.
       const client = this.#pool.client(data.server);
-      if (!client) return this.#handBack(job, token, onProgress, signal);
+      if (!client) return this.#handBack(job, token, listeners, signal);
       // Whether it arrived: true, false (never: send it now under the same id), or unknown (no answer: follow finds out).
       const arrived = await client.getJob(data.promptId).then(
         () => true,
         (err: unknown) => (err instanceof NotFoundError ? false : undefined),
       );
-      if (arrived === false) return this.#run(job, data.promptId, onProgress, signal);
+      if (arrived === false) return this.#run(job, data.promptId, listeners, signal);
       this.#log.info?.(`job ${job.id}: following ${data.promptId} on ${data.server} (taken over)`, { jobId: job.id, server: data.server });
       try {
-        const r = await client.follow(data.promptId, { onProgress, ...(signal ? { signal } : {}), stopOnAbort: true, serverLostAfter: this.#lostAfter, ...(data.timeout !== undefined ? { timeout: data.timeout } : {}) });
+        const r = await client.follow(data.promptId, { ...listeners, ...(signal ? { signal } : {}), stopOnAbort: true, serverLostAfter: this.#lostAfter, ...(data.timeout !== undefined ? { timeout: data.timeout } : {}) });
         return this.#finish(job, { ...r, server: data.server }, client.baseUrl);
       } catch (err) {
         if (!(err instanceof ServerLostError)) throw err;
         // Unknown to a server that answers now, and no answer before: it never arrived.
-        if (arrived === undefined && err.reason === 'forgotten') return this.#run(job, data.promptId, onProgress, signal);
-        return this.#lost(job, err, onProgress, signal);
+        if (arrived === undefined && err.reason === 'forgotten') return this.#run(job, data.promptId, listeners, signal);
+        return this.#lost(job, err, listeners, signal);
       }
     }
-    return this.#run(job, randomUuid(), onProgress, signal);
+    return this.#run(job, randomUuid(), listeners, signal);
   }
 
   /**
@@ -216,17 +228,39 @@ export class QueueWorker {
    * `resubmitOnServerLoss` once more on a server of this worker, under a new
    * id, saying where it was lost (as the pool does).
    */
-  async #lost(job: Job<JobData>, err: ServerLostError, onProgress: (p: { value: number; max: number; node: string | undefined }) => void, signal: AbortSignal | undefined): Promise<QueueJobResult> {
+  async #lost(job: Job<JobData>, err: ServerLostError, listeners: Listeners, signal: AbortSignal | undefined): Promise<QueueJobResult> {
     if (!this.#options.resubmitOnServerLoss) throw err;
     const from = { server: job.data.server!, promptId: job.data.promptId };
     this.#log.warn?.(`job ${job.id}: ${err.message}; running it once more elsewhere (resubmitOnServerLoss)`, { jobId: job.id, server: from.server });
     const { handedBackSince: _since, ...data } = job.data;
     await job.updateData({ ...data, promptId: undefined, server: undefined, resubmittedFrom: from });
-    const r = await this.#run(job, randomUuid(), onProgress, signal);
+    const r = await this.#run(job, randomUuid(), listeners, signal);
     return { ...r, resubmittedFrom: from };
   }
 
-  async #run(job: Job<JobData>, promptId: string, onProgress: (p: { value: number; max: number; node: string | undefined }) => void, signal: AbortSignal | undefined): Promise<QueueJobResult> {
+  /**
+   * What a job reports while it runs: progress, and with `previews` each preview image up to its size
+   * bound (base64 in the job's progress: Redis keeps only the latest, every listener hears each).
+   */
+  #listeners(job: Job<JobData>): Listeners {
+    const report = (p: QueueProgress) => void job.updateProgress(p as unknown as object).catch(() => undefined);
+    const bound = this.#previewBytes;
+    return {
+      onProgress: (p) => report({ ...(p.node !== undefined ? { node: p.node } : {}), value: p.value, max: p.max }),
+      ...(bound > 0
+        ? {
+            onPreview: (frame) => {
+              if (frame.image.byteLength > bound) return;
+              const node = 'metadata' in frame ? frame.metadata.node_id : undefined;
+              // Node only (this entry is): Buffer encodes in one call.
+              report({ ...(typeof node === 'string' ? { node } : {}), value: -1, max: -1, preview: { mime: frame.mime ?? 'application/octet-stream', base64: Buffer.from(frame.image).toString('base64') } });
+            },
+          }
+        : {}),
+    };
+  }
+
+  async #run(job: Job<JobData>, promptId: string, listeners: Listeners, signal: AbortSignal | undefined): Promise<QueueJobResult> {
     const data = job.data;
     const inputs: Record<string, PoolInput> | undefined = data.inputs
       ? Object.fromEntries(Object.entries(data.inputs).map(([at, f]) => [at, f.name ? new File([Buffer.from(f.base64, 'base64')], f.name) : new Uint8Array(Buffer.from(f.base64, 'base64'))]))
@@ -236,7 +270,7 @@ export class QueueWorker {
       onPlaced: async (s) => {
         await job.updateData({ ...job.data, promptId, server: s.id });
       },
-      onProgress,
+      ...listeners,
       ...(inputs ? { inputs } : {}),
       ...(signal ? { signal } : {}),
       ...(data.timeout !== undefined ? { timeout: data.timeout } : {}),
@@ -259,10 +293,10 @@ export class QueueWorker {
   }
 
   /** A job on a server this worker does not list: back to the queue for its owner, until `serverLostAfter`. */
-  async #handBack(job: Job<JobData>, token: string | undefined, onProgress: (p: { value: number; max: number; node: string | undefined }) => void, signal: AbortSignal | undefined): Promise<QueueJobResult> {
+  async #handBack(job: Job<JobData>, token: string | undefined, listeners: Listeners, signal: AbortSignal | undefined): Promise<QueueJobResult> {
     const data = job.data;
     const since = data.handedBackSince ?? Date.now();
-    if (Date.now() - since >= this.#lostAfter) return this.#lost(job, new ServerLostError(data.promptId!, data.server!, 'unreachable', Date.now() - since), onProgress, signal);
+    if (Date.now() - since >= this.#lostAfter) return this.#lost(job, new ServerLostError(data.promptId!, data.server!, 'unreachable', Date.now() - since), listeners, signal);
     if (data.handedBackSince === undefined) await job.updateData({ ...data, handedBackSince: since });
     const { bullmq } = await loadQueueDeps();
     await job.moveToDelayed(Date.now() + Math.min(1000, this.#lostAfter / 4), token);

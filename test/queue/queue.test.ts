@@ -124,6 +124,39 @@ describe('failures and events', () => {
   });
 });
 
+describe('previews', () => {
+  /** The previews and progress reports a job's listeners hear, from a worker with `previews`. */
+  async function heard(previews: boolean | { maxBytes: number } | undefined) {
+    const name = fresh();
+    const emu = await emulator({ stepMs: 30, progressSteps: 3 });
+    await worker(redis.url, [emu], { name, ...(previews === undefined ? {} : { previews }) });
+    const { JobQueue } = await import('../../src/queue/index.ts');
+    const q = new JobQueue({ connection: redis.url, name });
+    try {
+      const job = await q.add(invert(`preview-${String(previews)}-${n}`));
+      const images: Array<{ mime: string; image: Uint8Array }> = [];
+      const steps: Array<{ value: number }> = [];
+      job.on('preview', (p) => images.push(p)).on('progress', (p) => steps.push(p));
+      await job.result();
+      // Events come over Redis: give the last ones a moment to arrive.
+      await new Promise((r) => setTimeout(r, 200));
+      return { images, steps };
+    } finally {
+      await q.close();
+    }
+  }
+
+  it('only when asked: a worker with previews reports each image (a PNG), bounded in size; progress stays steps only', async () => {
+    const on = await heard(true);
+    expect(on.images.length).toBeGreaterThan(0);
+    expect([...on.images[0]!.image.subarray(0, 4)]).toEqual([0x89, 0x50, 0x4e, 0x47]);
+    expect(on.images[0]!.mime).toBe('image/png');
+    expect(on.steps.every((p) => p.value >= 0)).toBe(true);
+    expect((await heard(undefined)).images).toEqual([]);
+    expect((await heard({ maxBytes: 8 })).images).toEqual([]);
+  });
+});
+
 describe('priority', () => {
   it('higher runs first among waiting jobs, equal ones in order, as in CloudPool', async () => {
     const name = fresh();
