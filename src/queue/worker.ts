@@ -145,6 +145,9 @@ export class QueueWorker {
       connection: this.#redisOptions as ConnectionOptions,
       prefix: this.#keys.prefix,
       concurrency,
+      // A stalled job is taken over safely (followed by its recorded prompt id, never sent again): BullMQ's default
+      // of 1 would fail a job still running on its server once its workers died twice (a deploy restarting twice).
+      maxStalledCount: Number.MAX_SAFE_INTEGER,
       ...(this.#options.stalledInterval !== undefined ? { stalledInterval: this.#options.stalledInterval } : {}),
       ...(this.#options.lockDuration !== undefined ? { lockDuration: this.#options.lockDuration } : {}),
     });
