@@ -37,3 +37,18 @@ it('a job whose workers die twice (a deploy restarting twice) is still followed 
   expect(r.server).toBe('s0');
   expect(promptPosts(emu)).toBe(1);
 });
+
+it('a worker restarted after its server got a new input file (a new lane id) still takes over the job it held', async () => {
+  const name = fresh();
+  const emu = await emulator({ stepMs: 300, progressSteps: 6 });
+  const first = await worker(redis.url, [emu], { name, ...timing });
+  const job = await producer(name).add(invert('new-lane'));
+  await until(() => promptPosts(emu) === 1, 10_000, 'the submission');
+  // Any job with inputs uploads a file: LoadImage's list in object_info changes, and with it the lane's hash.
+  emu.cloud.addFile('uploaded-since.png', makePng(4, 4, 2));
+  await first.close({ force: true });
+  await worker(redis.url, [emu], { name, ...timing });
+  await until(async () => (await job.state()) === 'completed', 15_000, 'the job followed to its end');
+  expect((await job.result()).server).toBe('s0');
+  expect(promptPosts(emu)).toBe(1);
+});
