@@ -152,7 +152,7 @@ export class QueueWorker {
       if (past === lane) continue;
       const q = new deps.bullmq.Queue(past, { connection: this.#redisOptions as ConnectionOptions, prefix: this.#keys.prefix });
       quiet(q, this.#log);
-      const left = await q.getJobCountByTypes('wait', 'active', 'delayed', 'prioritized', 'paused').finally(() => q.close());
+      const left = await q.getJobCountByTypes('wait', 'active', 'delayed', 'prioritized', 'waiting-children').finally(() => q.close());
       if (left === 0) await this.#redis!.srem(key, past);
       else this.#past.set(past, (this.#past.get(past) ?? new Set()).add(server));
     }
