@@ -75,6 +75,8 @@ export function keysOf(name: string) {
     laneInfo: (lane: string) => `${prefix}:lane:${lane}`,
     laneWorkers: (lane: string) => `${prefix}:lane:${lane}:workers`,
     worker: (id: string) => `${prefix}:worker:${id}`,
+    /** Set of the lanes a server (by id) has served: its object_info changes with each new file or node. */
+    serverLanes: (server: string) => `${prefix}:server:${server}:lanes`,
     /** Hash job id → lane id: a handle finds its job from the id alone. */
     jobs: `${prefix}:jobs`,
     cancelled: (id: string) => `${prefix}:cancelled:${id}`,

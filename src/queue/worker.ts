@@ -64,6 +64,7 @@ export class QueueWorker {
   readonly #previewBytes: number;
   readonly #lanes = new Map<string, ObjectInfo>();
   readonly #servers = new Map<string, string>(); // server id → lane id
+  readonly #past = new Map<string, Set<string>>(); // lane id → ids of servers that served it before (unpublished)
   readonly #workers = new Map<string, Worker<JobData, QueueJobResult>>();
   #redis: Redis | undefined;
   #sub: Redis | undefined;
@@ -141,6 +142,7 @@ export class QueueWorker {
         try {
           const info = await this.#pool.client(id)!.getObjectInfo();
           const lane = laneIdOf(info);
+          await this.#pastLanes(deps, id, lane);
           this.#servers.set(id, lane);
           this.#lanes.set(lane, info);
         } catch (err) {
@@ -148,16 +150,37 @@ export class QueueWorker {
         }
       }),
     );
-    for (const lane of this.#lanes.keys()) if (!this.#workers.has(lane) && !this.#dead) this.#workers.set(lane, this.#bullWorker(deps, lane));
+    for (const lane of [...this.#lanes.keys(), ...this.#past.keys()]) if (!this.#workers.has(lane) && !this.#dead) this.#workers.set(lane, this.#bullWorker(deps, lane));
+  }
+
+  /**
+   * A server's object_info changes (a file uploaded, a model or node installed) and with it its lane: the jobs
+   * of the lanes it served before (one this worker held when it died, recorded on that server; waiting ones)
+   * would wait forever. Those lanes are served too (not published: no new job goes there) while they hold jobs.
+   */
+  async #pastLanes(deps: QueueDeps, server: string, lane: string): Promise<void> {
+    const key = this.#keys.serverLanes(server);
+    await this.#redis!.sadd(key, lane);
+    for (const past of await this.#redis!.smembers(key)) {
+      if (past === lane) continue;
+      const q = new deps.bullmq.Queue(past, { connection: this.#redisOptions as ConnectionOptions, prefix: this.#keys.prefix });
+      quiet(q, this.#log);
+      const left = await q.getJobCountByTypes('wait', 'active', 'delayed', 'prioritized', 'waiting-children').finally(() => q.close());
+      if (left === 0) await this.#redis!.srem(key, past);
+      else this.#past.set(past, (this.#past.get(past) ?? new Set()).add(server));
+    }
   }
 
   #bullWorker(deps: QueueDeps, lane: string): Worker<JobData, QueueJobResult> {
-    const servers = this.#pool.servers.filter((s) => this.#servers.get(s.id) === lane);
+    const servers = this.#pool.servers.filter((s) => this.#servers.get(s.id) === lane || this.#past.get(lane)?.has(s.id));
     const concurrency = this.#options.concurrency ?? Math.max(1, servers.reduce((n, s) => n + s.maxConcurrent, 0));
     const worker = new deps.bullmq.Worker<JobData, QueueJobResult>(lane, (job, token, signal) => this.#process(job, token, signal), {
       connection: this.#redisOptions as ConnectionOptions,
       prefix: this.#keys.prefix,
       concurrency,
+      // A stalled job is taken over safely (followed by its recorded prompt id, never sent again): BullMQ's default
+      // of 1 would fail a job still running on its server once its workers died twice (a deploy restarting twice).
+      maxStalledCount: Number.MAX_SAFE_INTEGER,
       ...(this.#options.stalledInterval !== undefined ? { stalledInterval: this.#options.stalledInterval } : {}),
       ...(this.#options.lockDuration !== undefined ? { lockDuration: this.#options.lockDuration } : {}),
     });
