@@ -3,8 +3,9 @@ import { defineConfig, type Options } from 'tsup';
 
 // The root and emulator entries import none of these at load time: validation runs on
 // generated rules (no zod), HTTP on fetch, and `ws` / `form-data` load lazily when used.
-// zod is for the `/schemas` entry only (external there: it loads the installed zod).
-const external = ['zod', 'ws', 'form-data', /^node:/];
+// zod is for the `/schemas` entry only (external there: it loads the installed zod). bullmq and ioredis
+// are the queue's optional peers: loaded by `/queue` and the command line's Redis commands, never bundled.
+const external = ['zod', 'ws', 'form-data', 'bullmq', 'ioredis', /^node:/];
 // Keep `node:` specifiers: bundlers recognise them as Node-only, bare `fs` they try to resolve.
 const removeNodeProtocol = false;
 

@@ -280,7 +280,7 @@ describe('main', () => {
       [['run', 'wf.json', '--inptu', 'image=a.png'], "platformui run: Unknown option '--inptu' (did you mean --input?)\n(see platformui run --help)\n"],
       [['queue', '--jsno'], "platformui queue: Unknown option '--jsno' (did you mean --json?)\n(see platformui queue --help)\n"],
       [['--verison'], "platformui: Unknown option '--verison' (did you mean --version?)\n(see platformui --help)\n"],
-      [['rn', 'wf.json'], 'platformui: unknown command "rn" (did you mean run?): the commands are example, run, job, jobs, queue, object-info, nodes search, publishers, emulator, codegen\n(see platformui --help)\n'],
+      [['rn', 'wf.json'], 'platformui: unknown command "rn" (did you mean run?): the commands are example, run, job, jobs, queue, worker, object-info, nodes search, publishers, emulator, codegen\n(see platformui --help)\n'],
       [['jobs', '--status', 'faild'], 'platformui jobs: --status: unknown status "faild" (did you mean failed?); the statuses are pending, in_progress, completed, failed, cancelled\n(see platformui jobs --help)\n'],
       // Nothing close: the plain message.
       [['run', 'wf.json', '--frobnicate'], "platformui run: Unknown option '--frobnicate'\n(see platformui run --help)\n"],
