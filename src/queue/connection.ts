@@ -77,8 +77,8 @@ export function keysOf(name: string) {
     worker: (id: string) => `${prefix}:worker:${id}`,
     /** Set of the lanes a server (by id) has served: its object_info changes with each new file or node. */
     serverLanes: (server: string) => `${prefix}:server:${server}:lanes`,
-    /** Hash job id → lane id: a handle finds its job from the id alone. */
-    jobs: `${prefix}:jobs`,
+    /** Job id → lane id, one key per job (it expires: see `keepFinished`): a handle finds its job from the id alone. */
+    job: (id: string) => `${prefix}:job:${id}`,
     cancelled: (id: string) => `${prefix}:cancelled:${id}`,
     /** Pub/sub channel: job ids to cancel, heard by every worker. */
     cancelChannel: `${prefix}:cancel`,

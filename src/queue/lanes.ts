@@ -55,6 +55,8 @@ export class Lanes {
       m.sadd(this.keys.lanes, id);
       m.set(this.keys.laneInfo(id), JSON.stringify(info), 'NX');
       m.zadd(this.keys.laneWorkers(id), until, workerId);
+      // Workers whose heartbeat lapsed (they died without withdrawing) leave the list, so it does not grow.
+      m.zremrangebyscore(this.keys.laneWorkers(id), '-inf', Date.now());
     }
     m.set(this.keys.worker(workerId), JSON.stringify(self), 'PX', ttl);
     await m.exec();

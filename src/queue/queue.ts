@@ -42,6 +42,11 @@ const WAIT_POLL_MS = 250;
  * await queue.close();
  * ```
  */
+/** How long a finished job (its workflow, inputs and result) stays in Redis by default: a week. */
+const KEEP_FINISHED_MS = 7 * 24 * 3600_000;
+/** How long a job's id → lane record outlives `keepFinished`: a bound on how long a job may wait. */
+const MAX_WAIT_MS = 30 * 24 * 3600_000;
+
 /** The SDK's priorities, higher first as in CloudPool, map onto BullMQ's 1 (first) … 2,097,152 (last). */
 const MAX_PRIORITY = 1_048_575;
 
@@ -55,6 +60,8 @@ export class JobQueue {
   readonly #events = new Map<string, Promise<QueueEvents>>();
   readonly #ctx: QueueContext;
   readonly #log: Log;
+  /** How long (ms) a finished job stays readable by id (`keepFinished`). */
+  readonly #keep: number;
   #closed = false;
 
   constructor(options: JobQueueOptions) {
@@ -62,6 +69,8 @@ export class JobQueue {
     this.#options = redisOptions(options.connection);
     this.name = checkName(options.name ?? 'platformui');
     this.#log = createLog(options, () => [], { prefix: '[platformui queue]' });
+    if (options.keepFinished !== undefined) checkInterval(options.keepFinished, 'keepFinished');
+    this.#keep = options.keepFinished ?? KEEP_FINISHED_MS;
     this.#keys = keysOf(this.name);
     const laneCache = new Map<string, string>();
     this.#ctx = {
@@ -71,7 +80,7 @@ export class JobQueue {
       laneOf: async (id) => {
         const known = laneCache.get(id);
         if (known) return known;
-        const lane = await (await this.#redisClient()).hget(this.#keys.jobs, id);
+        const lane = await (await this.#redisClient()).get(this.#keys.job(id));
         if (lane) laneCache.set(id, lane);
         return lane ?? undefined;
       },
@@ -152,10 +161,12 @@ export class JobQueue {
     const candidates = await Promise.all(able.map(async (lane) => ({ id: lane, waiting: await (await this.#queue(lane)).getJobCountByTypes('waiting', 'prioritized', 'delayed') })));
     const lane = leastWaiting(candidates).id;
     // The id → lane record first, only if new: two producers adding one id add it once.
-    if (!(await redis.hsetnx(this.#keys.jobs, id, lane))) return new QueueJobHandle(this.#ctx, id);
+    // It outlives the job's record by a waiting time bound: a handle of a removed job then says so.
+    if (!(await redis.set(this.#keys.job(id), lane, 'PX', this.#keep + MAX_WAIT_MS, 'NX'))) return new QueueJobHandle(this.#ctx, id);
     const data: JobData = { workflow: structuredClone(json), ...(inputs ? { inputs } : {}), ...(options.timeout !== undefined ? { timeout: options.timeout } : {}) };
     // Every job gets a BullMQ priority (1 runs first): one without would go before all prioritized ones.
-    await (await this.#queue(lane)).add('run', data, { jobId: id, attempts: 1, priority: MAX_PRIORITY + 1 - (options.priority ?? 0) });
+    const age = Math.ceil(this.#keep / 1000);
+    await (await this.#queue(lane)).add('run', data, { jobId: id, attempts: 1, priority: MAX_PRIORITY + 1 - (options.priority ?? 0), removeOnComplete: { age }, removeOnFail: { age } });
     return new QueueJobHandle(this.#ctx, id);
   }
 

@@ -27,6 +27,11 @@ export interface JobQueueOptions extends LogOptions {
   connection: Connection;
   /** The queue's name, shared by its producers and workers. Default `'platformui'`. */
   name?: string;
+  /**
+   * How long (ms) a finished job (its workflow, input files and result) stays in Redis, readable by id
+   * from any process (`queue.job(id).result()`); then BullMQ removes it. Default 7 days.
+   */
+  keepFinished?: number;
 }
 
 /**

@@ -181,3 +181,25 @@ describe('priority', () => {
     }
   });
 });
+
+describe('retention', () => {
+  it('a finished job stays readable by id for keepFinished, then BullMQ removes it and its handle says so', async () => {
+    const name = fresh();
+    const emu = await emulator();
+    await worker(redis.url, [emu], { name });
+    const { JobQueue } = await import('../../src/queue/index.ts');
+    const q = new JobQueue({ connection: redis.url, name, keepFinished: 1000 });
+    try {
+      const first = await q.add(invert('kept-1'));
+      await first.result();
+      expect(await q.job(first.id).state()).toBe('completed');
+      // BullMQ removes aged jobs as later ones finish.
+      await new Promise((r) => setTimeout(r, 1500));
+      await (await q.add(invert('kept-2'))).result();
+      await until(async () => (await q.job(first.id).state()) === 'unknown', 10_000, 'the first job removed');
+      await expect(q.job(first.id).result()).rejects.toThrow(/is no longer in queue/);
+    } finally {
+      await q.close();
+    }
+  });
+});
