@@ -23,6 +23,17 @@ const HEARTBEAT_MS = 2000;
 const HEARTBEAT_TTL_MS = 10_000;
 const SERVER_LOST_AFTER_MS = 15_000;
 
+/** BullMQ's default `lockDuration` (ms). */
+const BULLMQ_LOCK_MS = 30_000;
+
+/** This worker lost a job's lock (it was stalled): another worker took the job over. */
+class LockLost extends Error {
+  constructor(jobId: string) {
+    super(`job ${jobId}: its lock passed to another worker before it was sent; that worker runs it`);
+    this.name = 'LockLost';
+  }
+}
+
 /** The run's listeners a job reports through. */
 type Listeners = Pick<RunOptions, 'onProgress' | 'onPreview'>;
 
@@ -66,6 +77,8 @@ export class QueueWorker {
   readonly #servers = new Map<string, string>(); // server id → lane id
   readonly #past = new Map<string, Set<string>>(); // lane id → ids of servers that served it before (unpublished)
   readonly #workers = new Map<string, Worker<JobData, QueueJobResult>>();
+  /** The lock token of each job this worker runs (BullMQ's), to check it still holds it before sending. */
+  readonly #tokens = new Map<string, string>();
   #redis: Redis | undefined;
   #sub: Redis | undefined;
   #registry: Lanes | undefined;
@@ -195,19 +208,31 @@ export class QueueWorker {
 
   async #process(job: Job<JobData>, token: string | undefined, signal: AbortSignal | undefined): Promise<QueueJobResult> {
     this.#active++;
+    if (token) this.#tokens.set(job.id!, token);
     try {
       return await this.#runJob(job, token, signal);
     } catch (err) {
       if (this.#dead) return new Promise<never>(() => undefined); // "died": nothing more reaches Redis
       const { bullmq } = await loadQueueDeps();
-      if (err instanceof bullmq.DelayedError) throw err;
+      // Another worker holds it now: its record and its ending are that worker's to write.
+      if (err instanceof bullmq.DelayedError || err instanceof LockLost) throw err;
       const error = err instanceof PoolClosedError ? err : this.#cancelled(err, signal, job);
       this.#log.info?.(`job ${job.id} failed: ${describeError(error)}`, { jobId: job.id });
       await job.updateData({ ...job.data, error: storeError(error) });
       throw new bullmq.UnrecoverableError(error instanceof Error ? error.message : String(error));
     } finally {
       this.#active--;
+      this.#tokens.delete(job.id!);
     }
+  }
+
+  /**
+   * Throws {@link LockLost} unless this worker still holds `job`'s lock (extending it): BullMQ hands a job
+   * whose lock lapsed to another worker, which may be about to send it under the recorded id.
+   */
+  async #stillMine(job: Job<JobData>): Promise<void> {
+    const token = this.#tokens.get(job.id!);
+    if (token && (await job.extendLock(token, this.#options.lockDuration ?? BULLMQ_LOCK_MS)) !== 1) throw new LockLost(job.id!);
   }
 
   /** A run aborted by a cancel is the job cancelled; anything else stays what it was. */
@@ -290,8 +315,11 @@ export class QueueWorker {
       : undefined;
     const r = await this.#pool.run(data.workflow as Workflow, {
       promptId,
+      // Recorded before the job is sent, by the worker that holds it (checked before and after the write).
       onPlaced: async (s) => {
+        await this.#stillMine(job);
         await job.updateData({ ...job.data, promptId, server: s.id });
+        await this.#stillMine(job);
       },
       ...listeners,
       ...(inputs ? { inputs } : {}),
