@@ -12,13 +12,12 @@
 //
 // Skipped with one line when redis-server is not installed or the queue entry is not built
 // (dist/queue.js). Every emulator and worker runs in this process. Erasable TS only.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { median } from './registry.ts';
+import { startRedis } from '../test/queue/redis.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const JOBS = 60;
@@ -33,14 +32,7 @@ const ADDED = 10_000;
 
 type Sdk = typeof import('../src/index.ts');
 type Emu = typeof import('../src/emulator/index.ts');
-/** The queue entry as this bench uses it (its own types once built: dist/queue.d.ts). */
-interface QueueJobLike {
-  result(): Promise<{ server: string }>;
-}
-interface QueueEntry {
-  JobQueue: new (o: { connection: string; name?: string }) => { add(wf: unknown, o?: { waitForWorker?: number }): Promise<QueueJobLike>; close(): Promise<void> };
-  QueueWorker: new (o: { connection: string; name?: string; servers: Array<{ baseUrl: string; id: string }>; concurrency?: number; logLevel?: 'off' }) => { ready(): Promise<void>; close(): Promise<void> };
-}
+type QueueEntry = typeof import('../src/queue/index.ts');
 
 let unique = 0;
 /** A job no server has seen (its colour and prefix differ), so none answers from its cache. */
@@ -54,56 +46,16 @@ function job(tag: string) {
 }
 
 // ---------------------------------------------------------------- redis-server and its INFO
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-
-/** One command over a raw socket (RESP inline), its whole answer as text. */
-const command = (port: number, line: string) =>
-  new Promise<string>((resolve, reject) => {
-    const sock = connect(port, '127.0.0.1');
-    let text = '';
-    sock.once('error', reject);
-    sock.on('data', (d) => {
-      text += d.toString();
-      // A bulk reply ($len\r\n…\r\n) is whole once its length is in; a simple one at its first line end.
-      const bulk = /^\$(\d+)\r\n/.exec(text);
-      if ((bulk && Buffer.byteLength(text) >= bulk[0].length + Number(bulk[1]) + 2) || (!bulk && text.endsWith('\r\n'))) {
-        sock.destroy();
-        resolve(text);
-      }
-    });
-    sock.write(`${line}\r\n`);
-  });
-
-const usedMemory = async (port: number) => Number(/used_memory:(\d+)/.exec(await command(port, 'INFO memory'))?.[1]);
-
-async function startRedis(): Promise<{ url: string; port: number; stop(): Promise<void> }> {
-  const port = await freePort();
-  const dir = mkdtempSync(join(tmpdir(), 'pui-bench-redis-'));
-  // Append-only on, fsync every second: the README's recommended set-up, as measured.
-  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--appendfsync', 'everysec', '--dir', dir], { stdio: 'ignore' });
-  for (let i = 0; !(await command(port, 'PING').then((t) => t.startsWith('+PONG'), () => false)); i++) {
-    if (i > 200 || child.exitCode !== null) throw new Error('redis-server did not start');
-    await new Promise((r) => setTimeout(r, 25));
+// The tests' redis-server (a free port, append-only on, stopped at the end), and Redis's own count of its memory.
+const usedMemory = async (url: string) => {
+  const { Redis } = await import('ioredis');
+  const client = new Redis(url);
+  try {
+    return Number(/used_memory:(\d+)/.exec(await client.info('memory'))?.[1]);
+  } finally {
+    client.disconnect();
   }
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    port,
-    stop: async () => {
-      child.kill('SIGKILL');
-      await exited;
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
+};
 
 export async function run(): Promise<{ name: string; lines: string[]; ok: boolean }> {
   const name = 'JobQueue: 60 jobs by 3 workers vs 1, the added latency over CloudPool.run(), 10,000 jobs added';
@@ -201,11 +153,11 @@ export async function run(): Promise<{ name: string; lines: string[]; ok: boolea
       const f = await fleet([emu.url], 1, 1);
       await emu.close();
       try {
-        const before = await usedMemory(redis.port);
+        const before = await usedMemory(redis.url);
         const t0 = performance.now();
         for (let i = 0; i < ADDED; i += 100) await Promise.all(Array.from({ length: 100 }, () => f.queue.add(job('many'))));
         const ms = performance.now() - t0;
-        const after = await usedMemory(redis.port);
+        const after = await usedMemory(redis.url);
         lines.push(`(c) ${ADDED.toLocaleString('en')} jobs added (100 at a time, their worker's server down): ${(ms / 1000).toFixed(1)} s (${((ADDED / ms) * 1000).toFixed(0)} jobs/s)`);
         lines.push(`    Redis used_memory ${(before / 2 ** 20).toFixed(1)} MB before, ${(after / 2 ** 20).toFixed(1)} MB after: ${((after - before) / ADDED / 1024).toFixed(2)} KB per waiting job`);
       } finally {
