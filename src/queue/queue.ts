@@ -42,6 +42,9 @@ const WAIT_POLL_MS = 250;
  * await queue.close();
  * ```
  */
+/** The most runs again an execution error may ask for (`retries`). */
+const MAX_RETRIES = 10;
+
 /** How long a finished job (its workflow, inputs and result) stays in Redis by default: a week. */
 const KEEP_FINISHED_MS = 7 * 24 * 3600_000;
 /** How long a job's id → lane record outlives `keepFinished`: a bound on how long a job may wait. */
@@ -142,6 +145,7 @@ export class JobQueue {
     if (options.priority !== undefined && (!Number.isInteger(options.priority) || Math.abs(options.priority) > MAX_PRIORITY)) throw new InvalidArgumentError(`must be an integer from -${MAX_PRIORITY} to ${MAX_PRIORITY} (higher runs first, as in CloudPool)`, 'priority');
     checkTimeout(options.timeout, 'timeout');
     if (options.waitForWorker !== undefined && options.waitForWorker !== 0) checkInterval(options.waitForWorker, 'waitForWorker', ' or 0');
+    if (options.retries !== undefined && (!Number.isInteger(options.retries) || options.retries < 0 || options.retries > MAX_RETRIES)) throw new InvalidArgumentError(`must be an integer from 0 to ${MAX_RETRIES}`, 'retries');
     const inputs = options.inputs ? await storedInputs(options.inputs) : undefined;
 
     const redis = await this.#redisClient();
@@ -166,7 +170,7 @@ export class JobQueue {
     const data: JobData = { workflow: structuredClone(json), ...(inputs ? { inputs } : {}), ...(options.timeout !== undefined ? { timeout: options.timeout } : {}) };
     // Every job gets a BullMQ priority (1 runs first): one without would go before all prioritized ones.
     const age = Math.ceil(this.#keep / 1000);
-    await (await this.#queue(lane)).add('run', data, { jobId: id, attempts: 1, priority: MAX_PRIORITY + 1 - (options.priority ?? 0), removeOnComplete: { age }, removeOnFail: { age } });
+    await (await this.#queue(lane)).add('run', data, { jobId: id, attempts: 1 + (options.retries ?? 0), priority: MAX_PRIORITY + 1 - (options.priority ?? 0), removeOnComplete: { age }, removeOnFail: { age } });
     return new QueueJobHandle(this.#ctx, id);
   }
 

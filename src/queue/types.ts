@@ -53,6 +53,11 @@ export interface QueueAddOptions {
   timeout?: number;
   /** How long (ms) to wait for a worker that can run the workflow to register, instead of rejecting at once with `PlacementError`. Default 0. */
   waitForWorker?: number;
+  /**
+   * How many times to run the job again, under a new prompt id, when it fails with an `ExecutionError`
+   * (each run is paid work: only when asked). Default 0. Other failures are never retried.
+   */
+  retries?: number;
 }
 
 /** A job's state, in BullMQ's words; `unknown` when no such job is in Redis. */

@@ -7,7 +7,7 @@
  */
 import type { ConnectionOptions, Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { InvalidArgumentError, JobCancelledError, NotFoundError, PoolClosedError, ServerLostError } from '@platformui/sdk';
+import { ExecutionError, InvalidArgumentError, JobCancelledError, NotFoundError, PoolClosedError, ServerLostError } from '@platformui/sdk';
 import { CloudPool, type PoolInput, type PoolJobResult, type RunOptions } from '@platformui/sdk';
 import { randomUuid } from '../cloud/uuid.ts';
 import { createLog, describeError, type Log } from '../transport/log.ts';
@@ -217,6 +217,13 @@ export class QueueWorker {
       // Another worker holds it now: its record and its ending are that worker's to write.
       if (err instanceof bullmq.DelayedError || err instanceof LockLost) throw err;
       const error = err instanceof PoolClosedError ? err : this.#cancelled(err, signal, job);
+      // Retries the caller asked for (`add(…, { retries })`): an execution error only, run again under a new prompt id.
+      if (error instanceof ExecutionError && job.attemptsMade + 1 < (job.opts.attempts ?? 1)) {
+        this.#log.info?.(`job ${job.id} failed (${describeError(error)}): running it again (retries)`, { jobId: job.id });
+        const { promptId: _id, server: _server, ...data } = job.data;
+        await job.updateData(data);
+        throw error;
+      }
       this.#log.info?.(`job ${job.id} failed: ${describeError(error)}`, { jobId: job.id });
       await job.updateData({ ...job.data, error: storeError(error) });
       throw new bullmq.UnrecoverableError(error instanceof Error ? error.message : String(error));

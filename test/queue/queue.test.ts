@@ -105,6 +105,25 @@ describe('failures and events', () => {
     }
   });
 
+  it('retries: an execution error runs again under a new prompt id only as often as asked, then rejects with it', async () => {
+    const name = fresh();
+    const emu = await emulator();
+    await worker(redis.url, [emu], { name });
+    const { JobQueue } = await import('../../src/queue/index.ts');
+    const q = new JobQueue({ connection: redis.url, name });
+    try {
+      const job = await q.add(invert('oom-retried', { fail_with: 'OOMError' }), { retries: 2 });
+      const err = (await job.result().catch((e: unknown) => e)) as ExecutionError;
+      expect(err).toBeInstanceOf(ExecutionError);
+      const runs = [...emu.cloud.engine.jobs.values()].filter((j) => j.prompt['3']?.inputs.filename_prefix === 'oom-retried');
+      expect(runs).toHaveLength(3);
+      expect(new Set(runs.map((j) => j.prompt_id)).size).toBe(3);
+      await expect(q.add(invert('x'), { retries: 11 })).rejects.toThrow(/^retries: must be an integer from 0 to 10/);
+    } finally {
+      await q.close();
+    }
+  });
+
   it('progress events reach on("progress")', async () => {
     const name = fresh();
     const emu = await emulator({ stepMs: 30, progressSteps: 4 });
