@@ -33,6 +33,27 @@ describe('add → a worker runs it → result()', () => {
   });
 });
 
+describe('job ids', () => {
+  it('adding the same jobId again, from two producers at once, makes one job: one run, both handles see its result', async () => {
+    const name = fresh();
+    const emu = await emulator();
+    await worker(redis.url, [emu], { name });
+    const { JobQueue } = await import('../../src/queue/index.ts');
+    const [a, b] = [new JobQueue({ connection: redis.url, name }), new JobQueue({ connection: redis.url, name })];
+    try {
+      const [x, y] = await Promise.all([a.add(invert('same-id'), { jobId: 'order-7' }), b.add(invert('same-id-other'), { jobId: 'order-7' })]);
+      expect([x.id, y.id]).toEqual(['order-7', 'order-7']);
+      const [rx, ry] = await Promise.all([x.result(), y.result()]);
+      expect(ry.promptId).toBe(rx.promptId);
+      expect(emu.requests.filter((r) => r.method === 'POST' && /\/prompt$/.test(r.path))).toHaveLength(1);
+      // Later, the same id again: still that job.
+      expect((await (await a.add(invert('same-id-later'), { jobId: 'order-7' })).result()).promptId).toBe(rx.promptId);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+});
+
 describe('placement', () => {
   it('a job only one worker’s servers can run goes to that worker', async () => {
     const name = fresh();
