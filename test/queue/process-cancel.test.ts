@@ -4,25 +4,24 @@
 // process cancels the waiting one and one of the running ones.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobCancelledError } from '../../src/index.ts';
-import type { Emulator } from '../../src/emulator/index.ts';
 import { JobQueue } from '../../src/queue/index.ts';
-import { Child, bundleChildren, killChildren, localServer, postsOf, runsOf, serverOf, startWorker, until } from './proc/harness.ts';
+import { Child, bundleChildren, killChildren, localServer, postsOf, runsOf, serverOf, startWorker, until, type LocalServer } from './proc/harness.ts';
 import { jobWorkflow } from './proc/workflows.ts';
 import { startRedis, type TestRedis } from './redis.ts';
 
 describe('cancel() from a third process', () => {
   let redis: TestRedis;
   let children: Awaited<ReturnType<typeof bundleChildren>>;
-  let servers: Record<string, Emulator>;
+  let servers: Record<string, LocalServer>;
   let queue: JobQueue;
   beforeAll(async () => {
-    const [r, c, a, b] = await Promise.all([startRedis(), bundleChildren(), localServer(100, 20), localServer(100, 20)]);
-    [redis, children, servers] = [r, c, { a, b }];
+    [redis, children] = await Promise.all([startRedis(), bundleChildren()]);
+    const [a, b] = await Promise.all([localServer(children.dir, 100, 20), localServer(children.dir, 100, 20)]);
+    servers = { a, b };
   }, 60_000);
   afterAll(async () => {
-    await killChildren();
+    await killChildren(); // the servers' processes too
     await queue?.close();
-    await Promise.all(Object.values(servers ?? {}).map((e) => e.close()));
     await redis?.stop();
     children?.cleanup();
   });
@@ -36,8 +35,8 @@ describe('cancel() from a third process', () => {
     const other = await queue.add(jobWorkflow('cancel-other'), { jobId: 'job-d-other' });
     const waiting = await queue.add(jobWorkflow('cancel-wait'), { jobId: 'job-d-wait' });
     const outcomes = [run, other, waiting].map((j) => j.result().then((r) => ({ ok: r }), (err: unknown) => ({ err })));
-    const inProgress = (prefix: string) => runsOf(servers, prefix).some((r) => r.job.status === 'in_progress');
-    await until(() => inProgress('cancel-run') && inProgress('cancel-other'), 20_000, 'both jobs running on the servers');
+    const inProgress = async (prefix: string) => (await runsOf(servers, prefix)).some((r) => r.job.status === 'in_progress');
+    await until(async () => (await inProgress('cancel-run')) && (await inProgress('cancel-other')), 20_000, 'both jobs running on the servers');
     expect(['waiting', 'prioritized']).toContain(await waiting.state());
 
     const canceller = new Child(children.dir, 'client', { connection, name, op: 'cancel', ids: ['job-d-wait', 'job-d-run'] });
@@ -50,12 +49,13 @@ describe('cancel() from a third process', () => {
     expect(result?.files.map((f) => f.filename)).toEqual([expect.stringMatching(/^cancel-other/)]);
 
     // Stopped on its server, that job only.
-    const [stopped] = runsOf(servers, 'cancel-run');
-    await until(() => stopped!.job.status === 'cancelled', 10_000, 'the cancelled job stopped on its server');
-    expect(runsOf(servers, 'cancel-other').map((r) => r.job.status)).toEqual(['completed']);
+    const stopped = async () => (await runsOf(servers, 'cancel-run')).map((r) => r.job.status);
+    await until(async () => (await stopped()).includes('cancelled'), 10_000, 'the cancelled job stopped on its server');
+    expect(await stopped()).toEqual(['cancelled']);
+    expect((await runsOf(servers, 'cancel-other')).map((r) => r.job.status)).toEqual(['completed']);
     // The slot the cancelled job freed stayed free: the waiting job was never sent anywhere.
-    expect(runsOf(servers, 'cancel-wait')).toEqual([]);
-    const posts = Object.values(servers).reduce((n, e) => n + [...postsOf(e).values()].reduce((a, b) => a + b, 0), 0);
+    expect(await runsOf(servers, 'cancel-wait')).toEqual([]);
+    const posts = [...(await postsOf(...Object.values(servers))).values()].reduce((a, b) => a + b, 0);
     expect(posts).toBe(2);
     expect(await run.state()).not.toBe('completed');
     expect(['failed', 'unknown']).toContain(await waiting.state());

@@ -2,9 +2,8 @@
 // (POSTs per job id counted on the servers), every result right, none stuck. Every producer, worker and
 // the reader are processes of their own.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Emulator } from '../../src/emulator/index.ts';
 import type { QueueJobResult } from '../../src/queue/index.ts';
-import { Child, bundleChildren, killChildren, localServer, postsOf, runsOf, serverOf, startWorker } from './proc/harness.ts';
+import { Child, bundleChildren, jobsOn, killChildren, localServer, postsOf, prefixOf, serverOf, startWorker, type LocalServer } from './proc/harness.ts';
 import { startRedis, type TestRedis } from './redis.ts';
 
 const PER_PRODUCER = 150;
@@ -12,14 +11,14 @@ const PER_PRODUCER = 150;
 describe('two producers, three workers, three servers, 300 jobs', () => {
   let redis: TestRedis;
   let children: Awaited<ReturnType<typeof bundleChildren>>;
-  let servers: Record<string, Emulator>;
+  let servers: Record<string, LocalServer>;
   beforeAll(async () => {
-    const [r, c, a, b, d] = await Promise.all([startRedis(), bundleChildren(), localServer(1, 1), localServer(1, 1), localServer(1, 1)]);
-    [redis, children, servers] = [r, c, { a, b, c: d }];
+    [redis, children] = await Promise.all([startRedis(), bundleChildren()]);
+    const [a, b, c] = await Promise.all([1, 2, 3].map(() => localServer(children.dir, 1, 1)));
+    servers = { a: a!, b: b!, c: c! };
   }, 60_000);
   afterAll(async () => {
-    await killChildren();
-    await Promise.all(Object.values(servers ?? {}).map((e) => e.close()));
+    await killChildren(); // the servers' processes too
     await redis?.stop();
     children?.cleanup();
   });
@@ -39,11 +38,13 @@ describe('two producers, three workers, three servers, 300 jobs', () => {
     const lines = new Map(reader.lines().map((l) => JSON.parse(l) as { id: string; result?: QueueJobResult; error?: unknown }).map((l) => [l.id, l]));
     expect(lines.size).toBe(all.length);
 
-    const posts = new Map(Object.values(servers).flatMap((e) => [...postsOf(e)]));
+    const posts = await postsOf(...Object.values(servers));
+    // What the servers hold, read once (every job has ended): 300 questions per server would carry it 300 times.
+    const held = await jobsOn(servers);
     const wrong: string[] = [];
     for (const { jobId, prefix } of all) {
       const line = lines.get(jobId);
-      const runs = runsOf(servers, prefix);
+      const runs = held.filter((r) => prefixOf(r.job) === prefix);
       const result = line?.result;
       if (!result) wrong.push(`${jobId}: ${JSON.stringify(line?.error)}`);
       else if (runs.length !== 1) wrong.push(`${jobId}: ${runs.length} runs on the servers`);

@@ -2,21 +2,20 @@
 // result by id. Producer, worker and reader are each a process of their own; the server is an emulator
 // (local personality) over loopback; Redis is real.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Emulator } from '../../src/emulator/index.ts';
 import type { QueueJobResult } from '../../src/queue/index.ts';
-import { Child, bundleChildren, killChildren, localServer, postsOf, runsOf, serverOf, startWorker } from './proc/harness.ts';
+import { Child, bundleChildren, killChildren, localServer, postsOf, runsOf, serverOf, startWorker, type LocalServer } from './proc/harness.ts';
 import { startRedis, type TestRedis } from './redis.ts';
 
 describe('a producer process that exits right after add()', () => {
   let redis: TestRedis;
   let children: Awaited<ReturnType<typeof bundleChildren>>;
-  let emu: Emulator;
+  let emu: LocalServer;
   beforeAll(async () => {
-    [redis, children, emu] = await Promise.all([startRedis(), bundleChildren(), localServer(5, 2)]);
+    [redis, children] = await Promise.all([startRedis(), bundleChildren()]);
+    emu = await localServer(children.dir, 5, 2);
   }, 60_000);
   afterAll(async () => {
-    await killChildren();
-    await emu?.close();
+    await killChildren(); // the server's process too
     await redis?.stop();
     children?.cleanup();
   });
@@ -34,11 +33,11 @@ describe('a producer process that exits right after add()', () => {
     const [line] = reader.lines().map((l) => JSON.parse(l) as { id: string; result?: QueueJobResult; error?: unknown });
     expect(line?.error).toBeUndefined();
     const result = line!.result!;
-    const runs = runsOf({ a: emu }, 'exit-after-add');
+    const runs = await runsOf({ a: emu }, 'exit-after-add');
     expect(runs).toHaveLength(1);
     expect(runs[0]!.job.status).toBe('completed');
     expect(result).toMatchObject({ promptId: runs[0]!.job.prompt_id, server: 'a', baseUrl: `${emu.url}/` });
     expect(result.files.map((f) => f.filename)).toEqual([expect.stringMatching(/^exit-after-add/)]);
-    expect([...postsOf(emu)]).toEqual([[result.promptId, 1]]);
+    expect([...(await postsOf(emu))]).toEqual([[result.promptId, 1]]);
   }, 120_000);
 });

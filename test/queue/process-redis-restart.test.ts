@@ -2,9 +2,8 @@
 // lost, none run twice. Two worker processes over two servers; Redis gets SHUTDOWN while some jobs run
 // on the servers and others wait in the queue, stays down half a second, comes back on its data.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Emulator } from '../../src/emulator/index.ts';
 import { JobQueue, type QueueJob } from '../../src/queue/index.ts';
-import { bundleChildren, killChildren, localServer, postsOf, runsOf, serverOf, startWorker, until } from './proc/harness.ts';
+import { bundleChildren, jobsOn, killChildren, localServer, postsOf, runsOf, serverOf, startWorker, until, type LocalServer } from './proc/harness.ts';
 import { jobWorkflow } from './proc/workflows.ts';
 import { startRedis, type TestRedis } from './redis.ts';
 
@@ -13,16 +12,16 @@ const JOBS = 12;
 describe('Redis stopped and restarted while jobs wait and run', () => {
   let redis: TestRedis;
   let children: Awaited<ReturnType<typeof bundleChildren>>;
-  let servers: Record<string, Emulator>;
+  let servers: Record<string, LocalServer>;
   let queue: JobQueue;
   beforeAll(async () => {
-    const [r, c, a, b] = await Promise.all([startRedis(), bundleChildren(), localServer(40, 5), localServer(40, 5)]);
-    [redis, children, servers] = [r, c, { a, b }];
+    [redis, children] = await Promise.all([startRedis(), bundleChildren()]);
+    const [a, b] = await Promise.all([localServer(children.dir, 40, 5), localServer(children.dir, 40, 5)]);
+    servers = { a, b };
   }, 60_000);
   afterAll(async () => {
-    await killChildren();
+    await killChildren(); // the servers' processes too
     await queue?.close();
-    await Promise.all(Object.values(servers ?? {}).map((e) => e.close()));
     await redis?.stop();
     children?.cleanup();
   });
@@ -37,17 +36,17 @@ describe('Redis stopped and restarted while jobs wait and run', () => {
     const results = jobs.map((j) => j.result());
     results.forEach((r) => r.catch(() => undefined)); // awaited below
 
-    const running = () => Object.values(servers).flatMap((e) => [...e.cloud.engine.jobs.values()]).filter((j) => j.status === 'in_progress').length;
-    await until(() => running() > 0, 20_000, 'a job running on a server');
+    const running = async () => (await jobsOn(servers)).filter((r) => r.job.status === 'in_progress').length;
+    await until(async () => (await running()) > 0, 20_000, 'a job running on a server');
     expect(['waiting', 'prioritized']).toContain(await jobs[JOBS - 1]!.state());
     await redis.restart({ downMs: 500 });
 
     const settled = await Promise.allSettled(results);
     expect(settled.filter((s) => s.status === 'rejected')).toEqual([]);
-    const posts = new Map(Object.entries(servers).flatMap(([, e]) => [...postsOf(e)]));
+    const posts = await postsOf(...Object.values(servers));
     for (let i = 0; i < JOBS; i++) {
       const result = (settled[i] as PromiseFulfilledResult<Awaited<ReturnType<QueueJob['result']>>>).value;
-      const runs = runsOf(servers, `restart-${i}`);
+      const runs = await runsOf(servers, `restart-${i}`);
       expect(runs, `restart-${i}`).toHaveLength(1);
       expect(runs[0]!.job.status).toBe('completed');
       expect(result).toMatchObject({ promptId: runs[0]!.job.prompt_id, server: runs[0]!.server });

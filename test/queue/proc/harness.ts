@@ -1,16 +1,17 @@
 // What the queue's process tests share: the child scripts bundled once per file (src/ uses TypeScript
 // that --experimental-strip-types rejects), children spawned and killed for real, emulators of the
-// local personality as the servers, and what those servers saw, counted per job.
+// local personality as the servers (each a process of its own, asked over IPC), and what those servers
+// saw, counted per job.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
-import { makePng, startEmulator, type Emulator, type Job } from '../../../src/emulator/index.ts';
 import type { QueueWorkerOptions } from '../../../src/queue/index.ts';
+import type { ServerJob, ServerReply, ServerRequest } from './server.ts';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
-const SCRIPTS = ['worker', 'producer', 'client'] as const;
+const SCRIPTS = ['worker', 'producer', 'client', 'server'] as const;
 export type Script = (typeof SCRIPTS)[number];
 
 /** Bundles the child scripts into a temp directory under the repo (so `bullmq` resolves from its node_modules). */
@@ -33,15 +34,29 @@ export class Child {
   stderr = '';
   readonly exited: Promise<number | null>;
   readonly #proc: ChildProcess;
+  readonly #pending = new Map<number, { resolve(value: unknown): void; reject(err: Error): void }>();
+  #nextId = 0;
 
-  constructor(dir: string, script: Script, config: unknown) {
+  /** With `ipc`, the child gets a Node IPC channel, for {@link Child.ask}. */
+  constructor(dir: string, script: Script, config: unknown, { ipc = false } = {}) {
     this.#proc = spawn(process.execPath, [join(dir, `${script}.mjs`)], {
       env: { ...process.env, QUEUE_PROC: JSON.stringify(config), NO_COLOR: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['ignore', 'pipe', 'pipe', ...(ipc ? ['ipc' as const] : [])],
     });
     this.#proc.stdout!.setEncoding('utf8').on('data', (c: string) => (this.stdout += c));
     this.#proc.stderr!.setEncoding('utf8').on('data', (c: string) => (this.stderr += c));
-    this.exited = new Promise((resolve) => this.#proc.on('exit', (code) => resolve(code)));
+    this.#proc.on('message', (m: ServerReply) => {
+      const waiting = this.#pending.get(m.id);
+      this.#pending.delete(m.id);
+      if ('error' in m) waiting?.reject(new Error(m.error));
+      else waiting?.resolve(m.value);
+    });
+    this.exited = new Promise((resolve) => this.#proc.on('exit', (code, signal) => {
+      // A question it will never answer fails rather than hangs.
+      for (const { reject } of this.#pending.values()) reject(new Error(`child exited (${code ?? signal}) before answering:\n${this.stderr}`));
+      this.#pending.clear();
+      resolve(code);
+    }));
     running.add(this);
     void this.exited.then(() => running.delete(this));
   }
@@ -78,6 +93,21 @@ export class Child {
     }
   }
 
+  /** Asks a child spawned with `ipc` (see server.ts for what it answers). */
+  ask(op: ServerRequest['op']): Promise<unknown> {
+    if (this.#proc.exitCode !== null || this.#proc.signalCode !== null) return Promise.reject(new Error(`child exited (${this.#proc.exitCode ?? this.#proc.signalCode}): cannot ask ${op}`));
+    const id = this.#nextId++;
+    return new Promise((resolve, reject) => {
+      this.#pending.set(id, { resolve, reject });
+      this.#proc.send({ id, op } satisfies ServerRequest, (err) => {
+        if (err) {
+          this.#pending.delete(id);
+          reject(err);
+        }
+      });
+    });
+  }
+
   kill(signal: NodeJS.Signals): void {
     this.#proc.kill(signal);
   }
@@ -98,42 +128,64 @@ export async function startWorker(dir: string, options: QueueWorkerOptions): Pro
   return child;
 }
 
-/** An emulator of the local personality (one job at a time, like a real local server) holding in.png. */
-export async function localServer(stepMs: number, progressSteps: number): Promise<Emulator> {
-  const emu = await startEmulator({ personality: 'local', cloud: { stepMs, progressSteps }, logLevel: 'off' });
-  emu.cloud.addFile('in.png', makePng(8, 8, 26));
-  postsOf(emu); // counting from the start
-  return emu;
+/** A server process (see server.ts) as the tests use it; killed with the other children (killChildren). */
+export interface LocalServer {
+  /** Its base URL, without a trailing slash. */
+  readonly url: string;
+  /** The jobs it holds now. */
+  jobs(): Promise<ServerJob[]>;
+  /**
+   * Every POST /api/prompt it received since it started, per the `prompt_id` it carried, accepted or not
+   * (a second POST of one id counts even if the server refused it): counted in the server's own handler.
+   */
+  posts(): Promise<Map<string, number>>;
+  /** Closes the emulator and waits for the process to exit (nothing to do once it has). */
+  close(): Promise<void>;
+}
+
+/** Starts an emulator of the local personality (one job at a time, like a real local server) holding in.png, in a process of its own. */
+export async function localServer(dir: string, stepMs: number, progressSteps: number): Promise<LocalServer> {
+  const child = new Child(dir, 'server', { stepMs, progressSteps }, { ipc: true });
+  const url = (await child.waitFor(/^url /)).slice('url '.length);
+  return {
+    url,
+    jobs: async () => (await child.ask('jobs')) as ServerJob[],
+    posts: async () => new Map((await child.ask('posts')) as Array<[string, number]>),
+    close: async () => {
+      // Rejects when it has exited already (killChildren) or exits before its answer arrives: either way, gone.
+      await child.ask('close').catch(() => undefined);
+      await child.exited;
+    },
+  };
 }
 
 /** The server as a worker lists it. */
-export const serverOf = (emu: Emulator, id: string) => ({ id, baseUrl: emu.url, retry: { limit: 0 }, logLevel: 'off' as const });
+export const serverOf = (server: LocalServer, id: string) => ({ id, baseUrl: server.url, retry: { limit: 0 }, logLevel: 'off' as const });
 
-/** The jobs the servers hold whose SaveImage prefix is `prefix`, with the server each is on. */
-export function runsOf(servers: Record<string, Emulator>, prefix: string): Array<{ server: string; job: Job }> {
-  return Object.entries(servers).flatMap(([server, emu]) => [...emu.cloud.engine.jobs.values()].filter((j) => j.prompt['3']?.inputs.filename_prefix === prefix).map((job) => ({ server, job })));
+/** The SaveImage prefix of a job of the tests' workflow (see workflows.ts): each job's own. */
+export const prefixOf = (job: ServerJob): unknown => job.prompt['3']?.inputs.filename_prefix;
+
+/** Every job the servers hold now, with the server each is on (one question per server). */
+export async function jobsOn(servers: Record<string, LocalServer>): Promise<Array<{ server: string; job: ServerJob }>> {
+  const held = await Promise.all(Object.entries(servers).map(async ([server, s]) => (await s.jobs()).map((job) => ({ server, job }))));
+  return held.flat();
 }
 
-const posts = new WeakMap<Emulator, Map<string, number>>();
+/** The jobs the servers hold now whose SaveImage prefix is `prefix`, with the server each is on. */
+export async function runsOf(servers: Record<string, LocalServer>, prefix: string): Promise<Array<{ server: string; job: ServerJob }>> {
+  return (await jobsOn(servers)).filter((r) => prefixOf(r.job) === prefix);
+}
+
 /**
- * Every POST /api/prompt the server received, per the `prompt_id` it carried, accepted or not (a second
- * POST of one id would count here even if the server refused it): counted from the server's own handler.
+ * Every POST /api/prompt the servers received, per `prompt_id`, summed over the servers (one id POSTed to
+ * two servers counts 2): see {@link LocalServer.posts}.
  */
-export function postsOf(emu: Emulator): Map<string, number> {
-  let seen = posts.get(emu);
-  if (!seen) {
-    const counts = new Map<string, number>();
-    seen = counts;
-    posts.set(emu, counts);
-    const submit = emu.cloud.submit.bind(emu.cloud);
-    emu.cloud.submit = (key, body) => {
-      const id = (body as { prompt_id?: unknown } | undefined)?.prompt_id;
-      const k = typeof id === 'string' ? id : '(no prompt_id)';
-      counts.set(k, (counts.get(k) ?? 0) + 1);
-      return submit(key, body);
-    };
+export async function postsOf(...servers: LocalServer[]): Promise<Map<string, number>> {
+  const sum = new Map<string, number>();
+  for (const counts of await Promise.all(servers.map((s) => s.posts()))) {
+    for (const [id, n] of counts) sum.set(id, (sum.get(id) ?? 0) + n);
   }
-  return seen;
+  return sum;
 }
 
 /** Resolves once `check()` holds, polling; throws after `ms` naming `what`. */
