@@ -265,9 +265,8 @@ for (const major of [22, 24]) {
 const assert = (c, m) => { if (!c) throw new Error(m); };
 const queue = ${load('@platformui/sdk/queue')};
 const isClass = (v) => typeof v === 'function' && /^class\\b/.test(Function.prototype.toString.call(v));
-// Until the queue lands the entry is a placeholder; once it exports JobQueue, both classes must be there.
-if ('JobQueue' in queue) assert(isClass(queue.JobQueue) && isClass(queue.QueueWorker), 'JobQueue and QueueWorker are not classes');
-console.log('queue exports: ' + (Object.keys(queue).join(', ') || '(none yet)'));`;
+assert(isClass(queue.JobQueue) && isClass(queue.QueueWorker), 'JobQueue and QueueWorker are not classes');
+console.log('queue exports: ' + Object.keys(queue).join(', '));`;
   writeFileSync(join(app, 'queue.mjs'), queueSmoke((s) => `await import('${s}')`));
   writeFileSync(join(app, 'queue.cjs'), `${queueSmoke((s) => `require('${s}')`)}\n`);
   for (const major of [22, 24]) {
