@@ -38,8 +38,8 @@ type Sdk = typeof import('../src/index.ts');
 type Emu = typeof import('../src/emulator/index.ts');
 
 let unique = 0;
-/** A job no server has seen (its colour and prefix differ), so none answers from its cache. */
-function job(tag: string) {
+/** A job no server has seen (its colour and prefix differ), so none answers from its cache. Shared with bench/queue.ts. */
+export function job(tag: string) {
   const n = unique++;
   return {
     '1': { class_type: 'EmptyImage', inputs: { width: 64, height: 64, batch_size: 1, color: n % 0xffffff } },

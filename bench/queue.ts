@@ -16,6 +16,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { job } from './pool.ts';
 import { median } from './registry.ts';
 import { startRedis } from '../test/queue/redis.ts';
 
@@ -33,17 +34,6 @@ const ADDED = 10_000;
 type Sdk = typeof import('../src/index.ts');
 type Emu = typeof import('../src/emulator/index.ts');
 type QueueEntry = typeof import('../src/queue/index.ts');
-
-let unique = 0;
-/** A job no server has seen (its colour and prefix differ), so none answers from its cache. */
-function job(tag: string) {
-  const n = unique++;
-  return {
-    '1': { class_type: 'EmptyImage', inputs: { width: 64, height: 64, batch_size: 1, color: n % 0xffffff } },
-    '2': { class_type: 'ImageInvert', inputs: { image: ['1', 0] } },
-    '3': { class_type: 'SaveImage', inputs: { images: ['2', 0], filename_prefix: `qbench_${tag}_${n}` } },
-  };
-}
 
 // ---------------------------------------------------------------- redis-server and its INFO
 // The tests' redis-server (a free port, append-only on, stopped at the end), and Redis's own count of its memory.
