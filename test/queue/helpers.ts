@@ -1,6 +1,6 @@
 // Shared by the queue suites: a Redis per file, emulators as servers, workers and queues closed after each test.
 import { makePng, startEmulator, type Emulator } from '../../src/emulator/index.ts';
-import { JobQueue, QueueWorker, type QueueWorkerOptions } from '../../src/queue/index.ts';
+import { JobQueue, QueueWorker, type JobQueueOptions, type QueueWorkerOptions } from '../../src/queue/index.ts';
 import type { PoolServer } from '../../src/index.ts';
 
 export type Wf = Record<string, { class_type: string; inputs: Record<string, unknown> }>;
@@ -48,8 +48,9 @@ export async function worker(url: string, emus: readonly Emulator[], o: Partial<
   return w;
 }
 
-export function queue(url: string): JobQueue {
-  const q = new JobQueue({ connection: url });
+/** A producer on `url`'s queue `name` (with `options`), closed after the test. */
+export function queue(url: string, name?: string, options: Omit<JobQueueOptions, 'connection' | 'name'> = {}): JobQueue {
+  const q = new JobQueue({ connection: url, ...(name !== undefined ? { name } : {}), ...options });
   open.push(q);
   return q;
 }

@@ -2,44 +2,28 @@
 // server (that job only) and its handle rejects as cancelled. One worker process over two servers (one
 // job each at a time, worker concurrency 2): one job runs on each, a third waits in the queue; a third
 // process cancels the waiting one and one of the running ones.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { JobCancelledError } from '../../src/index.ts';
-import { JobQueue } from '../../src/queue/index.ts';
-import { Child, bundleChildren, killChildren, localServer, postsOf, runsOf, serverOf, startWorker, until, type LocalServer } from './proc/harness.ts';
+import { Child, postsOf, processFixture, runsOf, serverOf, startWorker, until } from './proc/harness.ts';
 import { jobWorkflow } from './proc/workflows.ts';
-import { startRedis, type TestRedis } from './redis.ts';
 
 describe('cancel() from a third process', () => {
-  let redis: TestRedis;
-  let children: Awaited<ReturnType<typeof bundleChildren>>;
-  let servers: Record<string, LocalServer>;
-  let queue: JobQueue;
-  beforeAll(async () => {
-    [redis, children] = await Promise.all([startRedis(), bundleChildren()]);
-    const [a, b] = await Promise.all([localServer(children.dir, 100, 20), localServer(children.dir, 100, 20)]);
-    servers = { a, b };
-  }, 60_000);
-  afterAll(async () => {
-    await killChildren(); // the servers' processes too
-    await queue?.close();
-    await redis?.stop();
-    children?.cleanup();
-  });
+  const real = processFixture({ a: [100, 20], b: [100, 20] });
 
   it('the waiting job never starts; the running one stops on its server, the other runs on', async () => {
-    const connection = redis.url;
+    const connection = real.redis.url;
     const name = 'cancel';
-    await startWorker(children.dir, { connection, name, concurrency: 2, servers: Object.entries(servers).map(([id, e]) => ({ ...serverOf(e, id), maxConcurrent: 1 })) });
-    queue = new JobQueue({ connection, name });
+    await startWorker(real.children.dir, { connection, name, concurrency: 2, servers: Object.entries(real.servers).map(([id, e]) => ({ ...serverOf(e, id), maxConcurrent: 1 })) });
+    const queue = real.queue(name);
     const run = await queue.add(jobWorkflow('cancel-run'), { jobId: 'job-d-run' });
     const other = await queue.add(jobWorkflow('cancel-other'), { jobId: 'job-d-other' });
     const waiting = await queue.add(jobWorkflow('cancel-wait'), { jobId: 'job-d-wait' });
     const outcomes = [run, other, waiting].map((j) => j.result().then((r) => ({ ok: r }), (err: unknown) => ({ err })));
-    const inProgress = async (prefix: string) => (await runsOf(servers, prefix)).some((r) => r.job.status === 'in_progress');
+    const inProgress = async (prefix: string) => (await runsOf(real.servers, prefix)).some((r) => r.job.status === 'in_progress');
     await until(async () => (await inProgress('cancel-run')) && (await inProgress('cancel-other')), 20_000, 'both jobs running on the servers');
     expect(['waiting', 'prioritized']).toContain(await waiting.state());
 
-    const canceller = new Child(children.dir, 'client', { connection, name, op: 'cancel', ids: ['job-d-wait', 'job-d-run'] });
+    const canceller = new Child(real.children.dir, 'client', { connection, name, op: 'cancel', ids: ['job-d-wait', 'job-d-run'] });
     expect(await canceller.done(), canceller.stderr).toBe(0);
 
     const [ran, otherOutcome, waited] = await Promise.all(outcomes);
@@ -49,13 +33,13 @@ describe('cancel() from a third process', () => {
     expect(result?.files.map((f) => f.filename)).toEqual([expect.stringMatching(/^cancel-other/)]);
 
     // Stopped on its server, that job only.
-    const stopped = async () => (await runsOf(servers, 'cancel-run')).map((r) => r.job.status);
+    const stopped = async () => (await runsOf(real.servers, 'cancel-run')).map((r) => r.job.status);
     await until(async () => (await stopped()).includes('cancelled'), 10_000, 'the cancelled job stopped on its server');
     expect(await stopped()).toEqual(['cancelled']);
-    expect((await runsOf(servers, 'cancel-other')).map((r) => r.job.status)).toEqual(['completed']);
+    expect((await runsOf(real.servers, 'cancel-other')).map((r) => r.job.status)).toEqual(['completed']);
     // The slot the cancelled job freed stayed free: the waiting job was never sent anywhere.
-    expect(await runsOf(servers, 'cancel-wait')).toEqual([]);
-    const posts = [...(await postsOf(...Object.values(servers))).values()].reduce((a, b) => a + b, 0);
+    expect(await runsOf(real.servers, 'cancel-wait')).toEqual([]);
+    const posts = [...(await postsOf(...Object.values(real.servers))).values()].reduce((a, b) => a + b, 0);
     expect(posts).toBe(2);
     expect(await run.state()).not.toBe('completed');
     expect(['failed', 'unknown']).toContain(await waiting.state());

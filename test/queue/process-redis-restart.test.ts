@@ -1,52 +1,37 @@
 // Issue 26, "Redis stopped gracefully and restarted (append-only on) while jobs wait and run": no job
 // lost, none run twice. Two worker processes over two servers; Redis gets SHUTDOWN while some jobs run
 // on the servers and others wait in the queue, stays down half a second, comes back on its data.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JobQueue, type QueueJob } from '../../src/queue/index.ts';
-import { bundleChildren, jobsOn, killChildren, localServer, postsOf, runsOf, serverOf, startWorker, until, type LocalServer } from './proc/harness.ts';
+import { describe, expect, it } from 'vitest';
+import type { QueueJob } from '../../src/queue/index.ts';
+import { jobsOn, postsOf, processFixture, runsOf, serverOf, startWorker, until } from './proc/harness.ts';
 import { jobWorkflow } from './proc/workflows.ts';
-import { startRedis, type TestRedis } from './redis.ts';
 
 const JOBS = 12;
 
 describe('Redis stopped and restarted while jobs wait and run', () => {
-  let redis: TestRedis;
-  let children: Awaited<ReturnType<typeof bundleChildren>>;
-  let servers: Record<string, LocalServer>;
-  let queue: JobQueue;
-  beforeAll(async () => {
-    [redis, children] = await Promise.all([startRedis(), bundleChildren()]);
-    const [a, b] = await Promise.all([localServer(children.dir, 40, 5), localServer(children.dir, 40, 5)]);
-    servers = { a, b };
-  }, 60_000);
-  afterAll(async () => {
-    await killChildren(); // the servers' processes too
-    await queue?.close();
-    await redis?.stop();
-    children?.cleanup();
-  });
+  const real = processFixture({ a: [40, 5], b: [40, 5] });
 
   it('no job is lost and none runs twice', async () => {
-    const connection = redis.url;
+    const connection = real.redis.url;
     const name = 'redis-restart';
-    await Promise.all(Object.entries(servers).map(([id, emu]) => startWorker(children.dir, { connection, name, servers: [serverOf(emu, id)] })));
-    queue = new JobQueue({ connection, name });
+    await Promise.all(Object.entries(real.servers).map(([id, emu]) => startWorker(real.children.dir, { connection, name, servers: [serverOf(emu, id)] })));
+    const queue = real.queue(name);
     const jobs: QueueJob[] = [];
     for (let i = 0; i < JOBS; i++) jobs.push(await queue.add(jobWorkflow(`restart-${i}`), { jobId: `job-c${i}` }));
     const results = jobs.map((j) => j.result());
     results.forEach((r) => r.catch(() => undefined)); // awaited below
 
-    const running = async () => (await jobsOn(servers)).filter((r) => r.job.status === 'in_progress').length;
+    const running = async () => (await jobsOn(real.servers)).filter((r) => r.job.status === 'in_progress').length;
     await until(async () => (await running()) > 0, 20_000, 'a job running on a server');
     expect(['waiting', 'prioritized']).toContain(await jobs[JOBS - 1]!.state());
-    await redis.restart({ downMs: 500 });
+    await real.redis.restart({ downMs: 500 });
 
     const settled = await Promise.allSettled(results);
     expect(settled.filter((s) => s.status === 'rejected')).toEqual([]);
-    const posts = await postsOf(...Object.values(servers));
+    const posts = await postsOf(...Object.values(real.servers));
     for (let i = 0; i < JOBS; i++) {
       const result = (settled[i] as PromiseFulfilledResult<Awaited<ReturnType<QueueJob['result']>>>).value;
-      const runs = await runsOf(servers, `restart-${i}`);
+      const runs = await runsOf(real.servers, `restart-${i}`);
       expect(runs, `restart-${i}`).toHaveLength(1);
       expect(runs[0]!.job.status).toBe('completed');
       expect(result).toMatchObject({ promptId: runs[0]!.job.prompt_id, server: runs[0]!.server });

@@ -2,7 +2,7 @@
 // placement by lane; typed errors rebuilt; progress.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ExecutionError, PlacementError } from '../../src/index.ts';
-import { closeAll, dropClass, emulator, blur, invert, until, worker } from './helpers.ts';
+import { closeAll, dropClass, emulator, blur, invert, queue, until, worker } from './helpers.ts';
 import { startRedis, type TestRedis } from './redis.ts';
 
 let redis: TestRedis;
@@ -38,19 +38,14 @@ describe('job ids', () => {
     const name = fresh();
     const emu = await emulator();
     await worker(redis.url, [emu], { name });
-    const { JobQueue } = await import('../../src/queue/index.ts');
-    const [a, b] = [new JobQueue({ connection: redis.url, name }), new JobQueue({ connection: redis.url, name })];
-    try {
-      const [x, y] = await Promise.all([a.add(invert('same-id'), { jobId: 'order-7' }), b.add(invert('same-id-other'), { jobId: 'order-7' })]);
-      expect([x.id, y.id]).toEqual(['order-7', 'order-7']);
-      const [rx, ry] = await Promise.all([x.result(), y.result()]);
-      expect(ry.promptId).toBe(rx.promptId);
-      expect(emu.requests.filter((r) => r.method === 'POST' && /\/prompt$/.test(r.path))).toHaveLength(1);
-      // Later, the same id again: still that job.
-      expect((await (await a.add(invert('same-id-later'), { jobId: 'order-7' })).result()).promptId).toBe(rx.promptId);
-    } finally {
-      await Promise.all([a.close(), b.close()]);
-    }
+    const [a, b] = [queue(redis.url, name), queue(redis.url, name)];
+    const [x, y] = await Promise.all([a.add(invert('same-id'), { jobId: 'order-7' }), b.add(invert('same-id-other'), { jobId: 'order-7' })]);
+    expect([x.id, y.id]).toEqual(['order-7', 'order-7']);
+    const [rx, ry] = await Promise.all([x.result(), y.result()]);
+    expect(ry.promptId).toBe(rx.promptId);
+    expect(emu.requests.filter((r) => r.method === 'POST' && /\/prompt$/.test(r.path))).toHaveLength(1);
+    // Later, the same id again: still that job.
+    expect((await (await a.add(invert('same-id-later'), { jobId: 'order-7' })).result()).promptId).toBe(rx.promptId);
   });
 });
 
@@ -61,14 +56,9 @@ describe('placement', () => {
     dropClass(plain, 'ImageBlur');
     await worker(redis.url, [plain], { name }, ['plain']);
     await worker(redis.url, [withBlur], { name }, ['blur']);
-    const { JobQueue } = await import('../../src/queue/index.ts');
-    const q = new JobQueue({ connection: redis.url, name });
-    try {
-      const results = await Promise.all([1, 2, 3].map(async (i) => (await q.add(blur(`b${i}`))).result()));
-      expect(results.map((r) => r.server)).toEqual(['blur', 'blur', 'blur']);
-    } finally {
-      await q.close();
-    }
+    const q = queue(redis.url, name);
+    const results = await Promise.all([1, 2, 3].map(async (i) => (await q.add(blur(`b${i}`))).result()));
+    expect(results.map((r) => r.server)).toEqual(['blur', 'blur', 'blur']);
   });
 
   it('no capable worker → PlacementError at once, with the reasons per lane', async () => {
@@ -76,32 +66,22 @@ describe('placement', () => {
     const emu = await emulator();
     dropClass(emu, 'ImageBlur');
     await worker(redis.url, [emu], { name });
-    const { JobQueue } = await import('../../src/queue/index.ts');
-    const q = new JobQueue({ connection: redis.url, name });
-    try {
-      const err = (await q.add(blur('nowhere')).catch((e: unknown) => e)) as PlacementError;
-      expect(err).toBeInstanceOf(PlacementError);
-      const reasons = Object.values(err.reasons).flat().join('\n');
-      expect(reasons).toMatch(/ImageBlur/);
-      expect(await q.counts()).toMatchObject({ states: { waiting: 0, active: 0 } });
-    } finally {
-      await q.close();
-    }
+    const q = queue(redis.url, name);
+    const err = (await q.add(blur('nowhere')).catch((e: unknown) => e)) as PlacementError;
+    expect(err).toBeInstanceOf(PlacementError);
+    const reasons = Object.values(err.reasons).flat().join('\n');
+    expect(reasons).toMatch(/ImageBlur/);
+    expect(await q.counts()).toMatchObject({ states: { waiting: 0, active: 0 } });
   });
 
   it('no worker at all → PlacementError; waitForWorker waits for one to register', async () => {
     const name = fresh();
-    const { JobQueue } = await import('../../src/queue/index.ts');
-    const q = new JobQueue({ connection: redis.url, name });
-    try {
-      await expect(q.add(invert('alone'))).rejects.toBeInstanceOf(PlacementError);
-      const emu = await emulator();
-      const adding = q.add(invert('later'), { waitForWorker: 10_000 });
-      await worker(redis.url, [emu], { name });
-      expect((await (await adding).result()).server).toBe('s0');
-    } finally {
-      await q.close();
-    }
+    const q = queue(redis.url, name);
+    await expect(q.add(invert('alone'))).rejects.toBeInstanceOf(PlacementError);
+    const emu = await emulator();
+    const adding = q.add(invert('later'), { waitForWorker: 10_000 });
+    await worker(redis.url, [emu], { name });
+    expect((await (await adding).result()).server).toBe('s0');
   });
 });
 
@@ -110,57 +90,42 @@ describe('failures and events', () => {
     const name = fresh();
     const emu = await emulator();
     await worker(redis.url, [emu], { name });
-    const { JobQueue } = await import('../../src/queue/index.ts');
-    const q = new JobQueue({ connection: redis.url, name });
-    try {
-      const job = await q.add(invert('oom', { fail_with: 'OOMError' }));
-      const err = (await job.result().catch((e: unknown) => e)) as ExecutionError;
-      expect(err).toBeInstanceOf(ExecutionError);
-      expect(err.exceptionType).toBe('OOMError');
-      expect(err.promptId).toMatch(/^[0-9a-f-]{36}$/);
-      expect(await job.state()).toBe('failed');
-      await new Promise((r) => setTimeout(r, 200));
-      expect(emu.requests.filter((x) => x.method === 'POST' && /\/prompt$/.test(x.path))).toHaveLength(1);
-    } finally {
-      await q.close();
-    }
+    const q = queue(redis.url, name);
+    const job = await q.add(invert('oom', { fail_with: 'OOMError' }));
+    const err = (await job.result().catch((e: unknown) => e)) as ExecutionError;
+    expect(err).toBeInstanceOf(ExecutionError);
+    expect(err.exceptionType).toBe('OOMError');
+    expect(err.promptId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(await job.state()).toBe('failed');
+    await new Promise((r) => setTimeout(r, 200));
+    expect(emu.requests.filter((x) => x.method === 'POST' && /\/prompt$/.test(x.path))).toHaveLength(1);
   });
 
   it('retries: an execution error runs again under a new prompt id only as often as asked, then rejects with it', async () => {
     const name = fresh();
     const emu = await emulator();
     await worker(redis.url, [emu], { name });
-    const { JobQueue } = await import('../../src/queue/index.ts');
-    const q = new JobQueue({ connection: redis.url, name });
-    try {
-      const job = await q.add(invert('oom-retried', { fail_with: 'OOMError' }), { retries: 2 });
-      const err = (await job.result().catch((e: unknown) => e)) as ExecutionError;
-      expect(err).toBeInstanceOf(ExecutionError);
-      const runs = [...emu.cloud.engine.jobs.values()].filter((j) => j.prompt['3']?.inputs.filename_prefix === 'oom-retried');
-      expect(runs).toHaveLength(3);
-      expect(new Set(runs.map((j) => j.prompt_id)).size).toBe(3);
-      await expect(q.add(invert('x'), { retries: 11 })).rejects.toThrow(/^retries: must be an integer from 0 to 10/);
-    } finally {
-      await q.close();
-    }
+    const q = queue(redis.url, name);
+    const job = await q.add(invert('oom-retried', { fail_with: 'OOMError' }), { retries: 2 });
+    const err = (await job.result().catch((e: unknown) => e)) as ExecutionError;
+    expect(err).toBeInstanceOf(ExecutionError);
+    const runs = [...emu.cloud.engine.jobs.values()].filter((j) => j.prompt['3']?.inputs.filename_prefix === 'oom-retried');
+    expect(runs).toHaveLength(3);
+    expect(new Set(runs.map((j) => j.prompt_id)).size).toBe(3);
+    await expect(q.add(invert('x'), { retries: 11 })).rejects.toThrow(/^retries: must be an integer from 0 to 10/);
   });
 
   it('progress events reach on("progress")', async () => {
     const name = fresh();
     const emu = await emulator({ stepMs: 30, progressSteps: 4 });
     await worker(redis.url, [emu], { name });
-    const { JobQueue } = await import('../../src/queue/index.ts');
-    const q = new JobQueue({ connection: redis.url, name });
-    try {
-      const job = await q.add(invert('progress'));
-      const seen: Array<{ value: number; max: number }> = [];
-      job.on('progress', (p) => seen.push(p));
-      await job.result();
-      expect(seen.length).toBeGreaterThan(0);
-      expect(seen.at(-1)!.max).toBeGreaterThan(0);
-    } finally {
-      await q.close();
-    }
+    const q = queue(redis.url, name);
+    const job = await q.add(invert('progress'));
+    const seen: Array<{ value: number; max: number }> = [];
+    job.on('progress', (p) => seen.push(p));
+    await job.result();
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen.at(-1)!.max).toBeGreaterThan(0);
   });
 });
 
@@ -170,20 +135,15 @@ describe('previews', () => {
     const name = fresh();
     const emu = await emulator({ stepMs: 30, progressSteps: 3 });
     await worker(redis.url, [emu], { name, ...(previews === undefined ? {} : { previews }) });
-    const { JobQueue } = await import('../../src/queue/index.ts');
-    const q = new JobQueue({ connection: redis.url, name });
-    try {
-      const job = await q.add(invert(`preview-${String(previews)}-${n}`));
-      const images: Array<{ mime: string; image: Uint8Array }> = [];
-      const steps: Array<{ value: number }> = [];
-      job.on('preview', (p) => images.push(p)).on('progress', (p) => steps.push(p));
-      await job.result();
-      // Events come over Redis: give the last ones a moment to arrive.
-      await new Promise((r) => setTimeout(r, 200));
-      return { images, steps };
-    } finally {
-      await q.close();
-    }
+    const q = queue(redis.url, name);
+    const job = await q.add(invert(`preview-${String(previews)}-${n}`));
+    const images: Array<{ mime: string; image: Uint8Array }> = [];
+    const steps: Array<{ value: number }> = [];
+    job.on('preview', (p) => images.push(p)).on('progress', (p) => steps.push(p));
+    await job.result();
+    // Events come over Redis: give the last ones a moment to arrive.
+    await new Promise((r) => setTimeout(r, 200));
+    return { images, steps };
   }
 
   it('only when asked: a worker with previews reports each image (a PNG), bounded in size; progress stays steps only', async () => {
@@ -202,23 +162,18 @@ describe('priority', () => {
     const name = fresh();
     const emu = await emulator({ stepMs: 60, progressSteps: 3 });
     await worker(redis.url, [emu], { name, concurrency: 1 }, ['s0']);
-    const { JobQueue } = await import('../../src/queue/index.ts');
-    const q = new JobQueue({ connection: redis.url, name });
-    try {
-      // The first occupies the only slot; the others wait and are taken by priority.
-      const first = await q.add(invert('p-first'));
-      await until(() => emu.requests.some((x) => x.method === 'POST' && /\/prompt$/.test(x.path)), 10_000, 'the first submission');
-      const rest = [];
-      for (const [prefix, priority] of [['p-low', -5], ['p-default-1', undefined], ['p-high', 5], ['p-default-2', 0]] as const) {
-        rest.push(await q.add(invert(prefix), priority === undefined ? {} : { priority }));
-      }
-      expect(await rest[0]!.state()).toBe('waiting');
-      await Promise.all([first, ...rest].map((j) => j.result()));
-      const order = [...emu.cloud.engine.jobs.values()].map((j) => j.prompt['3']?.inputs.filename_prefix);
-      expect(order).toEqual(['p-first', 'p-high', 'p-default-1', 'p-default-2', 'p-low']);
-    } finally {
-      await q.close();
+    const q = queue(redis.url, name);
+    // The first occupies the only slot; the others wait and are taken by priority.
+    const first = await q.add(invert('p-first'));
+    await until(() => emu.requests.some((x) => x.method === 'POST' && /\/prompt$/.test(x.path)), 10_000, 'the first submission');
+    const rest = [];
+    for (const [prefix, priority] of [['p-low', -5], ['p-default-1', undefined], ['p-high', 5], ['p-default-2', 0]] as const) {
+      rest.push(await q.add(invert(prefix), priority === undefined ? {} : { priority }));
     }
+    expect(await rest[0]!.state()).toBe('waiting');
+    await Promise.all([first, ...rest].map((j) => j.result()));
+    const order = [...emu.cloud.engine.jobs.values()].map((j) => j.prompt['3']?.inputs.filename_prefix);
+    expect(order).toEqual(['p-first', 'p-high', 'p-default-1', 'p-default-2', 'p-low']);
   });
 });
 
@@ -227,19 +182,14 @@ describe('retention', () => {
     const name = fresh();
     const emu = await emulator();
     await worker(redis.url, [emu], { name });
-    const { JobQueue } = await import('../../src/queue/index.ts');
-    const q = new JobQueue({ connection: redis.url, name, keepFinished: 1000 });
-    try {
-      const first = await q.add(invert('kept-1'));
-      await first.result();
-      expect(await q.job(first.id).state()).toBe('completed');
-      // BullMQ removes aged jobs as later ones finish.
-      await new Promise((r) => setTimeout(r, 1500));
-      await (await q.add(invert('kept-2'))).result();
-      await until(async () => (await q.job(first.id).state()) === 'unknown', 10_000, 'the first job removed');
-      await expect(q.job(first.id).result()).rejects.toThrow(/is no longer in queue/);
-    } finally {
-      await q.close();
-    }
+    const q = queue(redis.url, name, { keepFinished: 1000 });
+    const first = await q.add(invert('kept-1'));
+    await first.result();
+    expect(await q.job(first.id).state()).toBe('completed');
+    // BullMQ removes aged jobs as later ones finish.
+    await new Promise((r) => setTimeout(r, 1500));
+    await (await q.add(invert('kept-2'))).result();
+    await until(async () => (await q.job(first.id).state()) === 'unknown', 10_000, 'the first job removed');
+    await expect(q.job(first.id).result()).rejects.toThrow(/is no longer in queue/);
   });
 });

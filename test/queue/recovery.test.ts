@@ -5,8 +5,8 @@ import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { JobCancelledError, ServerLostError, type PoolServer } from '../../src/index.ts';
 import { EMULATOR_API_KEY, makePng } from '../../src/emulator/index.ts';
-import { JobQueue, QueueWorker } from '../../src/queue/index.ts';
-import { closeAll, emulator, invert, open, promptPosts, until, worker } from './helpers.ts';
+import { QueueWorker } from '../../src/queue/index.ts';
+import { closeAll, emulator, invert, open, promptPosts, queue, until, worker } from './helpers.ts';
 import { startRedis, type TestRedis } from './redis.ts';
 
 let redis: TestRedis;
@@ -15,11 +15,7 @@ beforeAll(async () => void (redis = await startRedis()));
 afterAll(() => redis.stop());
 afterEach(closeAll);
 const fresh = () => `r${++n}-${Date.now()}`;
-const producer = (name: string) => {
-  const q = new JobQueue({ connection: redis.url, name });
-  open.push(q);
-  return q;
-};
+const producer = (name: string) => queue(redis.url, name);
 
 it('a job whose worker died after recording its promptId is followed by the next worker, not sent again', async () => {
   const name = fresh();

@@ -1,8 +1,7 @@
 // Review of the queue's guarantees: cases a fleet meets that the other suites did not (each test failed before its fix).
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { makePng } from '../../src/emulator/index.ts';
-import { JobQueue } from '../../src/queue/index.ts';
-import { closeAll, emulator, invert, open, promptPosts, until, worker } from './helpers.ts';
+import { closeAll, emulator, invert, promptPosts, queue, until, worker } from './helpers.ts';
 import { startRedis, type TestRedis } from './redis.ts';
 
 let redis: TestRedis;
@@ -11,11 +10,7 @@ beforeAll(async () => void (redis = await startRedis()));
 afterAll(() => redis.stop());
 afterEach(closeAll);
 const fresh = () => `rv${++n}-${Date.now()}`;
-const producer = (name: string) => {
-  const q = new JobQueue({ connection: redis.url, name });
-  open.push(q);
-  return q;
-};
+const producer = (name: string) => queue(redis.url, name);
 /** The prompt id of the one job the emulator has. */
 const promptIdOn = (emu: Awaited<ReturnType<typeof emulator>>) => [...emu.cloud.engine.jobs.values()][0]!.prompt_id;
 const timing = { lockDuration: 1000, stalledInterval: 500 };

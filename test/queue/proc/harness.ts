@@ -7,7 +7,9 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
-import type { QueueWorkerOptions } from '../../../src/queue/index.ts';
+import { afterAll, beforeAll } from 'vitest';
+import { JobQueue, type QueueWorkerOptions } from '../../../src/queue/index.ts';
+import { startRedis, type TestRedis } from '../redis.ts';
 import type { ServerJob, ServerReply, ServerRequest } from './server.ts';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
@@ -195,4 +197,41 @@ export async function until(check: () => boolean | Promise<boolean>, ms: number,
     if (Date.now() > end) throw new Error(`${what} not met in ${ms} ms`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/**
+ * The real parts of one process-test file, started before its tests and stopped after them: a redis-server,
+ * the child scripts bundled, and `servers` (id → `[stepMs, progressSteps]`), each server in its own process.
+ * `queue(name)` opens a JobQueue on that Redis, closed after the tests.
+ *
+ * @example
+ * ```ts
+ * const f = processFixture({ a: [100, 20], b: [100, 20] });
+ * it('…', async () => { await startWorker(f.children.dir, { connection: f.redis.url, servers: [serverOf(f.servers.a!, 'a')] }); });
+ * ```
+ */
+export function processFixture(servers: Record<string, [stepMs: number, progressSteps: number]>) {
+  const queues: JobQueue[] = [];
+  const f = {
+    redis: undefined as unknown as TestRedis,
+    children: undefined as unknown as Awaited<ReturnType<typeof bundleChildren>>,
+    servers: {} as Record<string, LocalServer>,
+    queue(name: string): JobQueue {
+      const q = new JobQueue({ connection: f.redis.url, name });
+      queues.push(q);
+      return q;
+    },
+  };
+  beforeAll(async () => {
+    [f.redis, f.children] = await Promise.all([startRedis(), bundleChildren()]);
+    const started = await Promise.all(Object.values(servers).map(([stepMs, steps]) => localServer(f.children.dir, stepMs, steps)));
+    f.servers = Object.fromEntries(Object.keys(servers).map((id, i) => [id, started[i]!]));
+  }, 60_000);
+  afterAll(async () => {
+    await killChildren(); // the servers' processes too
+    for (const q of queues.splice(0)) await q.close();
+    await f.redis?.stop();
+    f.children?.cleanup();
+  });
+  return f;
 }
