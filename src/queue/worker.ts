@@ -114,6 +114,20 @@ export class QueueWorker {
   }
 
   /**
+   * The lanes it serves and publishes (one per distinct `object_info` of its
+   * servers), known once {@link ready} resolved.
+   *
+   * @example
+   * ```ts
+   * await worker.ready();
+   * console.log(`serving ${worker.lanes.join(', ')}`);
+   * ```
+   */
+  get lanes(): string[] {
+    return [...this.#lanes.keys()];
+  }
+
+  /**
    * Resolves once it has read its servers' `object_info`, published what they
    * can run and started taking jobs. A server that does not answer yet is
    * asked again at each heartbeat.

@@ -28,17 +28,6 @@ function untilStopped(): { stopped: Promise<string>; dispose(): void } {
   return { stopped, dispose: () => void (process.off('SIGINT', onInt), process.off('SIGTERM', onTerm)) };
 }
 
-/** The lanes `worker` published, as the producers read them (`counts().workers`). */
-async function lanesOf(connection: string, name: string, worker: string): Promise<string[]> {
-  const { JobQueue } = await loadQueue();
-  const q = new JobQueue({ connection, name });
-  try {
-    return (await q.counts()).workers[worker]?.lanes ?? [];
-  } finally {
-    await q.close();
-  }
-}
-
 /** `platformui worker`. */
 export const worker: Command = {
   name: 'worker',
@@ -84,7 +73,7 @@ export const worker: Command = {
     try {
       const ready = await Promise.race([w.ready().then(() => true), signals.stopped.then(() => false)]);
       if (ready) {
-        const lanes = await lanesOf(connection, name, w.id);
+        const lanes = w.lanes;
         const servedBy = servers.map((s) => s.id).join(', ');
         if (ctx.mode === 'json') ctx.printJSON({ ready: true, worker: w.id, queue: name, redis: shownUrl(connection), lanes, servers: servers.map((s) => s.id) });
         else ctx.print(`Worker ready on queue ${name} at ${shownUrl(connection)}: ${lanes.length ? `lane${lanes.length > 1 ? 's' : ''} ${lanes.join(', ')}` : 'no lane yet (no server answered)'} for ${servedBy}. Ctrl-C stops it.`);
