@@ -89,6 +89,10 @@ interface Graph {
   /** Per subgraph input, the inner links leaving it; per output, the inner link entering it. */
   inputs: string[][];
   outputs: Array<string | undefined>;
+  /** Per link id, the inputs it enters (one in a sound file), in node order. */
+  targets: Map<string, Array<[SavedNode, SavedInput]>>;
+  /** Per subgraph input, its position among the promoted ones (those that reach a widget inside), else undefined. */
+  promoted: Array<number | undefined>;
 }
 
 /** Where a graph is placed: the root, or inside an instance (by the path of instance ids). */
@@ -197,7 +201,13 @@ class Conversion {
       links.set(String(id), { origin: String(origin), slot: Number(slot) });
     }
     const boundary = (list: unknown) => (Array.isArray(list) ? list.map((b) => (isObject(b) && Array.isArray(b.linkIds) ? b.linkIds.map(String) : [])) : []);
-    const graph: Graph = { nodes, links, inputs: boundary(source.inputs), outputs: boundary(source.outputs).map((ids) => ids[0]) };
+    const targets = new Map<string, Array<[SavedNode, SavedInput]>>();
+    for (const node of nodes.values()) for (const input of node.inputs) if (input.link !== undefined) targets.set(input.link, [...(targets.get(input.link) ?? []), [node, input]]);
+    const inputs = boundary(source.inputs);
+    // An instance saves one value per promoted input, in input order (2.8).
+    let position = 0;
+    const promoted = inputs.map((ids) => (ids.some((link) => targets.get(link)?.some(([, i]) => i.widget !== undefined)) ? position++ : undefined));
+    const graph: Graph = { nodes, links, inputs, outputs: boundary(source.outputs).map((ids) => ids[0]), targets, promoted };
     this.#pushed.set(graph, this.#primitivePushes(graph));
     return graph;
   }
@@ -205,13 +215,11 @@ class Conversion {
   /** What each PrimitiveNode with a connected output writes into the widgets it feeds (5.6). */
   #primitivePushes(graph: Graph): Map<string, Map<string, unknown>> {
     const pushed = new Map<string, Map<string, unknown>>();
-    const targets = new Map<string, [SavedNode, SavedInput]>();
-    for (const node of graph.nodes.values()) for (const input of node.inputs) if (input.link !== undefined) targets.set(input.link, [node, input]);
     for (const node of graph.nodes.values()) {
       if (node.type !== 'PrimitiveNode' || !Array.isArray(node.values) || node.values.length === 0) continue;
       const links = (node.outputs[0] as { links?: unknown } | undefined)?.links;
       for (const id of Array.isArray(links) ? links : []) {
-        const [target, input] = targets.get(String(id)) ?? [];
+        const [target, input] = graph.targets.get(String(id))?.at(-1) ?? [];
         // Through a Reroute nothing is pushed: the reroute has no widget.
         if (!target || input?.widget === undefined || target.type === 'Reroute') continue;
         let values = pushed.get(target.id);
@@ -433,14 +441,8 @@ function contains(scope: Scope, type: string): boolean {
 function promotedValue(scope: Scope, index: number): unknown {
   const instance = scope.parent?.instance;
   if (!instance || !Array.isArray(instance.values)) return undefined;
-  // One saved value per promoted input, in input order: the promoted inputs are those that reach a widget inside.
-  let position = 0;
-  for (let j = 0; j < index; j++) if (reachesWidget(scope.graph, j)) position++;
-  return reachesWidget(scope.graph, index) ? instance.values[position] : undefined;
-}
-
-function reachesWidget(graph: Graph, index: number): boolean {
-  return (graph.inputs[index] ?? []).some((link) => [...graph.nodes.values()].some((n) => n.inputs.some((i) => i.link === link && i.widget !== undefined)));
+  const position = scope.graph.promoted[index];
+  return position === undefined ? undefined : instance.values[position];
 }
 
 /**
@@ -450,11 +452,10 @@ function reachesWidget(graph: Graph, index: number): boolean {
 function promotedTarget(defs: ReadonlyMap<string, Graph>, def: Graph, instance: SavedNode, name: string, path: string): ExposedInput | undefined {
   const index = instance.inputs.findIndex((i) => i.name === name);
   for (const link of def.inputs[index] ?? []) {
-    for (const node of def.nodes.values()) {
-      const input = node.inputs.find((i) => i.link === link);
-      const inner = input && defs.get(node.type);
-      if (input && inner) return promotedTarget(defs, inner, node, input.name, `${path}${node.id}:`);
-      if (input?.widget !== undefined) return { nodeId: path + node.id, input: input.widget };
+    for (const [node, input] of def.targets.get(link) ?? []) {
+      const inner = defs.get(node.type);
+      if (inner) return promotedTarget(defs, inner, node, input.name, `${path}${node.id}:`);
+      if (input.widget !== undefined) return { nodeId: path + node.id, input: input.widget };
     }
   }
   return undefined;
