@@ -20,6 +20,14 @@ export interface QueueDeps {
   Redis: new (options: RedisOptions) => RedisClient;
 }
 
+/**
+ * The one line a queue without its optional peers says (thrown as a `PlatformUIError`), to match on.
+ *
+ * @example
+ * ```ts
+ * if (err.message === MISSING_DEPS) console.error('install bullmq and ioredis to use the queue');
+ * ```
+ */
 export const MISSING_DEPS = '@platformui/sdk/queue needs bullmq and ioredis: npm install bullmq ioredis';
 
 let deps: Promise<QueueDeps> | undefined;
@@ -84,6 +92,7 @@ export function keysOf(name: string) {
     cancelChannel: `${prefix}:cancel`,
   };
 }
+/** The Redis keys of one queue (see {@link keysOf}). */
 export type QueueKeys = ReturnType<typeof keysOf>;
 
 /**

@@ -29,6 +29,7 @@ type Outcome = { result: QueueJobResult } | { error: Error } | undefined;
 /** How often result() reads the job's state besides listening (events are not replayed after Redis restarts). */
 const RECHECK_MS = 1000;
 
+/** A job's handle ({@link QueueJob}), by id: what `JobQueue.add()` and `JobQueue.job()` return. */
 export class QueueJobHandle implements QueueJob {
   readonly #ctx: QueueContext;
   constructor(

@@ -27,6 +27,17 @@ import type { JobData, JobQueueOptions, QueueAddOptions, QueueCounts, QueueJob }
 
 const WAIT_POLL_MS = 250;
 
+/** The most runs again an execution error may ask for (`retries`). */
+const MAX_RETRIES = 10;
+
+/** How long a finished job (its workflow, inputs and result) stays in Redis by default: a week. */
+const KEEP_FINISHED_MS = 7 * 24 * 3600_000;
+/** How long a job's id → lane record outlives `keepFinished`: a bound on how long a job may wait. */
+const MAX_WAIT_MS = 30 * 24 * 3600_000;
+
+/** The SDK's priorities, higher first as in CloudPool, map onto BullMQ's 1 (first) … 2,097,152 (last). */
+const MAX_PRIORITY = 1_048_575;
+
 /**
  * The producer's side of the queue: jobs added here survive this process,
  * the workers' and Redis's restarts (with Redis's append-only file), and run
@@ -42,17 +53,6 @@ const WAIT_POLL_MS = 250;
  * await queue.close();
  * ```
  */
-/** The most runs again an execution error may ask for (`retries`). */
-const MAX_RETRIES = 10;
-
-/** How long a finished job (its workflow, inputs and result) stays in Redis by default: a week. */
-const KEEP_FINISHED_MS = 7 * 24 * 3600_000;
-/** How long a job's id → lane record outlives `keepFinished`: a bound on how long a job may wait. */
-const MAX_WAIT_MS = 30 * 24 * 3600_000;
-
-/** The SDK's priorities, higher first as in CloudPool, map onto BullMQ's 1 (first) … 2,097,152 (last). */
-const MAX_PRIORITY = 1_048_575;
-
 export class JobQueue {
   readonly name: string;
   readonly #keys: QueueKeys;
