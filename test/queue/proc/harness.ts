@@ -53,7 +53,8 @@ export class Child {
       if ('error' in m) waiting?.reject(new Error(m.error));
       else waiting?.resolve(m.value);
     });
-    this.exited = new Promise((resolve) => this.#proc.on('exit', (code, signal) => {
+    // 'close', not 'exit': only then has all of its output arrived (a reader's last lines can come after its exit).
+    this.exited = new Promise((resolve) => this.#proc.on('close', (code, signal) => {
       // A question it will never answer fails rather than hangs.
       for (const { reject } of this.#pending.values()) reject(new Error(`child exited (${code ?? signal}) before answering:\n${this.stderr}`));
       this.#pending.clear();
