@@ -62,3 +62,28 @@ export function rebuildError(s: StoredError): Error {
   err.message = s.message;
   return err;
 }
+
+/**
+ * `JobQueue.add()` could not put the job in Redis (Redis refused the write,
+ * `OOM command not allowed` under `maxmemory`, or went away): nothing is left
+ * under its id, so the same `add()` again adds it (and it runs once).
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await queue.add(workflow, { jobId: 'order-1234' });
+ * } catch (err) {
+ *   if (err instanceof QueueAddError) setTimeout(() => void queue.add(workflow, { jobId: err.jobId }), 5000);
+ * }
+ * ```
+ */
+export class QueueAddError extends PlatformUIError {
+  override name = 'QueueAddError';
+  constructor(
+    readonly jobId: string,
+    queue: string,
+    cause: unknown,
+  ) {
+    super(`job ${JSON.stringify(jobId)} was not added to queue ${JSON.stringify(queue)}: ${cause instanceof Error ? cause.message : String(cause)}. Nothing is left under its id: add() it again`, { cause });
+  }
+}

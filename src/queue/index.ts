@@ -29,5 +29,5 @@
 export { JobQueue } from './queue.ts';
 export { QueueWorker } from './worker.ts';
 export { MISSING_DEPS } from './connection.ts';
-export type { StoredError } from './errors.ts';
+export { QueueAddError, type StoredError } from './errors.ts';
 export type { Connection, JobData, JobQueueOptions, QueueAddOptions, QueueCounts, QueueJob, QueueJobResult, QueueJobState, QueuePreview, QueueProgress, QueueWorkerOptions } from './types.ts';

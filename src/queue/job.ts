@@ -7,6 +7,7 @@
 import type { Job, Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { InvalidArgumentError, JobCancelledError } from '@platformui/sdk';
+import type { Claim } from './claim.ts';
 import type { QueueKeys } from './connection.ts';
 import { rebuildError } from './errors.ts';
 import { isObject } from '../schemas/rule.ts';
@@ -17,8 +18,8 @@ export interface QueueContext {
   readonly name: string;
   readonly keys: QueueKeys;
   redis(): Promise<Redis>;
-  /** The lane a job was added to; `undefined` when no such job was added. */
-  laneOf(id: string): Promise<string | undefined>;
+  /** The claim of a job id (its lane); `undefined` when no such job was added. */
+  claimOf(id: string): Promise<Claim | undefined>;
   bull(lane: string): Promise<Queue>;
   events(lane: string): Promise<QueueEvents>;
 }
@@ -35,25 +36,25 @@ export class QueueJobHandle implements QueueJob {
   constructor(
     ctx: QueueContext,
     readonly id: string,
+    readonly addResult?: QueueJob['addResult'],
   ) {
     this.#ctx = ctx;
   }
 
-  async #lane(): Promise<string> {
-    const lane = await this.#ctx.laneOf(this.id);
-    if (lane === undefined) throw new InvalidArgumentError(`no job ${JSON.stringify(this.id)} in queue ${JSON.stringify(this.#ctx.name)}`, 'id');
-    return lane;
+  async #claim(): Promise<Claim> {
+    const claim = await this.#ctx.claimOf(this.id);
+    if (claim === undefined) throw new InvalidArgumentError(`no job ${JSON.stringify(this.id)} in queue ${JSON.stringify(this.#ctx.name)}`, 'id');
+    return claim;
   }
 
-  async #job(): Promise<Job<JobData> | undefined> {
-    const queue = await this.#ctx.bull(await this.#lane());
-    return (await queue.getJob(this.id)) as Job<JobData> | undefined;
+  async #lane(): Promise<string> {
+    return (await this.#claim()).lane;
   }
 
   async state(): Promise<QueueJobState> {
-    const lane = await this.#ctx.laneOf(this.id);
-    if (lane === undefined) return 'unknown';
-    const job = await (await this.#ctx.bull(lane)).getJob(this.id);
+    const claim = await this.#ctx.claimOf(this.id);
+    if (claim === undefined) return 'unknown';
+    const job = await (await this.#ctx.bull(claim.lane)).getJob(this.id);
     if (!job) return 'unknown';
     const state = await job.getState();
     // Every job carries a BullMQ priority (so that `priority` orders as in CloudPool): "prioritized" is waiting.
@@ -61,7 +62,10 @@ export class QueueJobHandle implements QueueJob {
   }
 
   async #outcome(): Promise<Outcome> {
-    const job = await this.#job();
+    const claim = await this.#claim();
+    const job = (await (await this.#ctx.bull(claim.lane)).getJob(this.id)) as Job<JobData> | undefined;
+    // Claimed by an add() that has not put it in Redis yet, or failed to (the next add() of the id does): not ended.
+    if (!job && claim.pending) return undefined;
     if (!job) {
       const redis = await this.#ctx.redis();
       // Removed while waiting by cancel(): its record is gone, the flag says why.
@@ -70,7 +74,7 @@ export class QueueJobHandle implements QueueJob {
     }
     const state = await job.getState();
     // Read before it completed, the job object has no return value yet: read it again.
-    if (state === 'completed') return { result: (job.returnvalue ?? (await this.#job())?.returnvalue) as QueueJobResult };
+    if (state === 'completed') return { result: (job.returnvalue ?? (await (await this.#ctx.bull(claim.lane)).getJob(this.id))?.returnvalue) as QueueJobResult };
     if (state === 'failed') {
       const stored = job.data.error;
       return { error: stored ? rebuildError(stored) : rebuildError({ name: 'PlatformUIError', message: job.failedReason || 'the job failed', fields: {} }) };

@@ -12,7 +12,7 @@ import type { ObjectInfo } from '@platformui/sdk';
 import type { QueueKeys } from './connection.ts';
 
 /** JSON with its object keys sorted: the same info gives the same text whatever order a server listed it in. */
-function canonical(v: unknown): string {
+export function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
   if (v && typeof v === 'object') {
     return `{${Object.keys(v)

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { ConnectionOptions, Queue, QueueEvents } from 'bullmq';
+import type { ConnectionOptions, Job, JobsOptions, Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { InvalidArgumentError, PlacementError } from '@platformui/sdk';
 import { toBase64 } from '../base64.ts';
@@ -18,8 +18,11 @@ import { isObject } from '../schemas/rule.ts';
 import type { WorkflowJSON as Workflow } from '@platformui/sdk';
 import { checkInterval, checkTimeout } from '../transport/options.ts';
 import { isEditorFormat } from '../workflow/validate.ts';
+import { copyJSON } from '../workflow/node-handle.ts';
 import { createLog, type Log } from '../transport/log.ts';
 import { checkName, keysOf, loadQueueDeps, quiet, redisOptions, type QueueKeys } from './connection.ts';
+import { parseClaim, pendingClaim, releaseClaim, settleClaim, workOf, type Claim } from './claim.ts';
+import { QueueAddError } from './errors.ts';
 import { QueueJobHandle, type QueueContext } from './job.ts';
 import { Lanes } from './lanes.ts';
 import { capableLanes, leastWaiting } from './placement.ts';
@@ -75,17 +78,19 @@ export class JobQueue {
     if (options.keepFinished !== undefined) checkInterval(options.keepFinished, 'keepFinished');
     this.#keep = options.keepFinished ?? KEEP_FINISHED_MS;
     this.#keys = keysOf(this.name);
-    const laneCache = new Map<string, string>();
+    const settled = new Map<string, string>(); // id → lane of settled claims: they never change
     this.#ctx = {
       name: this.name,
       keys: this.#keys,
       redis: () => this.#redisClient(),
-      laneOf: async (id) => {
-        const known = laneCache.get(id);
-        if (known) return known;
-        const lane = await (await this.#redisClient()).get(this.#keys.job(id));
-        if (lane) laneCache.set(id, lane);
-        return lane ?? undefined;
+      claimOf: async (id) => {
+        const known = settled.get(id);
+        if (known) return { lane: known, pending: false };
+        const value = await (await this.#redisClient()).get(this.#keys.job(id));
+        if (value === null) return undefined;
+        const claim = parseClaim(value);
+        if (!claim.pending) settled.set(id, claim.lane);
+        return claim;
       },
       bull: (lane) => this.#queue(lane),
       events: (lane) => this.#eventsOf(lane),
@@ -146,32 +151,78 @@ export class JobQueue {
     checkTimeout(options.timeout, 'timeout');
     if (options.waitForWorker !== undefined && options.waitForWorker !== 0) checkInterval(options.waitForWorker, 'waitForWorker', ' or 0');
     if (options.retries !== undefined && (!Number.isInteger(options.retries) || options.retries < 0 || options.retries > MAX_RETRIES)) throw new InvalidArgumentError(`must be an integer from 0 to ${MAX_RETRIES}`, 'retries');
+    // BullMQ stores JSON: what is not (a function, a symbol) is refused here, before Redis is touched.
+    const copy = copyJSON(json, 'workflow');
     const inputs = options.inputs ? await storedInputs(options.inputs) : undefined;
+    const data: JobData = { workflow: copy, ...(inputs ? { inputs } : {}), ...(options.timeout !== undefined ? { timeout: options.timeout } : {}), work: workOf(copy, inputs) };
+    // Every job gets a BullMQ priority (1 runs first): one without would go before all prioritized ones.
+    const age = Math.ceil(this.#keep / 1000);
+    const bullOptions: JobsOptions = { attempts: 1 + (options.retries ?? 0), priority: MAX_PRIORITY + 1 - (options.priority ?? 0), removeOnComplete: { age }, removeOnFail: { age } };
 
     const redis = await this.#redisClient();
     const id = options.jobId ?? randomUuid();
-    const existing = await this.#ctx.laneOf(id);
-    if (existing) return new QueueJobHandle(this.#ctx, id);
+    const key = this.#keys.job(id);
+    for (;;) {
+      const held = await redis.get(key);
+      if (held !== null) return this.#claimed(id, parseClaim(held), data, bullOptions);
+      const lane = await this.#place(json as Workflow, uploaded, options.waitForWorker ?? 0);
+      // The claim first, only if new: two producers adding one id add it once. It outlives the job's record by a
+      // waiting time bound: a handle of a removed job then says so.
+      const claim = pendingClaim(lane);
+      if (!(await redis.set(key, claim, 'PX', this.#keep + MAX_WAIT_MS, 'NX'))) continue; // claimed meanwhile: read it
+      try {
+        await (await this.#queue(lane)).add('run', data, { ...bullOptions, jobId: id });
+      } catch (err) {
+        // The id is free again (if Redis takes even that, else the next add() of it repairs the claim).
+        await releaseClaim(redis, key, claim).catch(() => undefined);
+        throw new QueueAddError(id, this.name, err);
+      }
+      await settleClaim(redis, key).catch(() => undefined); // else its worker or a later add() settles it
+      return new QueueJobHandle(this.#ctx, id, 'created');
+    }
+  }
 
+  /** A capable lane (the least waiting), or `PlacementError` once none became capable in `waitForWorker` ms. */
+  async #place(workflow: Workflow, uploaded: ReturnType<typeof checkInputs>, waitForWorker: number): Promise<string> {
     const lanes = await this.#laneRegistry();
-    const deadline = Date.now() + (options.waitForWorker ?? 0);
+    const deadline = Date.now() + waitForWorker;
     let able: string[] | PlacementError;
     for (;;) {
-      able = await capableLanes(lanes, json as Workflow, uploaded, this.name);
+      able = await capableLanes(lanes, workflow, uploaded, this.name);
       if (!(able instanceof PlacementError) || Date.now() >= deadline) break;
       await new Promise((r) => setTimeout(r, Math.min(WAIT_POLL_MS, deadline - Date.now())));
     }
     if (able instanceof PlacementError) throw able;
     const candidates = await Promise.all(able.map(async (lane) => ({ id: lane, waiting: await (await this.#queue(lane)).getJobCountByTypes('waiting', 'prioritized', 'delayed') })));
-    const lane = leastWaiting(candidates).id;
-    // The id → lane record first, only if new: two producers adding one id add it once.
-    // It outlives the job's record by a waiting time bound: a handle of a removed job then says so.
-    if (!(await redis.set(this.#keys.job(id), lane, 'PX', this.#keep + MAX_WAIT_MS, 'NX'))) return new QueueJobHandle(this.#ctx, id);
-    const data: JobData = { workflow: structuredClone(json), ...(inputs ? { inputs } : {}), ...(options.timeout !== undefined ? { timeout: options.timeout } : {}) };
-    // Every job gets a BullMQ priority (1 runs first): one without would go before all prioritized ones.
-    const age = Math.ceil(this.#keep / 1000);
-    await (await this.#queue(lane)).add('run', data, { jobId: id, attempts: 1 + (options.retries ?? 0), priority: MAX_PRIORITY + 1 - (options.priority ?? 0), removeOnComplete: { age }, removeOnFail: { age } });
-    return new QueueJobHandle(this.#ctx, id);
+    return leastWaiting(candidates).id;
+  }
+
+  /**
+   * `add()` of an id already claimed: that job's handle, saying whether it runs this add's work. A pending claim
+   * without its job (an add that failed or died, or one landing now) gets the job added to its lane, under the id.
+   */
+  async #claimed(id: string, claim: Claim, data: JobData, bullOptions: JobsOptions): Promise<QueueJob> {
+    const queue = await this.#queue(claim.lane);
+    let job = (await queue.getJob(id)) as Job<JobData> | undefined;
+    let result: 'created' | 'existing' = 'existing';
+    if (claim.pending) {
+      const redis = await this.#redisClient();
+      // A job cancelled while waiting was removed on purpose: not added again.
+      if (!job && !(await redis.exists(this.#keys.cancelled(id)))) {
+        try {
+          await queue.add('run', data, { ...bullOptions, jobId: id });
+        } catch (err) {
+          throw new QueueAddError(id, this.name, err);
+        }
+        job = (await queue.getJob(id)) as Job<JobData> | undefined;
+        result = 'created';
+      }
+      await settleClaim(redis, this.#keys.job(id));
+    }
+    // Jobs added before `work` was recorded cannot be compared: taken as this add's.
+    if (job?.data.work === undefined || job.data.work === data.work) return new QueueJobHandle(this.#ctx, id, result);
+    this.#log.warn?.(`job ${JSON.stringify(id)}: queue ${JSON.stringify(this.name)} holds this id with another workflow or inputs; add() returned that job (addResult 'conflict'), nothing of this one was queued`, { jobId: id });
+    return new QueueJobHandle(this.#ctx, id, 'conflict');
   }
 
   /**

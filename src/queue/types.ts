@@ -106,6 +106,13 @@ export interface QueueJobResult {
  */
 export interface QueueJob {
   readonly id: string;
+  /**
+   * What the `add()` that returned this handle did (`undefined` on a handle from `job(id)`): `'created'`, it
+   * queued this job; `'existing'`, the id named a job already, with the same workflow and inputs (a retried
+   * add): that job; `'conflict'`, the id named a job with *another* workflow or inputs: that job is returned
+   * and nothing of this add was queued (the queue's log says so too).
+   */
+  readonly addResult?: 'created' | 'existing' | 'conflict';
   /** Its state now. */
   state(): Promise<QueueJobState>;
   /** Resolves once it completed; rejects with the SDK's typed error rebuilt (`ExecutionError`, `JobCancelledError`, `ServerLostError`, `PlacementError`…). */
@@ -167,6 +174,8 @@ export interface JobData {
   /** Input files, base64, with the file name when it was a path. */
   inputs?: Record<string, { base64: string; name?: string }>;
   timeout?: number;
+  /** A hash of the workflow and inputs as added: an add() of the id with other work is told it got this job. */
+  work?: string;
   /** The id the worker chose for the job on its server, recorded before the submission. */
   promptId?: string;
   /** The id of the server it was placed on. */

@@ -15,6 +15,7 @@ import { checkInterval } from '../transport/options.ts';
 import { isObject } from '../schemas/rule.ts';
 import type { ObjectInfo, WorkflowJSON as Workflow } from '@platformui/sdk';
 import { checkName, keysOf, loadQueueDeps, quiet, redisOptions, type QueueDeps, type QueueKeys } from './connection.ts';
+import { settleClaim } from './claim.ts';
 import { storeError } from './errors.ts';
 import { Lanes, laneIdOf } from './lanes.ts';
 import type { JobData, QueueJobResult, QueueProgress, QueueWorkerOptions } from './types.ts';
@@ -201,7 +202,11 @@ export class QueueWorker {
   #bullWorker(deps: QueueDeps, lane: string): Worker<JobData, QueueJobResult> {
     const servers = this.#pool.servers.filter((s) => this.#servers.get(s.id) === lane || this.#past.get(lane)?.has(s.id));
     const concurrency = this.#options.concurrency ?? Math.max(1, servers.reduce((n, s) => n + s.maxConcurrent, 0));
-    const worker = new deps.bullmq.Worker<JobData, QueueJobResult>(lane, (job, token, signal) => this.#process(job, token, signal), {
+    const worker = new deps.bullmq.Worker<JobData, QueueJobResult>(lane, async (job, token, signal) => {
+      // The job is in its lane, taken: its id's claim is settled, so that no add() of the id adds it again.
+      await settleClaim(this.#redis!, this.#keys.job(job.id!)).catch(() => undefined);
+      return this.#process(job, token, signal);
+    }, {
       connection: this.#redisOptions as ConnectionOptions,
       prefix: this.#keys.prefix,
       concurrency,
