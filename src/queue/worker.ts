@@ -23,6 +23,8 @@ import type { JobData, QueueJobResult, QueueProgress, QueueWorkerOptions } from 
 const HEARTBEAT_MS = 2000;
 const HEARTBEAT_TTL_MS = 10_000;
 const SERVER_LOST_AFTER_MS = 15_000;
+/** How often (ms) a worker reads the cancel flags of the jobs it runs: the bound on a cancel whose message it missed. */
+const CANCEL_CHECK_MS = 1000;
 
 /** BullMQ's default `lockDuration` (ms). */
 const BULLMQ_LOCK_MS = 30_000;
@@ -84,6 +86,9 @@ export class QueueWorker {
   #sub: Redis | undefined;
   #registry: Lanes | undefined;
   #heartbeat: ReturnType<typeof setInterval> | undefined;
+  #cancelCheck: ReturnType<typeof setInterval> | undefined;
+  /** The jobs it runs now, by id (a job it took back after stalling counts twice). */
+  readonly #running = new Map<string, number>();
   #ready: Promise<void> | undefined;
   #active = 0;
   #dead = false;
@@ -147,10 +152,13 @@ export class QueueWorker {
     this.#redis = quiet(new deps.Redis({ ...this.#redisOptions, maxRetriesPerRequest: null }), this.#log);
     this.#registry = new Lanes(this.#redis, this.#keys);
     this.#sub = quiet(new deps.Redis({ ...this.#redisOptions, maxRetriesPerRequest: null }), this.#log);
-    this.#sub.on('message', (_channel: string, jobId: string) => {
-      for (const w of this.#workers.values()) w.cancelJob(jobId, CANCEL.description);
-    });
+    this.#sub.on('message', (_channel: string, jobId: string) => this.#cancel(jobId));
+    // A cancel published while this worker's connection was down is not heard again: its flag is read at once
+    // on reconnecting, and every CANCEL_CHECK_MS while jobs run.
+    this.#sub.on('ready', () => void this.#checkCancels());
     await this.#sub.subscribe(this.#keys.cancelChannel);
+    this.#cancelCheck = setInterval(() => void this.#checkCancels(), CANCEL_CHECK_MS);
+    this.#cancelCheck.unref?.();
     await this.#readServers(deps);
     if (this.#lanes.size === 0) this.#log.warn?.('no server answered yet: the worker takes no job until one does', {});
     await this.#beat();
@@ -160,6 +168,19 @@ export class QueueWorker {
         .catch((err: unknown) => this.#log.warn?.(`heartbeat failed: ${describeError(err)}`, {}));
     }, HEARTBEAT_MS);
     this.#heartbeat.unref?.();
+  }
+
+  /** Stops `jobId` if this worker runs it (its run's signal aborts: the job is stopped on its server). */
+  #cancel(jobId: string): void {
+    for (const w of this.#workers.values()) w.cancelJob(jobId, CANCEL.description);
+  }
+
+  /** Cancels the jobs it runs whose cancel flag is set (a cancel whose message it missed). */
+  async #checkCancels(): Promise<void> {
+    const ids = [...this.#running.keys()];
+    if (ids.length === 0 || !this.#redis) return;
+    const flags = await Promise.all(ids.map((id) => this.#redis!.exists(this.#keys.cancelled(id)))).catch(() => undefined);
+    flags?.forEach((set, i) => set && this.#cancel(ids[i]!));
   }
 
   /** Reads the object_info of servers without a lane yet, and starts a BullMQ worker for each new lane. */
@@ -205,7 +226,14 @@ export class QueueWorker {
     const worker = new deps.bullmq.Worker<JobData, QueueJobResult>(lane, async (job, token, signal) => {
       // The job is in its lane, taken: its id's claim is settled, so that no add() of the id adds it again.
       await settleClaim(this.#redis!, this.#keys.job(job.id!)).catch(() => undefined);
-      return this.#process(job, token, signal);
+      this.#running.set(job.id!, (this.#running.get(job.id!) ?? 0) + 1);
+      try {
+        return await this.#process(job, token, signal);
+      } finally {
+        const left = this.#running.get(job.id!)! - 1;
+        if (left > 0) this.#running.set(job.id!, left);
+        else this.#running.delete(job.id!);
+      }
     }, {
       connection: this.#redisOptions as ConnectionOptions,
       prefix: this.#keys.prefix,
@@ -393,7 +421,8 @@ export class QueueWorker {
    * ```
    */
   async close(options: { force?: boolean } = {}): Promise<void> {
-    if (this.#heartbeat) clearInterval(this.#heartbeat);
+    clearInterval(this.#heartbeat);
+    clearInterval(this.#cancelCheck);
     if (options.force) this.#dead = true;
     await Promise.allSettled([...this.#workers.values()].map((w) => w.close(options.force === true)));
     if (!options.force) await this.#registry?.withdraw(this.id, this.#lanes.keys()).catch(() => undefined);
