@@ -96,6 +96,36 @@ export function keysOf(name: string) {
 export type QueueKeys = ReturnType<typeof keysOf>;
 
 /**
+ * What every BullMQ queue, worker and event reader of one queue `name` is built with. BullMQ's own look at
+ * Redis is skipped (it would print "IMPORTANT! Eviction policy is …" on the console once per connection):
+ * {@link checkRedis} looks once and says so in the SDK's log.
+ */
+export function bullOptions(connection: RedisOptions, keys: QueueKeys) {
+  return { connection: connection as ConnectionOptions, prefix: keys.prefix, skipVersionCheck: true };
+}
+
+/** The oldest Redis the queue runs on (`SET … KEEPTTL`, BullMQ's scripts). */
+const MIN_REDIS = [6, 2] as const;
+
+/**
+ * Looks at the Redis a `JobQueue` or `QueueWorker` uses, once, when it first connects: an eviction policy
+ * other than `noeviction` is a warning in the SDK's log (Redis may then drop a job's keys under memory
+ * pressure: a job or its result lost); a Redis older than 6.2 is refused.
+ */
+export async function checkRedis(redis: RedisClient, log: Log): Promise<void> {
+  const info = await redis.info();
+  const version = /^(?:redis|valkey)_version:(\S+)/m.exec(info)?.[1];
+  const [major = 0, minor = 0] = (version ?? '').split('.').map(Number);
+  if (version && (major < MIN_REDIS[0] || (major === MIN_REDIS[0] && minor < MIN_REDIS[1]))) {
+    throw new PlatformUIError(`Redis ${version} is too old for @platformui/sdk/queue: it needs Redis ${MIN_REDIS.join('.')} or newer`);
+  }
+  const policy = /^maxmemory_policy:(\S+)/m.exec(info)?.[1];
+  if (policy && policy !== 'noeviction') {
+    log.warn?.(`Redis's maxmemory-policy is ${policy}: under memory pressure it may evict the queue's keys (a job or its result lost); set it to noeviction`, { policy });
+  }
+}
+
+/**
  * `emitter` with its connection errors logged at debug, not thrown: ioredis and BullMQ reconnect by
  * themselves, and an `error` event without a listener would print to the console (ioredis) or crash the process.
  */

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { ConnectionOptions, Job, JobsOptions, Queue, QueueEvents } from 'bullmq';
+import type { Job, JobsOptions, Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { InvalidArgumentError, PlacementError } from '@platformui/sdk';
 import { toBase64 } from '../base64.ts';
@@ -20,7 +20,7 @@ import { checkInterval, checkTimeout } from '../transport/options.ts';
 import { isEditorFormat } from '../workflow/validate.ts';
 import { copyJSON } from '../workflow/node-handle.ts';
 import { createLog, type Log } from '../transport/log.ts';
-import { checkName, keysOf, loadQueueDeps, quiet, redisOptions, type QueueKeys } from './connection.ts';
+import { bullOptions, checkName, checkRedis, keysOf, loadQueueDeps, quiet, redisOptions, type QueueKeys } from './connection.ts';
 import { parseClaim, pendingClaim, releaseClaim, settleClaim, workOf, type Claim } from './claim.ts';
 import { QueueAddError } from './errors.ts';
 import { QueueJobHandle, type QueueContext } from './job.ts';
@@ -99,7 +99,11 @@ export class JobQueue {
 
   #redisClient(): Promise<Redis> {
     if (this.#closed) return Promise.reject(new InvalidArgumentError('the queue is closed', 'queue'));
-    return (this.#redis ??= loadQueueDeps().then(({ Redis }) => quiet(new Redis({ ...this.#options, maxRetriesPerRequest: null }), this.#log)));
+    return (this.#redis ??= loadQueueDeps().then(async ({ Redis }) => {
+      const redis = quiet(new Redis({ ...this.#options, maxRetriesPerRequest: null }), this.#log);
+      await checkRedis(redis, this.#log);
+      return redis;
+    }));
   }
 
   #laneRegistry(): Promise<Lanes> {
@@ -109,7 +113,7 @@ export class JobQueue {
   #queue(lane: string): Promise<Queue> {
     let q = this.#queues.get(lane);
     if (!q) {
-      q = loadQueueDeps().then(({ bullmq }) => quiet(new bullmq.Queue(lane, { connection: this.#options as ConnectionOptions, prefix: this.#keys.prefix }), this.#log));
+      q = loadQueueDeps().then(({ bullmq }) => quiet(new bullmq.Queue(lane, bullOptions(this.#options, this.#keys)), this.#log));
       this.#queues.set(lane, q);
     }
     return q;
@@ -119,7 +123,7 @@ export class JobQueue {
     let e = this.#events.get(lane);
     if (!e) {
       e = loadQueueDeps().then(async ({ bullmq }) => {
-        const events = new bullmq.QueueEvents(lane, { connection: this.#options as ConnectionOptions, prefix: this.#keys.prefix });
+        const events = new bullmq.QueueEvents(lane, bullOptions(this.#options, this.#keys));
         events.setMaxListeners(0); // one listener per handle awaiting a result
         quiet(events, this.#log); // reconnects by itself; result() also polls
         await events.waitUntilReady();

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { ConnectionOptions, Job, Worker } from 'bullmq';
+import type { Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { ExecutionError, InvalidArgumentError, JobCancelledError, NotFoundError, PoolClosedError, ServerLostError } from '@platformui/sdk';
 import { CloudPool, type PoolInput, type PoolJobResult, type RunOptions } from '@platformui/sdk';
@@ -14,7 +14,7 @@ import { createLog, describeError, type Log } from '../transport/log.ts';
 import { checkInterval } from '../transport/options.ts';
 import { isObject } from '../schemas/rule.ts';
 import type { ObjectInfo, WorkflowJSON as Workflow } from '@platformui/sdk';
-import { checkName, keysOf, loadQueueDeps, quiet, redisOptions, type QueueDeps, type QueueKeys } from './connection.ts';
+import { bullOptions, checkName, checkRedis, keysOf, loadQueueDeps, quiet, redisOptions, type QueueDeps, type QueueKeys } from './connection.ts';
 import { settleClaim } from './claim.ts';
 import { storeError } from './errors.ts';
 import { Lanes, laneIdOf } from './lanes.ts';
@@ -150,6 +150,7 @@ export class QueueWorker {
   async #start(): Promise<void> {
     const deps = await loadQueueDeps();
     this.#redis = quiet(new deps.Redis({ ...this.#redisOptions, maxRetriesPerRequest: null }), this.#log);
+    await checkRedis(this.#redis, this.#log);
     this.#registry = new Lanes(this.#redis, this.#keys);
     this.#sub = quiet(new deps.Redis({ ...this.#redisOptions, maxRetriesPerRequest: null }), this.#log);
     this.#sub.on('message', (_channel: string, jobId: string) => this.#cancel(jobId));
@@ -212,7 +213,7 @@ export class QueueWorker {
     await this.#redis!.sadd(key, lane);
     for (const past of await this.#redis!.smembers(key)) {
       if (past === lane) continue;
-      const q = new deps.bullmq.Queue(past, { connection: this.#redisOptions as ConnectionOptions, prefix: this.#keys.prefix });
+      const q = new deps.bullmq.Queue(past, bullOptions(this.#redisOptions, this.#keys));
       quiet(q, this.#log);
       const left = await q.getJobCountByTypes('wait', 'active', 'delayed', 'prioritized', 'waiting-children').finally(() => q.close());
       if (left === 0) await this.#redis!.srem(key, past);
@@ -235,8 +236,7 @@ export class QueueWorker {
         else this.#running.delete(job.id!);
       }
     }, {
-      connection: this.#redisOptions as ConnectionOptions,
-      prefix: this.#keys.prefix,
+      ...bullOptions(this.#redisOptions, this.#keys),
       concurrency,
       // A stalled job is taken over safely (followed by its recorded prompt id, never sent again): BullMQ's default
       // of 1 would fail a job still running on its server once its workers died twice (a deploy restarting twice).
