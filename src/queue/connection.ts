@@ -67,9 +67,9 @@ export function redisOptions(connection: Connection): RedisOptions {
   return { ...(connection as RedisOptions) };
 }
 
-/** A queue's name: it is part of every Redis key, so a `:` (BullMQ's separator) is refused. */
-export function checkName(name: unknown): string {
-  if (typeof name !== 'string' || !/^[A-Za-z0-9_.-]{1,100}$/.test(name)) throw new InvalidArgumentError('must be 1 to 100 letters, digits, ".", "_" or "-"', 'name');
+/** A queue's name or a worker's id: part of Redis keys, so a `:` (BullMQ's separator) is refused. */
+export function checkName(name: unknown, field = 'name'): string {
+  if (typeof name !== 'string' || !/^[A-Za-z0-9_.-]{1,100}$/.test(name)) throw new InvalidArgumentError('must be 1 to 100 letters, digits, ".", "_" or "-"', field);
   return name;
 }
 

@@ -146,6 +146,13 @@ export interface QueueWorkerOptions extends LogOptions {
   connection: Connection;
   /** Default `'platformui'`. */
   name?: string;
+  /**
+   * Its id in Redis, shown by `counts().workers` and kept on each job it runs (BullMQ's `processedBy`):
+   * 1 to 100 letters, digits, `.`, `_`, `-`. Default: a random one. A worker started with the id of one
+   * still running is refused (`ready()` rejects with `InvalidArgumentError`); started again after its
+   * predecessor died, it waits for the old heartbeat to lapse (up to 10 s).
+   */
+  id?: string;
   /** The servers it runs jobs on, as `CloudPool` takes them (clients and keys stay in this process). */
   servers: readonly PoolServer[];
   /** Jobs it runs at once per lane. Default: the sum of its servers' `maxConcurrent` (2 each). */

@@ -67,9 +67,11 @@ const CANCEL = Symbol('cancelled');
  * ```
  */
 export class QueueWorker {
-  readonly id = randomUuid();
+  /** Its id in Redis (`counts().workers`, BullMQ's `job.processedBy`): `options.id`, else a random one. */
+  readonly id: string;
   readonly #options: QueueWorkerOptions;
   readonly #redisOptions: ReturnType<typeof redisOptions>;
+  readonly #name: string;
   readonly #keys: QueueKeys;
   readonly #pool: CloudPool;
   readonly #log: Log;
@@ -96,7 +98,9 @@ export class QueueWorker {
   constructor(options: QueueWorkerOptions) {
     if (!isObject(options)) throw new InvalidArgumentError('must be an object with a connection and servers', 'options');
     this.#redisOptions = redisOptions(options.connection);
-    this.#keys = keysOf(checkName(options.name ?? 'platformui'));
+    this.#name = checkName(options.name ?? 'platformui');
+    this.#keys = keysOf(this.#name);
+    this.id = options.id === undefined ? randomUuid() : checkName(options.id, 'id');
     if (options.concurrency !== undefined && (!Number.isInteger(options.concurrency) || options.concurrency < 1)) throw new InvalidArgumentError('must be a positive integer', 'concurrency');
     for (const f of ['stalledInterval', 'lockDuration'] as const) if (options[f] !== undefined) checkInterval(options[f], f);
     if (options.onOutputs !== undefined && typeof options.onOutputs !== 'function') throw new InvalidArgumentError('must be a function', 'onOutputs');
@@ -150,7 +154,14 @@ export class QueueWorker {
   async #start(): Promise<void> {
     const deps = await loadQueueDeps();
     this.#redis = quiet(new deps.Redis({ ...this.#redisOptions, maxRetriesPerRequest: null }), this.#log);
-    await checkRedis(this.#redis, this.#log);
+    try {
+      await checkRedis(this.#redis, this.#log);
+      await this.#claimId();
+    } catch (err) {
+      // Refused: nothing of it stays open (and with no registry yet, close() withdraws nothing of the twin's).
+      this.#redis.disconnect();
+      throw err;
+    }
     this.#registry = new Lanes(this.#redis, this.#keys);
     this.#sub = quiet(new deps.Redis({ ...this.#redisOptions, maxRetriesPerRequest: null }), this.#log);
     this.#sub.on('message', (_channel: string, jobId: string) => this.#cancel(jobId));
@@ -169,6 +180,23 @@ export class QueueWorker {
         .catch((err: unknown) => this.#log.warn?.(`heartbeat failed: ${describeError(err)}`, {}));
     }, HEARTBEAT_MS);
     this.#heartbeat.unref?.();
+  }
+
+  /**
+   * Takes this worker's id in Redis (its heartbeat key, written only if absent). A key there is another worker's
+   * of that id: one that died lapses within the heartbeat's TTL (a restart waits for that), one whose heartbeat
+   * goes on (the key's time to live grows back) is a live twin, and this one is refused.
+   */
+  async #claimId(): Promise<void> {
+    const key = this.#keys.worker(this.id);
+    let left = Infinity;
+    while (!(await this.#redis!.set(key, JSON.stringify({ lanes: [], servers: [], active: 0 }), 'PX', HEARTBEAT_TTL_MS, 'NX'))) {
+      const ttl = await this.#redis!.pttl(key);
+      // Grown back (renewed), or kept for ever (not a heartbeat of ours): not a worker that died.
+      if (ttl > left || ttl === -1) throw new InvalidArgumentError(`a worker with id ${JSON.stringify(this.id)} is running on queue ${JSON.stringify(this.#name)} (its heartbeat goes on): give each worker its own id`, 'id');
+      left = ttl;
+      await new Promise((r) => setTimeout(r, 250));
+    }
   }
 
   /** Stops `jobId` if this worker runs it (its run's signal aborts: the job is stopped on its server). */
@@ -237,6 +265,7 @@ export class QueueWorker {
       }
     }, {
       ...bullOptions(this.#redisOptions, this.#keys),
+      name: this.id,
       concurrency,
       // A stalled job is taken over safely (followed by its recorded prompt id, never sent again): BullMQ's default
       // of 1 would fail a job still running on its server once its workers died twice (a deploy restarting twice).

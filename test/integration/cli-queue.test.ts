@@ -120,7 +120,7 @@ describe.skipIf(!hasRedis)('worker, run --queue and queue --redis against a real
 
   beforeAll(async () => {
     [redis, emu] = await Promise.all([startRedis(), startEmulator({ personality: 'local', cloud: { stepMs: 40 }, logLevel: 'off' })]);
-    worker = start(['worker', '--redis', redis.url, '--server', emu.url, '--name', 'cli-test']);
+    worker = start(['worker', '--redis', redis.url, '--server', emu.url, '--name', 'cli-test', '--id', 'cli-gpu']);
     await waitFor('the worker to be ready', () => /^Worker ready on queue cli-test/m.test(worker.out()));
   }, 60_000);
   afterAll(async () => {
@@ -131,6 +131,13 @@ describe.skipIf(!hasRedis)('worker, run --queue and queue --redis against a real
   it('worker: one line once ready, naming its lane and its server by this machine', () => {
     expect(worker.out()).toMatch(/^Worker ready on queue cli-test at redis:\/\/127\.0\.0\.1:\d+: lane \S+ for http:\/\/\S+:\d+\. Ctrl-C stops it\.$/m);
     expect(worker.out().split('\n').filter(Boolean)).toHaveLength(1);
+  });
+
+  it('worker --id: a second worker with the id of a live one is refused, saying why', async () => {
+    const twin = await start(['worker', '--redis', redis.url, '--server', emu.url, '--name', 'cli-test', '--id', 'cli-gpu']).done;
+    expect(twin.code).toBe(2);
+    expect(twin.stderr).toContain('id: a worker with id "cli-gpu" is running on queue "cli-test" (its heartbeat goes on): give each worker its own id');
+    expect(twin.stdout).toBe('');
   });
 
   it('run --queue: a worker runs it, the command follows it and downloads its outputs from that server', async () => {

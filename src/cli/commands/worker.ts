@@ -50,6 +50,7 @@ export const worker: Command = {
     redis: { type: 'string', value: 'URL', help: 'the Redis of the queue: redis://host:6379 (rediss:// for TLS); required' },
     concurrency: { type: 'string', value: 'N', help: "jobs this worker holds at once (default: QueueWorker's)" },
     name: { type: 'string', value: 'NAME', help: `the queue's name (default ${DEFAULT_QUEUE}): producers add to the same name` },
+    id: { type: 'string', value: 'ID', help: "this worker's id in Redis (default: a random one); a second live worker with the same id is refused" },
   },
   args: { min: 0, max: 0 },
   service: 'cloud',
@@ -69,7 +70,7 @@ export const worker: Command = {
 
     const signals = untilStopped();
     const { QueueWorker } = await loadQueue();
-    const w = new QueueWorker({ connection, name, servers, ...(concurrency !== undefined ? { concurrency } : {}), ...ctx.log });
+    const w = new QueueWorker({ connection, name, servers, ...(typeof values.id === 'string' ? { id: values.id } : {}), ...(concurrency !== undefined ? { concurrency } : {}), ...ctx.log });
     try {
       const ready = await Promise.race([w.ready().then(() => true), signals.stopped.then(() => false)]);
       if (ready) {
