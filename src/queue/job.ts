@@ -64,12 +64,12 @@ export class QueueJobHandle implements QueueJob {
   async #outcome(): Promise<Outcome> {
     const claim = await this.#claim();
     const job = (await (await this.#ctx.bull(claim.lane)).getJob(this.id)) as Job<JobData> | undefined;
-    // Claimed by an add() that has not put it in Redis yet, or failed to (the next add() of the id does): not ended.
-    if (!job && claim.pending) return undefined;
     if (!job) {
       const redis = await this.#ctx.redis();
-      // Removed while waiting by cancel(): its record is gone, the flag says why.
+      // Removed while waiting by cancel() (or cancelled before its add() completed): the flag says why.
       if (await redis.exists(this.#ctx.keys.cancelled(this.id))) return { error: new JobCancelledError(this.id) };
+      // Claimed by an add() that has not put it in Redis yet, or failed to (the next add() of the id does): not ended.
+      if (claim.pending) return undefined;
       return { error: new InvalidArgumentError(`job ${JSON.stringify(this.id)} is no longer in queue ${JSON.stringify(this.#ctx.name)}`, 'id') };
     }
     const state = await job.getState();

@@ -3,7 +3,7 @@
 // it and it runs once; and one id added with two different workflows is one job, the second producer told so.
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { InvalidArgumentError } from '../../src/index.ts';
+import { InvalidArgumentError, JobCancelledError } from '../../src/index.ts';
 import { JobQueue, QueueAddError } from '../../src/queue/index.ts';
 import { closeAll, emulator, invert, promptPosts, queue, worker } from './helpers.ts';
 import { startRedis, type TestRedis } from './redis.ts';
@@ -88,6 +88,18 @@ describe('an add() that fails leaves its id free', () => {
     expect((await q.add(invert('died'), { jobId: 'order-died' })).addResult).toBe('existing');
     expect(await admin.get(`bull:${name}:job:order-died`)).toBe(w.lanes[0]);
     expect(promptPosts(emu)).toBe(1);
+  });
+  it('a job cancelled while its claim waited for its add is not added by a later add(); its result says cancelled', async () => {
+    const name = fresh();
+    const emu = await emulator();
+    const w = await worker(redis.url, [emu], { name });
+    const q = queue(redis.url, name);
+    await admin.set(`bull:${name}:job:order-gone`, `${w.lanes[0]}?a-token-of-the-dead-producer`);
+    await q.job('order-gone').cancel();
+    await expect(q.job('order-gone').result()).rejects.toThrow(JobCancelledError);
+    await q.add(invert('gone'), { jobId: 'order-gone' });
+    await expect(q.job('order-gone').result()).rejects.toThrow(JobCancelledError);
+    expect(promptPosts(emu)).toBe(0);
   });
 });
 
