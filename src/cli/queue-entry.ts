@@ -13,8 +13,15 @@ import { UsageError } from './args.ts';
 /** The queue's name when none is given (the entry's default too). */
 export const DEFAULT_QUEUE = 'platformui';
 
-/** Loads the queue entry (it loads bullmq and ioredis itself, saying what to install when one is missing). */
-export const loadQueue = (): Promise<typeof import('../queue/index.ts')> => import('../queue/index.ts');
+/**
+ * Loads the queue entry and its peers bullmq and ioredis, rejecting with the one line that says what to install
+ * when one is missing: before the command connects to Redis or to any server.
+ */
+export async function loadQueue(): Promise<typeof import('../queue/index.ts')> {
+  const [entry, { loadQueueDeps }] = await Promise.all([import('../queue/index.ts'), import('../queue/connection.ts')]);
+  await loadQueueDeps();
+  return entry;
+}
 
 /**
  * The Redis URL of `--redis` / `--queue`, checked. A password never comes from

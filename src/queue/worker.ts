@@ -7,7 +7,7 @@
  */
 import type { Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { ExecutionError, InvalidArgumentError, JobCancelledError, NotFoundError, PoolClosedError, ServerLostError } from '@platformui/sdk';
+import { ExecutionError, InvalidArgumentError, JobCancelledError, NotFoundError, PlatformUIError, PoolClosedError, ServerLostError } from '@platformui/sdk';
 import { CloudPool, type PoolInput, type PoolJobResult, type RunOptions } from '@platformui/sdk';
 import { randomUuid } from '../cloud/uuid.ts';
 import { createLog, describeError, type Log } from '../transport/log.ts';
@@ -91,7 +91,11 @@ export class QueueWorker {
   #cancelCheck: ReturnType<typeof setInterval> | undefined;
   /** The jobs it runs now, by id (a job it took back after stalling counts twice). */
   readonly #running = new Map<string, number>();
-  #ready: Promise<void> | undefined;
+  /** Its start, begun by the constructor. */
+  readonly #ready: Promise<void>;
+  /** Whether a caller awaits ready(): else a failed start is logged, not left unsaid. */
+  #awaited = false;
+  #closing: Promise<void> | undefined;
   #active = 0;
   #dead = false;
 
@@ -121,6 +125,15 @@ export class QueueWorker {
       startWindow: 0,
       ...logs,
     });
+    // Started at once, as BullMQ's Worker is: a worker nobody awaits still takes jobs. A start that fails leaves
+    // nothing running (the process can exit), and is logged unless ready() reports it.
+    this.#ready = this.#start().catch(async (err: unknown) => {
+      // The SDK's own errors say what to do (install bullmq, another id): their message, not only their class.
+      if (!this.#awaited && !this.#closing) this.#log.error?.(`the worker did not start: ${err instanceof PlatformUIError ? err.message : describeError(err)}`, {});
+      await this.close().catch(() => undefined);
+      throw err;
+    });
+    this.#ready.catch(() => undefined);
   }
 
   /**
@@ -139,8 +152,11 @@ export class QueueWorker {
 
   /**
    * Resolves once it has read its servers' `object_info`, published what they
-   * can run and started taking jobs. A server that does not answer yet is
-   * asked again at each heartbeat.
+   * can run and started taking jobs. The worker starts when it is constructed
+   * (as BullMQ's does): this only waits. Rejects when it cannot start (no
+   * bullmq, a Redis too old, its `id` taken by a live worker), having closed
+   * what it opened; a start that fails unawaited is logged instead. A server
+   * that does not answer yet is asked again at each heartbeat.
    *
    * @example
    * ```ts
@@ -148,11 +164,18 @@ export class QueueWorker {
    * ```
    */
   ready(): Promise<void> {
-    return (this.#ready ??= this.#start());
+    this.#awaited = true;
+    return this.#ready;
+  }
+
+  /** Throws once close() was called: a start under way opens nothing more. */
+  #stopIfClosing(): void {
+    if (this.#closing) throw new PlatformUIError('the worker was closed while it was starting');
   }
 
   async #start(): Promise<void> {
     const deps = await loadQueueDeps();
+    this.#stopIfClosing();
     this.#redis = quiet(new deps.Redis({ ...this.#redisOptions, maxRetriesPerRequest: null }), this.#log);
     try {
       await checkRedis(this.#redis, this.#log);
@@ -162,6 +185,7 @@ export class QueueWorker {
       this.#redis.disconnect();
       throw err;
     }
+    this.#stopIfClosing();
     this.#registry = new Lanes(this.#redis, this.#keys);
     this.#sub = quiet(new deps.Redis({ ...this.#redisOptions, maxRetriesPerRequest: null }), this.#log);
     this.#sub.on('message', (_channel: string, jobId: string) => this.#cancel(jobId));
@@ -172,6 +196,7 @@ export class QueueWorker {
     this.#cancelCheck = setInterval(() => void this.#checkCancels(), CANCEL_CHECK_MS);
     this.#cancelCheck.unref?.();
     await this.#readServers(deps);
+    this.#stopIfClosing();
     if (this.#lanes.size === 0) this.#log.warn?.('no server answered yet: the worker takes no job until one does', {});
     await this.#beat();
     this.#heartbeat = setInterval(() => {
@@ -449,7 +474,11 @@ export class QueueWorker {
    * await worker.close();
    * ```
    */
-  async close(options: { force?: boolean } = {}): Promise<void> {
+  close(options: { force?: boolean } = {}): Promise<void> {
+    return (this.#closing ??= this.#close(options));
+  }
+
+  async #close(options: { force?: boolean }): Promise<void> {
     clearInterval(this.#heartbeat);
     clearInterval(this.#cancelCheck);
     if (options.force) this.#dead = true;
@@ -457,6 +486,7 @@ export class QueueWorker {
     if (!options.force) await this.#registry?.withdraw(this.id, this.#lanes.keys()).catch(() => undefined);
     this.#dead = true;
     await this.#pool.close();
-    for (const r of [this.#sub, this.#redis]) await r?.quit().catch(() => r.disconnect());
+    // QUIT waits for a connection that is not up (Redis away): that one is dropped.
+    for (const r of [this.#sub, this.#redis]) if (r) await (r.status === 'ready' ? r.quit().catch(() => r.disconnect()) : r.disconnect());
   }
 }

@@ -4,7 +4,8 @@
 // line itself (what is refused before Redis is touched) run always; the rest where redis-server is
 // installed (.ci/run installs it).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
@@ -197,5 +198,34 @@ describe.skipIf(!hasRedis)('worker, run --queue and queue --redis against a real
     const r = await worker.done;
     expect(r.code).toBe(0);
     expect(r.stderr).toContain('SIGTERM: finishing or handing back the jobs held');
+  });
+});
+
+describe('without bullmq', () => {
+  // The command line bundled outside the repository, beside a node_modules of its other packages only: bullmq
+  // and ioredis (external, optional peers) cannot be found from there, as for a user who did not install them.
+  let bare: string;
+  beforeAll(async () => {
+    bare = mkdtempSync(join(tmpdir(), 'pui-cli-nobull-'));
+    mkdirSync(join(bare, 'node_modules'));
+    for (const pkg of ['ws', 'form-data', 'zod']) symlinkSync(join(ROOT, 'node_modules', pkg), join(bare, 'node_modules', pkg));
+    await esbuild.build({ entryPoints: [join(ROOT, 'src', 'cli', 'bin.ts')], outfile: join(bare, 'cli.js'), bundle: true, platform: 'node', format: 'esm', target: 'node22', external: ['ws', 'form-data', 'zod', 'bullmq', 'ioredis'], logLevel: 'silent' });
+  });
+  afterAll(() => {
+    rmSync(bare, { recursive: true, force: true });
+  });
+
+  it('worker: says what to install in one line, before it asks any server anything (a server down is not reported first)', async () => {
+    const r = await new Promise<Result>((resolve) => {
+      const child = spawn(process.execPath, [join(bare, 'cli.js'), 'worker', '--redis', 'redis://127.0.0.1:1', '--server', 'http://127.0.0.1:1'], { cwd: bare, env: baseEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+      child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+    });
+    expect(r.stderr).toBe('platformui worker: @platformui/sdk/queue needs bullmq and ioredis: npm install bullmq ioredis\n');
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
   });
 });

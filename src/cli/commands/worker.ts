@@ -66,10 +66,11 @@ export const worker: Command = {
     const name = typeof values.name === 'string' ? values.name : DEFAULT_QUEUE;
     const urls = ctx.global.servers.length ? ctx.global.servers : ctx.io.env.PLATFORMUI_CLOUD_URL ? [ctx.io.env.PLATFORMUI_CLOUD_URL] : [];
     if (urls.length === 0) throw new UsageError('no server: pass --server URL (once per server), or set PLATFORMUI_CLOUD_URL');
+    // bullmq first: without it, nothing is connected to (no server is asked, no "server down" before the real reason).
+    const { QueueWorker } = await loadQueue();
     const servers = (await ctx.serverOptions(urls)).map((s) => ({ ...s, id: serverId(s.baseUrl) }));
 
     const signals = untilStopped();
-    const { QueueWorker } = await loadQueue();
     const w = new QueueWorker({ connection, name, servers, ...(typeof values.id === 'string' ? { id: values.id } : {}), ...(concurrency !== undefined ? { concurrency } : {}), ...ctx.log });
     try {
       const ready = await Promise.race([w.ready().then(() => true), signals.stopped.then(() => false)]);
