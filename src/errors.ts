@@ -331,14 +331,57 @@ export class PoolClosedError extends PlatformUIError {
   }
 }
 
-/** The caller's `AbortSignal` fired. `cause` is the signal's `reason` (an `AbortError` `DOMException` unless the caller gave one). */
+/**
+ * The caller's `AbortSignal` fired. `cause` is the signal's `reason` (an
+ * `AbortError` `DOMException` unless the caller gave one). An aborted `run()`
+ * rejects with it once its job is seen stopped; when the stop could not be
+ * confirmed, `mayStillRun` is true and `stopError` says why.
+ *
+ * @example
+ * ```ts
+ * try { await cloud.run(workflow, { signal }); }
+ * catch (err) { if (err instanceof APIUserAbortError && err.mayStillRun) console.log(`job ${err.promptId} may still run`, err.stopError); }
+ * ```
+ */
 export class APIUserAbortError extends PlatformUIError {
   override name = 'APIUserAbortError';
-  /** The job an aborted submission was about: its request may have been sent, so the job may exist. */
+  /** The job an aborted submission or run was about: its request may have been sent, so the job may exist. */
   readonly promptId: string | undefined;
-  constructor(message = 'Request was aborted', options?: { cause?: unknown; promptId?: string }) {
+  /** True when this abort tried to stop its job and could not see it stopped: the job may still run (and cost). */
+  readonly mayStillRun: boolean;
+  /** Why the stop was not confirmed (a {@link JobNotStoppedError}, or the error of a request of the stop); set with `mayStillRun`. */
+  readonly stopError: unknown;
+  constructor(message = 'Request was aborted', options?: { cause?: unknown; promptId?: string; stopError?: unknown }) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.promptId = options?.promptId;
+    this.mayStillRun = options?.stopError !== undefined;
+    this.stopError = options?.stopError;
+  }
+}
+
+/**
+ * `stopJob()` asked a local server without the atomic cancel to stop a job
+ * (queue delete, then an interrupt while it runs) and did not see it stopped
+ * within `confirmWithin` ms: the job may still run. `phase` is what the
+ * server last showed (`pending` or `running`), `undefined` when no look was
+ * answered in time.
+ *
+ * @example
+ * ```ts
+ * try { await local.stopJob(id, { confirmWithin: 5000 }); }
+ * catch (err) { if (err instanceof JobNotStoppedError) console.log(`job ${err.promptId} still ${err.phase}`); }
+ * ```
+ */
+export class JobNotStoppedError extends PlatformUIError {
+  override name = 'JobNotStoppedError';
+  readonly promptId: string;
+  readonly phase: 'pending' | 'running' | undefined;
+  readonly confirmWithin: number;
+  constructor(promptId: string, phase: 'pending' | 'running' | undefined, confirmWithin: number, options?: { cause?: unknown }) {
+    super(`Job ${promptId} ${phase ? `still ${phase}` : 'in a state not known'} ${confirmWithin} ms after it was asked to stop; it may still run`, options);
+    this.promptId = promptId;
+    this.phase = phase;
+    this.confirmWithin = confirmWithin;
   }
 }
 

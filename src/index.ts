@@ -26,6 +26,7 @@ export {
   PlacementError,
   PoolClosedError,
   APIUserAbortError,
+  JobNotStoppedError,
   InvalidArgumentError,
   MissingCredentialsError,
   ResponseValidationError,
@@ -71,6 +72,7 @@ export {
   type WorkflowInput,
   type EditorWorkflowJSON,
 } from './cloud/client.ts';
+export type { StopJobOptions } from './cloud/protocol/stop.ts';
 export { validateWorkflow, type ValidateOptions, type WorkflowIssue, type WorkflowIssueCode } from './workflow/validate.ts';
 export { Workflow } from './workflow/workflow.ts';
 export type { EditorOptions, ExposedInput } from './workflow/editor.ts';

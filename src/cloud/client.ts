@@ -30,6 +30,7 @@ import { JobPage, toQueueState, type JobBackend, type JobRecord, type JobStatusR
 import { cloudProtocol } from './protocol/cloud.ts';
 import { localProtocol } from './protocol/local.ts';
 import { deleteFromQueue } from './protocol/routes.ts';
+import type { StopJobOptions } from './protocol/stop.ts';
 import type { ServerKind, ServerProtocol } from './protocol/types.ts';
 import { submitWithId } from './submission.ts';
 import { randomUuid } from './uuid.ts';
@@ -555,14 +556,28 @@ export class CloudClient implements JobBackend {
 
   /**
    * Stops one job, pending or running, and never another: what aborting
-   * `run()` does. Where the server has it, the atomic
-   * `POST /api/jobs/{id}/cancel` (a finished or unknown job: nothing to do);
-   * else, on the cloud, `POST /api/queue { delete }`, and on a local server
-   * that together with `POST /interrupt { prompt_id }` (its queue delete
-   * leaves a running job alone). Never an interrupt without the job's id.
+   * `run()` does. Resolves once the job is stopped. Where the server has it,
+   * the atomic `POST /api/jobs/{id}/cancel` (a finished or unknown job:
+   * nothing to do); else, on the cloud, `POST /api/queue { delete }` (both
+   * one request, whose answer says the job is stopped). On a local server
+   * without the atomic cancel, whose queue delete leaves a running job alone
+   * and whose interrupt skips a pending one, in an order that cannot miss:
+   * the delete, then a look at the job, `POST /interrupt { prompt_id }` while
+   * it runs, and looks until it is seen ended or gone; a
+   * {@link JobNotStoppedError} when it is not within `confirmWithin` ms
+   * (default 10000). Never an interrupt without the job's id.
+   *
+   * @example
+   * ```ts
+   * await cloud.stopJob(promptId);
+   * try { await local.stopJob(promptId, { confirmWithin: 5000 }); }
+   * catch (err) { if (err instanceof JobNotStoppedError) console.log(`job ${err.promptId} may still run`); }
+   * ```
    */
-  async stopJob(promptId: string, options?: RequestOptions): Promise<void> {
-    await this.#protocol.stopJob(checkId(promptId, 'promptId'), options);
+  async stopJob(promptId: string, options?: StopJobOptions): Promise<void> {
+    const id = checkId(promptId, 'promptId');
+    checkInterval(options?.confirmWithin, 'confirmWithin');
+    await this.#protocol.stopJob(id, options);
   }
 
   /**
@@ -736,6 +751,7 @@ function checkFollowOptions(options: FollowOptions): void {
   checkTimeout(options.timeout, 'timeout');
   checkInterval(options.pollInterval, 'pollInterval');
   if (options.serverLostAfter !== Infinity) checkInterval(options.serverLostAfter, 'serverLostAfter', ' or Infinity');
+  checkInterval(options.stopWithin, 'stopWithin');
 }
 
 /** The editor-format converter, loaded on first use (a chunk of its own in a browser app). */

@@ -11,6 +11,7 @@ import * as rules from '../schemas/rules.generated.ts';
 import { isValid } from '../schemas/validate.ts';
 import type { RequestOptions } from '../transport/options.ts';
 import type { Log } from '../transport/log.ts';
+import type { StopJobOptions } from './protocol/stop.ts';
 import { walkPages } from '../transport/pages.ts';
 import type { WithResponse } from '../transport/promise.ts';
 
@@ -250,8 +251,8 @@ export interface JobBackend {
   getJobStatus(promptId: string, options?: RequestOptions): PromiseLike<JobStatusResult>;
   /** The job's record, outputs included (works on every server kind). */
   getJob(promptId: string, options?: RequestOptions): PromiseLike<JobRecord>;
-  /** Stops this job whether pending or running, and no other. */
-  stopJob(promptId: string, options?: RequestOptions): PromiseLike<void>;
+  /** Stops this job whether pending or running, and no other; resolves once it is stopped (`CloudClient.stopJob`). */
+  stopJob(promptId: string, options?: StopJobOptions): PromiseLike<void>;
   /** Where `run()` tells what it does; nothing is logged without it. */
   readonly log?: Log;
 }

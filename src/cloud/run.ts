@@ -43,6 +43,12 @@ export interface FollowOptions {
    */
   stopOnAbort?: boolean;
   /**
+   * With `stopOnAbort`, how long (ms) an abort waits for the job to be seen
+   * stopped (`CloudClient.stopJob`'s `confirmWithin`) before the run rejects
+   * with an `APIUserAbortError` whose `mayStillRun` is true. Default 10000.
+   */
+  stopWithin?: number;
+  /**
    * Polling interval (ms), default 1000. While the socket is down the status
    * is polled at a gap of four round trips of the poll itself, at least 25 ms
    * and at most this interval (doubling while polls get no answer): an ending

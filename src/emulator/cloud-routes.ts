@@ -161,12 +161,15 @@ function withBareAliases(routes: readonly Route[]): Route[] {
  *   running jobs are cancelled (`execution_interrupted`, running ones also
  *   `executing` null); without, pending ones are removed silently and running
  *   ones untouched. Answers `{ deleted }`, or an empty 200 (`controlReplies`).
+ *   With `lateDeletes` a delete is held until the pending jobs it names have
+ *   left the queue (it comes too late for them).
  * - `POST /api/jobs/{id}/cancel` and `POST /api/jobs/cancel { job_ids }`
  *   (`atomicCancel`): see {@link atomicCancelRoutes}.
  * - `POST /api/prompt` takes the client's `prompt_id` with `chosenIds`.
  * - `POST /api/interrupt`: `by-prompt` honours an optional `{ prompt_id }` (a
  *   prompt that is not running is a no-op; no id stops every running job of
- *   the lane); `all` ignores the body. Answers `{}`, or an empty 200.
+ *   the lane); `all` ignores the body. Answers `{}`, or an empty 200. With
+ *   `ignoreInterrupts` it stops nothing.
  * - `GET /api/view`: 302 to `/signed/<token>?expires&sig` (or 200 with the
  *   file in `direct` mode); the signed route refuses any `X-API-Key`/`Authorization`
  *   with 403, a bad signature with 403, an expired one with 410.
@@ -244,6 +247,7 @@ export function cloudRoutes(state: CloudState): Route[] {
           throw new HttpError(400, 'delete must be an array of prompt_id strings');
         }
         if (body.clear !== undefined && typeof body.clear !== 'boolean') throw new HttpError(400, 'clear must be a boolean');
+        if (del && state.lateDeletes) await state.untilNotPending(key, del as string[]);
         const drop = (ids: readonly string[]) => (p.deleteRunning ? state.engine.cancel(key, ids) : state.engine.remove(key, ids));
         const deleted = [...(del ? drop(del as string[]) : []), ...(body.clear ? drop(state.engine.pendingIds(key)) : [])];
         reply(state, ctx, { deleted });
@@ -262,7 +266,7 @@ export function cloudRoutes(state: CloudState): Route[] {
           const body = await ctx.readJson();
           only = isObject(body) && typeof body.prompt_id === 'string' && body.prompt_id !== '' ? body.prompt_id : undefined;
         }
-        state.engine.interrupt(key, only);
+        if (!state.ignoreInterrupts) state.engine.interrupt(key, only);
         reply(state, ctx, {});
       },
     },

@@ -69,6 +69,10 @@ export interface CloudOptions {
   historyLimit?: number;
   /** Seed of the PRNG behind probabilistic socket drops. */
   seed?: number;
+  /** The initial {@link CloudState.lateDeletes}. Default false. */
+  lateDeletes?: boolean;
+  /** The initial {@link CloudState.ignoreInterrupts}. Default false. */
+  ignoreInterrupts?: boolean;
 }
 
 /** Options of {@link CloudState.dropSockets}. */
@@ -125,6 +129,27 @@ export class CloudState {
   signedUrlTtlMs: number;
   /** PRNG of the probabilistic socket faults. */
   random: () => number;
+  /**
+   * `POST /api/queue { delete }` naming a pending job is held until that job
+   * has left the queue (started, or stopped otherwise), then applied and
+   * answered: the race a queue delete loses against the job's start. On a
+   * server whose delete leaves running jobs alone (`deleteRunning: false`,
+   * the local server) it then does nothing, while an interrupt sent with it
+   * found the job still pending.
+   *
+   * @example
+   * ```ts
+   * const emu = await startEmulator({ personality: { ...PERSONALITIES.local, atomicCancel: false }, cloud: { lateDeletes: true } });
+   * ```
+   */
+  lateDeletes: boolean;
+  /**
+   * `POST /api/interrupt` is answered as usual and stops nothing: a running
+   * node that never checks for interrupts (a long call into native code).
+   * With `deleteRunning: false` a running job is then beyond every stop but
+   * the atomic cancel.
+   */
+  ignoreInterrupts: boolean;
   /** Clock of signed-URL expiry, replaceable in tests. */
   now: () => number = () => Date.now();
   readonly #initialKeys: Record<string, ApiKeyConfig>;
@@ -143,6 +168,8 @@ export class CloudState {
     this.viewMode = options.viewMode ?? this.personality.viewMode;
     this.outputsDelayMs = options.outputsDelayMs ?? this.personality.outputsDelayMs;
     this.signedUrlTtlMs = options.signedUrlTtlMs ?? 60_000;
+    this.lateDeletes = options.lateDeletes ?? false;
+    this.ignoreInterrupts = options.ignoreInterrupts ?? false;
     this.#seed = options.seed ?? 0xc10d;
     this.random = createRandom(this.#seed);
     this.#initialKeys = options.apiKeys ?? DEFAULT_API_KEYS;
@@ -271,6 +298,20 @@ export class CloudState {
   failNextWith(key: string, exceptionType: string, options: { message?: string; nodeId?: string; rawStatus?: RawFailure } = {}): void {
     const spec: FailSpec = { exceptionType, ...options };
     this.engine.failNextWith(this.laneOf(key), spec);
+  }
+
+  /** Resolves once none of `ids` is a pending job of `key` (started, stopped, removed or unknown). */
+  untilNotPending(key: string, ids: readonly string[]): Promise<void> {
+    const waiting = () => ids.some((id) => this.engine.get(key, id)?.status === 'pending');
+    if (!waiting()) return Promise.resolve();
+    // Every change of a job's place in the queue sends a `status` event: the check runs on each.
+    return new Promise((resolve) => {
+      const off = this.subscribe(() => {
+        if (waiting()) return;
+        off();
+        resolve();
+      });
+    });
   }
 
   /** Now, and how late outputs are persisted: what the record renderers need. */

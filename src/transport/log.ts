@@ -12,7 +12,7 @@
  *
  * @module
  */
-import { APIConnectionError, InvalidArgumentError, PlatformUIError } from '../errors.ts';
+import { APIConnectionError, InvalidArgumentError, JobNotStoppedError, PlatformUIError } from '../errors.ts';
 import { fromEnv } from './options.ts';
 import { redactText, scrub } from './redact.ts';
 
@@ -123,7 +123,8 @@ const SHOWN_FIELDS = ['status', 'field', 'reason', 'timeout', 'exceptionType', '
  * say what happened (status, node, exception type…). Not the message of an
  * SDK error: that can quote a server's body (an error message, a prompt in a
  * traceback, a value that failed validation). A connection failure keeps its
- * reason (URLs redacted), and an error of the caller's own code its message.
+ * reason (URLs redacted), a job not seen stopped its own (the job, its phase,
+ * the bound), and an error of the caller's own code its message.
  */
 export function errorDetails(err: unknown): LogDetails {
   if (!(err instanceof Error)) return { error: typeof err };
@@ -132,7 +133,7 @@ export function errorDetails(err: unknown): LogDetails {
   for (const k of SHOWN_FIELDS) if (typeof e[k] === 'string' || typeof e[k] === 'number') out[k] = e[k];
   // An API error's `error` member is a code (`not_found`), unless a server put prose there.
   if (typeof e.error === 'string' && /^[\w.-]{1,40}$/.test(e.error)) out.code = e.error;
-  if (err instanceof APIConnectionError || !(err instanceof PlatformUIError)) out.message = redactText(err.message);
+  if (err instanceof APIConnectionError || err instanceof JobNotStoppedError || !(err instanceof PlatformUIError)) out.message = redactText(err.message);
   return out;
 }
 

@@ -24,6 +24,7 @@ const ROOT = [
   'InternalServerError',
   'InvalidArgumentError',
   'JobCancelledError',
+  'JobNotStoppedError',
   'JobTimeoutError',
   'ServerLostError',
   'SocketRefusedError',

@@ -282,7 +282,10 @@ describe('getQueue', () => {
 });
 
 describe('stopping a job', () => {
-  /** Records the control POSTs; `atomic` is how the server answers `POST /api/jobs/{id}/cancel`. */
+  /**
+   * Records the control POSTs; `atomic` is how the server answers `POST /api/jobs/{id}/cancel`. The job
+   * runs until an interrupt reaches it: what a local server's ordered stop looks at between its requests.
+   */
   const capture = (base: string, atomic: 200 | 404 | 405) => {
     const posted: Array<[string, unknown]> = [];
     server.use(
@@ -292,6 +295,7 @@ describe('stopping a job', () => {
       }),
       http.post(`${base}/api/queue`, async ({ request }) => (posted.push(['queue', await request.json()]), new HttpResponse('', { status: 200 }))),
       http.post(`${base}/api/interrupt`, async ({ request }) => (posted.push(['interrupt', await request.text()]), new HttpResponse('', { status: 200 }))),
+      http.get(`${base}/api/jobs/:id`, ({ params }) => HttpResponse.json({ id: params.id, status: posted.at(-1)?.[0] === 'interrupt' ? 'failed' : 'in_progress' })),
     );
     return posted;
   };

@@ -6,7 +6,8 @@
  * outputs the socket did not carry are recovered (DESIGN §8).
  *
  * It only follows: the one thing it does to a job is `jobs.stopJob` (this
- * job, never another) when the caller gives up on it with `stopOnAbort`.
+ * job, never another) when the caller gives up on it with `stopOnAbort`; an
+ * abort rejects once that stop is confirmed, or says the job may still run.
  *
  * @module
  */
@@ -19,7 +20,7 @@ import { filesOf, type JobBackend, type JobStatusResult } from '../jobs.ts';
 import type { JobResult, RunOptions } from '../run.ts';
 import { HOLD_MAX_EVENTS, type BinaryEvent, type CloudSocket, type SocketEvent } from '../socket.ts';
 import type { Clock, TimerHandle } from './clock.ts';
-import { asRecord, failureOf, hasOutputs, readCompletedRecord, stopInBackground } from './records.ts';
+import { asRecord, failureOf, hasOutputs, readCompletedRecord, stopAndConfirm, stopInBackground } from './records.ts';
 import { nextState, type FollowInput, type FollowState } from './states.ts';
 import { answerLost } from '../submission.ts';
 
@@ -246,9 +247,14 @@ export class JobFollower {
     const { signal } = this.#opts;
     if (signal) {
       const onAbort = () => {
-        this.#stopOnServer('aborted');
         const id = this.#promptId;
-        this.#giveUp(new APIUserAbortError(this.#opts.stopOnAbort ? `Aborted; job ${id} was stopped` : `Aborted; stopped following job ${id} (it keeps running)`, { cause: signal.reason, promptId: id }));
+        if (!this.#opts.stopOnAbort) return this.#giveUp(new APIUserAbortError(`Aborted; stopped following job ${id} (it keeps running)`, { cause: signal.reason, promptId: id }));
+        // Settled now, so that nothing the job still sends decides the outcome; rejected once the server shows it stopped.
+        if (!this.#send({ type: 'gave_up' })) return;
+        void stopAndConfirm(this.#jobs, id, this.#opts.headers, 'aborted', this.#opts.stopWithin).then((stopError) => {
+          const options = { cause: signal.reason, promptId: id };
+          this.#finish(undefined, stopError ? new APIUserAbortError(`Aborted; job ${id} may still run: its stop was not confirmed (${describeError(stopError)})`, { ...options, stopError }) : new APIUserAbortError(`Aborted; job ${id} was stopped`, options));
+        });
       };
       signal.addEventListener('abort', onAbort, { once: true });
       this.#offs.push(() => signal.removeEventListener('abort', onAbort));

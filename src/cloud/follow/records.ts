@@ -82,14 +82,31 @@ export async function failureOf(jobs: JobBackend, promptId: string, s: JobStatus
 }
 
 /**
- * Stops a job nobody follows any more, without waiting: `jobs.stopJob`, which
- * stops this job and never another. It may be repeated (a stop is idempotent):
- * the job must not run on unpaid-for.
+ * Stops a job nobody follows any more: `jobs.stopJob`, which stops this job
+ * and never another, and resolves once it is seen stopped (within `within`
+ * ms, `stopJob`'s `confirmWithin`). Resolves with `undefined` then, else with
+ * the error that says why the job may still run, which is also logged. Its
+ * requests may be repeated (a stop is idempotent): the job must not run on
+ * unpaid-for.
+ *
+ * @example
+ * ```ts
+ * const stopError = await stopAndConfirm(jobs, promptId, undefined, 'aborted');
+ * if (stopError) console.log(`job ${promptId} may still run`);
+ * ```
  */
-export function stopInBackground(jobs: JobBackend, promptId: string, headers: Record<string, string> | undefined, why: string): void {
+export async function stopAndConfirm(jobs: JobBackend, promptId: string, headers: Record<string, string> | undefined, why: string, within?: number): Promise<Error | undefined> {
   jobs.log?.debug?.(`job ${promptId}: stopping it on the server (${why})`, { promptId, reason: why });
-  void Promise.resolve(jobs.stopJob(promptId, { ...(headers ? { headers } : {}), retry: { limit: 3, allowPost: true } })).catch((err: unknown) => {
-    // The caller has had their answer: only the log can say the job may run on.
+  try {
+    await jobs.stopJob(promptId, { ...(headers ? { headers } : {}), retry: { limit: 3, allowPost: true }, ...(within === undefined ? {} : { confirmWithin: within }) });
+    return undefined;
+  } catch (err) {
     jobs.log?.error?.(`job ${promptId} could not be stopped (${why}); it may still run: ${describeError(err)}`, { promptId, ...errorDetails(err) });
-  });
+    return err instanceof Error ? err : new Error(String(err));
+  }
+}
+
+/** {@link stopAndConfirm} without waiting: the caller has had their answer, and only the log can say the job may run on. */
+export function stopInBackground(jobs: JobBackend, promptId: string, headers: Record<string, string> | undefined, why: string): void {
+  void stopAndConfirm(jobs, promptId, headers, why);
 }

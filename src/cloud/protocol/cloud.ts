@@ -3,8 +3,10 @@
  * relay in front of the cloud: `keyless`). Status from
  * `/api/job/{id}/status` (raw states), records from `/api/jobs/{id}`; one
  * job stopped by the atomic cancel, else `POST /api/queue { delete }`, which
- * on the cloud stops pending and running jobs alike. Never an interrupt: the
- * cloud's takes no body and stops every running job of the account.
+ * on the cloud stops pending and running jobs alike: one request, whose
+ * answer is the server's word that the job is stopped (nothing is looked at
+ * after it). Never an interrupt: the cloud's takes no body and stops every
+ * running job of the account.
  *
  * @module
  */
@@ -13,6 +15,7 @@ import * as rules from '../../schemas/rules.generated.ts';
 import { path, type Transport } from '../../transport/transport.ts';
 import { jobPhase } from '../jobs.ts';
 import { atomicCancel, deleteFromQueue, jobRecords, routeMissing } from './routes.ts';
+import { requestOptions } from './stop.ts';
 import type { ServerProtocol } from './types.ts';
 
 /** The cloud service's protocol. */
@@ -36,7 +39,7 @@ export function cloudProtocol(transport: Transport): ServerProtocol {
       return record(id, options);
     },
     record,
-    stopJob: atomicCancel(transport, async (id, options) => (await deleteFromQueue(transport, [id], options)).response),
+    stopJob: atomicCancel(transport, async (id, options) => (await deleteFromQueue(transport, [id], requestOptions(options))).response),
     interruptBody: () => undefined,
     listJobsParams: rules.CloudListJobsParams,
   };

@@ -2,14 +2,16 @@
  * A self-hosted local server's protocol (`fixtures/local-server`): no status
  * route, so the status is the record (`/api/jobs/{id}`, else `/history` and
  * `/queue`); one job stopped by the atomic cancel where the server has it,
- * else `POST /queue { delete }` (pending only) together with
- * `POST /interrupt { prompt_id }` (that prompt only, if it runs).
+ * else in an order that cannot miss it (`stop.ts`): `POST /queue { delete }`
+ * (pending only), then a look, then `POST /interrupt { prompt_id }` (that
+ * prompt only, if it runs) while it runs, until it is seen stopped.
  *
  * @module
  */
 import * as rules from '../../schemas/rules.generated.ts';
 import type { Transport } from '../../transport/transport.ts';
-import { atomicCancel, deleteFromQueue, jobRecords } from './routes.ts';
+import { atomicCancel, jobRecords } from './routes.ts';
+import { orderedStop } from './stop.ts';
 import type { ServerProtocol } from './types.ts';
 
 /** A local server's protocol. */
@@ -18,16 +20,7 @@ export function localProtocol(transport: Transport): ServerProtocol {
   return {
     status: record,
     record,
-    stopJob: atomicCancel(transport, async (id, options) => {
-      // Both, whatever becomes of the other: a failed delete must not spare a running job.
-      const [deleted, interrupted] = await Promise.allSettled([
-        deleteFromQueue(transport, [id], options),
-        transport.request({ method: 'POST', path: 'api/interrupt', json: { prompt_id: id }, auth: true, options }),
-      ]);
-      if (deleted.status === 'rejected') throw deleted.reason;
-      if (interrupted.status === 'rejected') throw interrupted.reason;
-      return interrupted.value.response;
-    }),
+    stopJob: atomicCancel(transport, orderedStop(transport, record)),
     interruptBody: (promptId) => (promptId === undefined ? undefined : { prompt_id: promptId }),
     listJobsParams: rules.LocalListJobsParams,
   };

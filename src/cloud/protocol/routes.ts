@@ -13,9 +13,10 @@ import type { RequestOptions } from '../../transport/options.ts';
 import type { WithResponse } from '../../transport/promise.ts';
 import { path, type Transport } from '../../transport/transport.ts';
 import { recordFromHistory, toJobRecord, toQueueState, type JobRecord } from '../jobs.ts';
+import { requestOptions, type StopJobOptions } from './stop.ts';
 
 /** One job's question to the server: its record, its status, or its stop. */
-export type JobCall<T> = (id: string, options?: RequestOptions) => Promise<T>;
+export type JobCall<T, O extends RequestOptions = RequestOptions> = (id: string, options?: O) => Promise<T>;
 
 /** A 404 whose body is not JSON: the route does not exist here (aiohttp's `404: Not Found`), as opposed to an unknown job. */
 export const routeMissing = (err: unknown): boolean => err instanceof NotFoundError && (err.body === undefined || typeof err.body === 'string');
@@ -71,12 +72,12 @@ export function jobRecords(transport: Transport): JobCall<WithResponse<JobRecord
  * before. A server without the route (404 or 405) is remembered: later stops
  * go straight to the fallback.
  */
-export function atomicCancel(transport: Transport, fallback: JobCall<Response>): JobCall<Response> {
+export function atomicCancel(transport: Transport, fallback: JobCall<Response, StopJobOptions>): JobCall<Response, StopJobOptions> {
   let exists: boolean | undefined;
   return async (id, options) => {
     if (exists !== false) {
       try {
-        const r = await transport.request({ method: 'POST', path: path`api/jobs/${id}/cancel`, auth: true, options });
+        const r = await transport.request({ method: 'POST', path: path`api/jobs/${id}/cancel`, auth: true, options: requestOptions(options) });
         exists = true;
         return r.response;
       } catch (err) {

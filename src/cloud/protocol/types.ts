@@ -12,6 +12,7 @@ import type { Typed } from '../../schemas/rule.ts';
 import type { RequestOptions } from '../../transport/options.ts';
 import type { WithResponse } from '../../transport/promise.ts';
 import type { JobRecord, JobStatusResult } from '../jobs.ts';
+import type { StopJobOptions } from './stop.ts';
 
 /** The kind of server a client talks to. */
 export type ServerKind = 'cloud' | 'local';
@@ -25,8 +26,13 @@ export interface ServerProtocol {
   status(id: string, options?: RequestOptions): Promise<WithResponse<JobStatusResult>>;
   /** The job's record, outputs included; {@link NotFoundError} when the server does not know it. */
   record(id: string, options?: RequestOptions): Promise<WithResponse<JobRecord>>;
-  /** Stops this job wherever it is (pending or running), and never another; resolves with the answer of the request that did. */
-  stopJob(id: string, options?: RequestOptions): Promise<Response>;
+  /**
+   * Stops this job wherever it is (pending or running), and never another;
+   * resolves once the server said or showed it stopped, with the answer of
+   * the last request; {@link JobNotStoppedError} when it could not be seen
+   * stopped within `confirmWithin`.
+   */
+  stopJob(id: string, options?: StopJobOptions): Promise<Response>;
   /** The body of `POST /api/interrupt` for "stop `promptId` if it runs"; `undefined`: no body (the cloud's interrupt takes none). */
   interruptBody(promptId: string | undefined): { prompt_id: string } | undefined;
   /** What this kind's `GET /api/jobs` takes (its statuses, sort keys, filters), checked before the request. */

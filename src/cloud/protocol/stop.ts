@@ -1,0 +1,99 @@
+/**
+ * Stopping one job on a local server without the atomic cancel, in an order
+ * that cannot miss it. Its queue delete removes a pending job only and its
+ * interrupt stops a running one only: sent together, an interrupt that lands
+ * while the job still waits and a delete that lands after it started both
+ * miss, and the job runs to its end. So: delete; look; interrupt while it
+ * runs (delete again while it waits); look again; until the server shows the
+ * job ended or gone, within `confirmWithin`.
+ *
+ * A stop that is one request (the atomic cancel, the cloud's queue delete,
+ * which stops pending and running jobs alike) has no such gap: the server's
+ * answer is its word that the job is stopped, and nothing is looked at.
+ *
+ * @module
+ */
+import { JobNotStoppedError, NotFoundError } from '../../errors.ts';
+import type { RequestOptions } from '../../transport/options.ts';
+import type { WithResponse } from '../../transport/promise.ts';
+import { sleep } from '../../transport/sleep.ts';
+import type { Transport } from '../../transport/transport.ts';
+import { isFinalPhase, type JobRecord } from '../jobs.ts';
+import { deleteFromQueue, type JobCall } from './routes.ts';
+
+/** Options of `stopJob`: the request's, and how long a stop of several requests looks for the job stopped. */
+export interface StopJobOptions extends RequestOptions {
+  /**
+   * How long (ms) a stop that takes several requests (a local server without
+   * the atomic cancel: delete, then interrupt while it runs) looks for the
+   * job stopped before it rejects with {@link JobNotStoppedError}. Default
+   * 10000. A stop that is one request is confirmed by the server's answer.
+   */
+  confirmWithin?: number;
+}
+
+/** The default of {@link StopJobOptions.confirmWithin}. */
+export const STOP_CONFIRM_MS = 10_000;
+/** Gaps between looks: a server's interrupt takes effect when the running node checks for it. */
+const FIRST_GAP_MS = 25;
+const MAX_GAP_MS = 1000;
+
+/** The options of one request of a stop: `confirmWithin` is the stop's, not the transport's. */
+export function requestOptions(options: StopJobOptions | undefined): RequestOptions {
+  const { confirmWithin: _, ...request } = options ?? {};
+  return request;
+}
+
+/**
+ * The ordered stop of one job on a local server, for the atomic cancel's
+ * fallback (`atomicCancel`): resolves with the last answer once a look shows the job ended or
+ * gone; rejects with {@link JobNotStoppedError} when none did within
+ * `confirmWithin`, or with the error of a request that failed (a failed
+ * delete is followed by the interrupt all the same).
+ *
+ * @example
+ * ```ts
+ * const stopJob = atomicCancel(transport, orderedStop(transport, jobRecords(transport)));
+ * await stopJob(promptId, { confirmWithin: 5000 });
+ * ```
+ */
+export function orderedStop(transport: Transport, record: JobCall<WithResponse<JobRecord>>): JobCall<Response, StopJobOptions> {
+  const interrupt = (id: string, options: RequestOptions) => transport.request({ method: 'POST', path: 'api/interrupt', json: { prompt_id: id }, auth: true, options });
+  return async (id, options) => {
+    const confirmWithin = options?.confirmWithin ?? STOP_CONFIRM_MS;
+    const request = requestOptions(options);
+    const deadline = AbortSignal.timeout(confirmWithin);
+    const signal = request.signal ? AbortSignal.any([request.signal, deadline]) : deadline;
+    const bounded = { ...request, signal };
+    let phase: 'pending' | 'running' | undefined;
+    try {
+      let answer = await deleteFromQueue(transport, [id], bounded).catch(async (err: unknown) => {
+        // A failed delete must not spare a running job; the error still says the job may wait in the queue.
+        await interrupt(id, bounded).catch(() => undefined);
+        throw err;
+      });
+      for (let gap = FIRST_GAP_MS; ; gap = Math.min(gap * 2, MAX_GAP_MS)) {
+        const seen = await look(record, id, bounded);
+        if (seen === 'stopped') return answer.response;
+        phase = seen;
+        // Still pending: the delete did not take. Running: it came after the job started.
+        answer = await (seen === 'pending' ? deleteFromQueue(transport, [id], bounded) : interrupt(id, bounded));
+        await sleep(gap, signal);
+      }
+    } catch (err) {
+      if (deadline.aborted && !request.signal?.aborted) throw new JobNotStoppedError(id, phase, confirmWithin, { cause: err });
+      throw err;
+    }
+  };
+}
+
+/** What the server shows of the job: ended or unknown (a local server forgets a job its delete removed) is `stopped`. */
+async function look(record: JobCall<WithResponse<JobRecord>>, id: string, options: RequestOptions): Promise<'stopped' | 'pending' | 'running'> {
+  try {
+    const { phase } = (await record(id, options)).data;
+    return isFinalPhase(phase) ? 'stopped' : phase === 'pending' ? 'pending' : 'running';
+  } catch (err) {
+    if (err instanceof NotFoundError) return 'stopped';
+    throw err;
+  }
+}
