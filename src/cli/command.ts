@@ -46,6 +46,12 @@ export interface Command {
   service: 'cloud' | 'registry' | 'none';
   /** Whether the command parses its own arguments (`raw`): options are not checked here. */
   passthrough?: boolean;
+  /**
+   * The global options it takes, when not all of them (those of a server
+   * excepted for `service: 'none'`): its help lists only these, and the
+   * others are refused rather than ignored.
+   */
+  globals?: readonly string[];
   /** Runs the command; resolves with the exit code. Throws what `errors.ts` reports. */
   run(ctx: Context, args: CommandArgs): Promise<number>;
 }
@@ -73,12 +79,22 @@ export function optionLines(options: Record<string, OptionSpec>): string[] {
   return Object.values(options).map((o, i) => `  ${left[i]!.padEnd(width)}${o.help}`);
 }
 
-/** The `--help` of a command. */
-export function commandHelp(c: Command): string {
+/** The names of the global options `c` takes. */
+export function globalsOf(c: Pick<Command, 'service' | 'globals'>): string[] {
+  return Object.keys(GLOBAL_OPTIONS).filter((name) => (c.globals ? c.globals.includes(name) : c.service !== 'none' || !SERVER_OPTIONS.includes(name)));
+}
+
+/**
+ * The `--help` of a command. `prog` is how it is called when not
+ * `platformui <name>` (the `platformui-emulator` bin): its usage line and
+ * examples say that instead.
+ */
+export function commandHelp(c: Command, prog = `platformui ${c.name}`): string {
   const own = Object.keys(c.options).length ? ['', 'Options:', ...optionLines(c.options)] : [];
-  const global = Object.fromEntries(Object.entries(GLOBAL_OPTIONS).filter(([name]) => c.service !== 'none' || !SERVER_OPTIONS.includes(name)));
+  const global = Object.fromEntries(globalsOf(c).map((name) => [name, GLOBAL_OPTIONS[name]!]));
+  const as = (line: string) => (line.startsWith(`platformui ${c.name}`) ? `${prog}${line.slice(`platformui ${c.name}`.length)}` : line);
   return [
-    `Usage: platformui ${c.name}${c.synopsis ? ` ${c.synopsis}` : ''}`,
+    `Usage: ${prog}${c.synopsis ? ` ${c.synopsis}` : ''}`,
     '',
     c.description,
     ...own,
@@ -87,7 +103,7 @@ export function commandHelp(c: Command): string {
     ...optionLines(global),
     '',
     c.examples.length > 1 ? 'Examples:' : 'Example:',
-    ...c.examples.map((e) => `  ${e}`),
+    ...c.examples.map((e) => `  ${as(e)}`),
     '',
   ].join('\n');
 }

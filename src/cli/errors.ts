@@ -6,7 +6,9 @@
  *
  * Exit codes: 0 success · 1 the job failed, was cancelled or refused (and any
  * other failure) · 2 usage · 3 authentication, credits, subscription · 4 the
- * server could not be reached · 130 interrupted (Ctrl-C) · 141 standard output
+ * server could not be reached · 5 the workflow file has problems (not a
+ * workflow, or saved in the editor and not convertible: the file is to be
+ * fixed, not the command line) · 130 interrupted (Ctrl-C) · 141 standard output
  * closed while a job was followed (`platformui run … | head -2`: the job is
  * stopped as on Ctrl-C; 141 = 128 + SIGPIPE, as a shell reports a process
  * killed by it). Read-only commands (`jobs`, `nodes search`…) whose reader
@@ -38,14 +40,37 @@ export class Interrupted extends Error {
   override name = 'Interrupted';
   /** 130 (Ctrl-C) or 141 (standard output closed). */
   readonly code: number;
-  constructor(message: string, code: number = 130) {
+  /** The job it was about, when one was submitted: `--json` gives it to the script. */
+  readonly promptId: string | undefined;
+  constructor(message: string, code: number = 130, promptId?: string) {
     super(message);
     this.code = code;
+    this.promptId = promptId;
   }
 }
 
+/**
+ * The workflow file was read but cannot be run as it is (not a workflow, or
+ * saved in the editor and not convertible): exit 5, and no "see --help",
+ * since no option would fix it.
+ */
+export class WorkflowFileError extends Error {
+  override name = 'WorkflowFileError';
+}
+
 /** The exit codes, by meaning. */
-export const EXIT = { ok: 0, failed: 1, usage: 2, auth: 3, unreachable: 4, interrupted: 130, brokenPipe: 141 } as const;
+export const EXIT = { ok: 0, failed: 1, usage: 2, auth: 3, unreachable: 4, workflowFile: 5, interrupted: 130, brokenPipe: 141 } as const;
+
+/**
+ * The SDK's options as the command line spells them, for SDK messages that
+ * name one: a user of the command line has a flag, not an options object.
+ */
+const CLI_SPELLING: ReadonlyArray<readonly [string, string]> = [["{ widgetValues: 'editor' }", '--widget-values editor']];
+
+/** `message` with the SDK's option names replaced by the command line's flags. */
+export function inCliWords(message: string): string {
+  return CLI_SPELLING.reduce((m, [sdk, cli]) => m.replaceAll(sdk, cli), message);
+}
 
 /** What the CLI says about a failure. */
 export interface Failure {
@@ -88,14 +113,42 @@ function originOf(url: string): string {
 
 const secondsOf = (ms: number | undefined) => (ms === undefined ? '' : ms < 1000 ? ` in ${ms} ms` : ` in ${Math.round(ms / 100) / 10} s`);
 
-/** The exit code and lines for `err`. */
+/**
+ * The one JSON line `--json` gives a failure on standard output, whatever
+ * failed and whenever (a usage error before anything, a refused key, a job
+ * that failed): `type` is always `error`; `class` the error's class
+ * (`UsageError`, `AuthenticationError`, `ExecutionError`, `WorkflowFileError`…);
+ * `code` the exit code; `message` the lines standard error gets, without the
+ * command's prefix (several joined by newlines); `status` the HTTP status when
+ * the server answered with one; `promptId` the job, when there is one.
+ */
+export function failureJSON(err: unknown, failure: Failure): Record<string, unknown> {
+  const status = err instanceof APIError && typeof err.status === 'number' ? err.status : undefined;
+  const promptId = (err as { promptId?: unknown } | undefined)?.promptId;
+  return {
+    type: 'error',
+    class: err instanceof Error ? err.name : 'Error',
+    code: failure.code,
+    ...(status !== undefined ? { status } : {}),
+    message: failure.lines.join('\n'),
+    ...(typeof promptId === 'string' ? { promptId } : {}),
+  };
+}
+
+/** The exit code and lines for `err`, in the command line's words. */
 export function describeFailure(err: unknown, ctx: FailureContext): Failure {
+  const failure = describe(err, ctx);
+  return { ...failure, lines: failure.lines.map(inCliWords) };
+}
+
+function describe(err: unknown, ctx: FailureContext): Failure {
   const cloud = ctx.service === 'cloud';
   const keyVar = cloud ? 'PLATFORMUI_API_KEY' : 'PLATFORMUI_TOKEN';
   const keyFile = cloud ? '--api-key-file' : '--token-file';
   const urlVar = cloud ? 'PLATFORMUI_CLOUD_URL' : 'PLATFORMUI_BASE_URL';
 
   if (err instanceof UsageError) return { code: EXIT.usage, lines: [err.message] };
+  if (err instanceof WorkflowFileError) return { code: EXIT.workflowFile, lines: [err.message] };
   if (err instanceof Interrupted) return { code: err.code, lines: [err.message] };
   if (err instanceof APIUserAbortError) return { code: EXIT.interrupted, lines: ['interrupted'] };
   // Before the generic InvalidArgumentError: these are subclasses of it.

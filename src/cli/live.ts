@@ -5,8 +5,8 @@
  * display: the terminal is left clean on success, errors and Ctrl-C alike.
  * The error is said once to a person: on a terminal by the display (then
  * standard error gets it only when it goes elsewhere), in plain mode on
- * standard error only (standard output gets where and when); `--json` ends
- * its stream with the error object as well.
+ * standard error only (standard output gets where and when); with `--json`,
+ * `main` ends the stream with the error object, as for any failure.
  *
  * @module
  */
@@ -46,9 +46,10 @@ export async function withDisplay(ctx: Context, nodes: Record<string, NodeLabel>
     return await task(display, interrupt);
   } catch (err) {
     const { lines, summary } = describeFailure(err, ctx.failureContext('cloud'));
-    // JSON keeps every line in the error object; a terminal gets one line each, then the summary;
-    // plain mode's standard output none of them (main writes them to standard error).
-    if (ctx.mode !== 'tty' || lines.length === 1) display.fail(lines.join('\n'));
+    // JSON's error object is main's (every failure gets one, before a job too); a terminal gets one line
+    // each, then the summary; plain mode's standard output none of them (main writes them to standard error).
+    if (ctx.mode === 'json') display.close();
+    else if (ctx.mode !== 'tty' || lines.length === 1) display.fail(lines.join('\n'));
     else {
       for (const line of lines) display.info(line);
       display.fail(summary ?? `${lines.length} problems (above)`);

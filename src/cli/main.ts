@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util';
 import { version } from '../../package.json';
 import { didYouMean } from '../args.ts';
 import { parseDuration, UsageError } from './args.ts';
-import { commandHelp, GLOBAL_OPTIONS, optionLines, type Command, type CommandArgs, type OptionSpec } from './command.ts';
+import { commandHelp, GLOBAL_OPTIONS, globalsOf, optionLines, type Command, type CommandArgs, type OptionSpec } from './command.ts';
 import { codegen } from './commands/codegen.ts';
 import { emulator } from './commands/emulator.ts';
 import { example } from './commands/example.ts';
@@ -24,7 +24,7 @@ import { queue } from './commands/queue.ts';
 import { run } from './commands/run.ts';
 import { worker } from './commands/worker.ts';
 import { Context, type CliIO, type GlobalOptions } from './context.ts';
-import { describeFailure, EXIT, stackOf } from './errors.ts';
+import { describeFailure, EXIT, failureJSON, stackOf } from './errors.ts';
 
 /** Every command, in the order `platformui --help` lists them. */
 export const COMMANDS: readonly Command[] = [example, run, job, jobs, queue, worker, objectInfo, nodesSearch, publishers, emulator, codegen];
@@ -53,8 +53,10 @@ export function mainHelp(): string {
     '--api-key-file / --token-file, never from the command line (it shows in `ps`).',
     'Exit codes: 0 success, 1 the job failed or was cancelled, 2 usage, 3 authentication,',
     'credits or subscription, 4 the server could not be reached or did not answer in time,',
-    '130 interrupted, 141 standard output closed while following a job (run stops its job, as',
-    'on Ctrl-C).',
+    '5 the workflow file has problems (not a workflow, or saved in the editor and not',
+    'convertible), 130 interrupted, 141 standard output closed while following a job (run stops',
+    'its job, as on Ctrl-C). With --json, every failure is also one line on standard output:',
+    '{"type":"error","class":…,"code":<exit code>,"status":<HTTP status>?,"message":…,"promptId":…?}.',
     '',
     'Start a server to try it on with `platformui emulator` (it prints the variables to set), then:',
     '',
@@ -253,10 +255,19 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
       const given = Object.entries({ server, 'api-key-file': apiKeyFile, 'token-file': tokenFile, timeout }).find(([, v]) => v !== undefined)?.[0];
       if (given) throw new UsageError(`--${given}: platformui ${parsed.command.name} talks to no server`);
     }
+    if (parsed.command.globals) {
+      const { json, verbose, noColor } = parsed.global;
+      const taken = globalsOf(parsed.command);
+      // Refused rather than ignored: an ignored --json would leave a script reading text.
+      const given = Object.entries({ json, verbose, 'no-color': noColor }).find(([name, v]) => v && !taken.includes(name))?.[0];
+      if (given) throw new UsageError(`--${given}: platformui ${parsed.command.name} does not take it`);
+    }
     args = parseCommand(parsed.command, parsed.help ? ['--help'] : parsed.rest);
     parsed.global = serverAliases(parsed.command, args.values, parsed.global);
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
+    // --json may be what could not be parsed: as written, it still asks for the error as JSON.
+    if (argv.includes('--json')) io.stdout.write(`${JSON.stringify(failureJSON(err, { code: EXIT.usage, lines: [message] }))}\n`);
     io.stderr.write(`platformui${named}: ${message}\n(see platformui${named} --help)\n`);
     return EXIT.usage;
   }
@@ -266,6 +277,9 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
     return await command.run(ctx, args);
   } catch (err) {
     const failure = describeFailure(err, ctx.failureContext(command.service === 'registry' ? 'registry' : 'cloud'));
+    // A script reads the error from standard output (its last line); a person still gets it on standard error.
+    // Not once standard output is closed: nobody reads it.
+    if (global.json && failure.code !== EXIT.brokenPipe) ctx.printJSON(failureJSON(err, failure));
     // The display wrote it to the terminal already: standard error gets it only when it goes elsewhere.
     const seen = ctx.failureShown && io.stdout.isTTY === true && io.stderr.isTTY === true;
     // Through the context's streams: on a terminal they erase the "waiting for …" line first.

@@ -1,7 +1,9 @@
 /**
  * The emulator's command line, shared by the `platformui-emulator` bin
  * (`cli.ts`) and `platformui emulator`: parses the options, starts the
- * emulator, prints its URL and credentials, and runs until SIGINT or SIGTERM.
+ * emulator, prints its URL and credentials, and runs until SIGINT or SIGTERM,
+ * then says it stopped. Its `--help` is rendered as every `platformui`
+ * command's, from {@link EMULATOR_HELP}.
  *
  *     platformui-emulator [--port N] [--host H] [--personality cloud|spec|local] [--step-ms N]
  *                         [--max-upload-bytes N|Infinity] [--synthetic-output NAME:SIZE]... [--log-level LEVEL]
@@ -10,29 +12,43 @@
  */
 import { version } from '../../package.json';
 import { didYouMean } from '../args.ts';
+import { commandHelp, type Command } from '../cli/command.ts';
 import { commandLog, LOG_LEVELS, type LogLevel } from '../transport/log.ts';
 import { EMULATOR_TOKEN, startEmulator } from './index.ts';
 import { isPersonalityName, PERSONALITY_CHOICES, type PersonalityName } from './personality.ts';
 
-const usage = (prog: string) => `Usage: ${prog} [options]
-  --port N                      TCP port (default 0: a free one)
-  --host H                      interface to bind (default 127.0.0.1)
-  --personality NAME            the cloud server imitated: cloud (default; the live service: raw job
-                                states, /api/jobs, late outputs), spec (only what the documents show:
-                                no /api/jobs) or local (a self-hosted server: no API key, /history,
-                                events by client_id)
-  --step-ms N                   simulated step time of cloud jobs and proxy tasks, ms
-  --max-upload-bytes N          largest cloud upload in bytes, or Infinity for no limit (default 100 MiB)
-  --synthetic-output NAME:SIZE  register a cloud output of SIZE bytes generated when served
-                                (repeatable; SIZE in bytes, or with a KiB/MiB/GiB suffix)
-  --log-level LEVEL             off, error, warn (default), info (the start) or debug (a line per
-                                request and socket, secrets redacted), to standard error
-  -V, --version                 print the version
+/**
+ * The command's help, in the terms of every `platformui` command's (`commandHelp`
+ * renders it, for both bins): its options are also the ones {@link parseArgs} takes.
+ */
+export const EMULATOR_HELP = {
+  name: 'emulator',
+  summary: 'start the local emulator of the registry, proxy and cloud (until Ctrl-C)',
+  synopsis: '[options]',
+  description: [
+    'Starts the emulator of the registry, the proxy and the cloud on one port, prints its URL, tokens',
+    'and keys and, when its cloud wants a key, the line that points the command line and the SDK at',
+    'it from another shell (this one runs the emulator until Ctrl-C).',
+  ].join('\n'),
+  options: {
+    port: { type: 'string', value: 'N', help: 'TCP port (default 0: a free one)' },
+    host: { type: 'string', value: 'H', help: 'interface to bind (default 127.0.0.1)' },
+    personality: {
+      type: 'string',
+      value: 'NAME',
+      help: 'the cloud server imitated: cloud (default; the live service: raw job states, /api/jobs, late outputs), spec (only what the documents show: no /api/jobs) or local (a self-hosted server: no API key, /history, events by client_id)',
+    },
+    'step-ms': { type: 'string', value: 'N', help: 'simulated step time of cloud jobs and proxy tasks, ms' },
+    'max-upload-bytes': { type: 'string', value: 'N', help: 'largest cloud upload in bytes, or Infinity for no limit (default 100 MiB)' },
+    'synthetic-output': { type: 'string', multiple: true, value: 'NAME:SIZE', help: 'register a cloud output of SIZE bytes generated when served (SIZE in bytes, or with a KiB/MiB/GiB suffix)' },
+    'log-level': { type: 'string', value: 'LEVEL', help: 'off, error, warn (default), info (the start) or debug (a line per request and socket, secrets redacted), to standard error' },
+  },
+  // Neither output nor errors of its own to shape: it takes only these.
+  globals: ['version', 'help'],
+  examples: ['platformui emulator --port 8787', 'platformui emulator --port 8188 --personality local'],
+} satisfies Omit<Command, 'run' | 'args' | 'service'>;
 
-Examples:
-  ${prog} --port 8787
-  ${prog} --port 8188 --personality local
-`;
+const usage = (prog: string) => commandHelp({ ...EMULATOR_HELP, args: { min: 0, max: 0 }, service: 'none', run: () => Promise.resolve(0) }, prog);
 
 interface CliArgs {
   port: number;
@@ -58,7 +74,7 @@ function parseSize(value: string, what: string): number {
 }
 
 /** The options that take a value. */
-const OPTIONS = ['port', 'host', 'personality', 'step-ms', 'max-upload-bytes', 'synthetic-output', 'log-level'];
+const OPTIONS = Object.keys(EMULATOR_HELP.options);
 const OPTION = new RegExp(`^--(${OPTIONS.join('|')})(?:=(.*))?$`);
 
 /** Parses `--name value` and `--name=value` options, and `--help`. */
@@ -130,7 +146,7 @@ function parseArgs(argv: readonly string[]): CliArgs {
  */
 function environmentLine(url: string, key: string | undefined): string {
   if (key === undefined) return '';
-  return `For the command line and the SDK in this shell:\n  export PLATFORMUI_CLOUD_URL=${url} PLATFORMUI_API_KEY=${key} PLATFORMUI_BASE_URL=${url} PLATFORMUI_TOKEN=${EMULATOR_TOKEN}\n`;
+  return `In another shell (this one runs the emulator until Ctrl-C), for the command line and the SDK:\n  export PLATFORMUI_CLOUD_URL=${url} PLATFORMUI_API_KEY=${key} PLATFORMUI_BASE_URL=${url} PLATFORMUI_TOKEN=${EMULATOR_TOKEN}\n`;
 }
 
 /** Where the command writes, and the name it calls itself in its usage. */
@@ -212,7 +228,13 @@ export async function runEmulatorCommand(argv: readonly string[], io: EmulatorCo
   });
   stdout(`\n${signal}: stopping\n`);
   return emulator.close().then(
-    () => 0,
-    () => 1,
+    () => {
+      stdout(`Emulator stopped: ${emulator.url} no longer answers\n`);
+      return 0;
+    },
+    (err: unknown) => {
+      stderr(`The emulator did not close cleanly: ${err instanceof Error ? err.message : String(err)}\n`);
+      return 1;
+    },
   );
 }

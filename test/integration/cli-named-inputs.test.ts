@@ -149,7 +149,7 @@ describe('platformui run on a file saved in the editor (a local server)', () => 
     );
   });
 
-  it('exit 2 for a name that is ambiguous, unknown or refused by object_info, and for a file that cannot be converted; nothing sent', async () => {
+  it('exit 2 for a name that is ambiguous, unknown or refused by object_info; exit 5 for a file that cannot be converted; nothing sent', async () => {
     emu.requests.length = 0;
     const cases: Array<[string[], string]> = [
       [['--set', 'blur_radius=3'], '--set blur_radius: names 2 inputs: use "Soft blur.blur_radius" (#2 ImageBlur "Soft blur") or "Hard.blur v2.blur_radius" (#3 ImageBlur "Hard.blur v2")'],
@@ -162,9 +162,15 @@ describe('platformui run on a file saved in the editor (a local server)', () => 
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.stderr, args.join(' ')).toBe(`platformui run: ${message}\n(see platformui run --help)\n`);
     }
+    // A saved file's problems are not the command line's: exit 5, no "see --help" (issue 32).
     const broken = await cli(['run', unknownClass, '--server', emu.url]);
-    expect(broken.code).toBe(2);
-    expect(broken.stderr).toMatch(/^platformui run: .*unknown\.json: #2 ImageBlurr "Soft blur": this server has no node class "ImageBlurr" \(did you mean "ImageBlur"\?\)\n/);
+    expect(broken.code).toBe(5);
+    expect(broken.stderr).toMatch(/^platformui run: .*unknown\.json: #2 ImageBlurr "Soft blur": this server has no node class "ImageBlurr" \(did you mean "ImageBlur"\?\)\n$/);
+    const json = await cli(['run', unknownClass, '--json', '--server', emu.url]);
+    expect(json.code).toBe(5);
+    expect(json.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as unknown)).toEqual([
+      { type: 'error', class: 'WorkflowFileError', code: 5, message: expect.stringMatching(/unknown\.json: #2 ImageBlurr "Soft blur": this server has no node class "ImageBlurr"/) },
+    ]);
     expect(writes(emu)).toEqual([]);
   });
 });
@@ -204,8 +210,9 @@ describe('platformui run --widget-values', () => {
     writeFileSync(file, JSON.stringify(saved));
     emu.requests.length = 0;
     const strict = await cli(['run', file, '--server', emu.url]);
-    expect(strict.code).toBe(2);
-    expect(strict.stderr).toMatch(/^platformui run: .*short\.json: #3 ImageBlur "Hard\.blur v2": widgets_values has 1 value for the 2 widget values .* with --widget-values editor\n/);
+    expect(strict.code).toBe(5);
+    expect(strict.stderr).toMatch(/^platformui run: .*short\.json: #3 ImageBlur "Hard\.blur v2": widgets_values has 1 value for the 2 widget values .* with --widget-values editor\n$/);
+    expect(strict.stderr).not.toContain('widgetValues');
     const typo = await cli(['run', file, '--widget-values', 'edtor', '--server', emu.url]);
     expect(typo.stderr).toMatch(/^platformui run: --widget-values: must be strict or editor, got "edtor" \(did you mean editor\?\)/);
     expect(writes(emu)).toEqual([]);

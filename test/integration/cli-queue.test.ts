@@ -198,6 +198,8 @@ describe.skipIf(!hasRedis)('worker, run --queue and queue --redis against a real
     const r = await worker.done;
     expect(r.code).toBe(0);
     expect(r.stderr).toContain('SIGTERM: finishing or handing back the jobs held');
+    // What stopped, once it has (issue 32).
+    expect(r.stdout).toMatch(/\nWorker \S+ stopped: it takes no more jobs from queue cli-test\n$/);
   });
 });
 

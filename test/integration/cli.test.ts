@@ -255,8 +255,10 @@ describe.each(['spec', 'cloud', 'local'] as PersonalityName[])('platformui run a
   it('--json on a failure: the last line is the error', async () => {
     const r = await cli(['run', failing, '--json', '--input', `image=${photo}`, '--set', `3.inputs.filename_prefix="${unique('jsonfail')}"`, ...server()]);
     expect(r.code).toBe(1);
-    const last = JSON.parse(r.stdout.trimEnd().split('\n').at(-1)!);
-    expect(last).toEqual({ type: 'error', message: expect.stringMatching(/failed in LoadImage #1: OOMError/) });
+    const lines = r.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as { type: string; promptId?: string });
+    const last = lines.at(-1)!;
+    expect(lines.filter((l) => l.type === 'error')).toHaveLength(1);
+    expect(last).toEqual({ type: 'error', class: 'ExecutionError', code: 1, message: expect.stringMatching(/failed in LoadImage #1: OOMError/), promptId: lines.find((l) => l.type === 'submitted')!.promptId });
   });
 });
 
@@ -450,6 +452,80 @@ describe('errors and exit codes (spec emulator)', () => {
   });
 });
 
+// What a new user still tripped on (issue 32): a --set typo run anyway, failures a script could
+// not read in --json, an empty queue that printed nothing in --json.
+describe('a --set typo, failures in --json, an empty queue (spec emulator)', () => {
+  let emu: Emulator;
+  beforeAll(async () => {
+    emu = await startEmulator({ personality: 'spec', cloud: { stepMs: 5 } });
+  });
+  afterAll(() => emu.close());
+  const server = () => ['--server', emu.url, '--api-key-file', keyFile];
+  const writes = () => emu.requests.filter((r) => r.method !== 'GET');
+  /** Standard output of a --json failure before any job: exactly one line, the error object. */
+  const onlyError = (stdout: string) => {
+    const lines = stdout.trimEnd().split('\n');
+    expect(lines).toHaveLength(1);
+    return JSON.parse(lines[0]!) as Record<string, unknown>;
+  };
+
+  it('run refuses a --set naming an input its node does not have, as --list-inputs does: exit 2, did you mean, nothing sent', async () => {
+    const said = 'platformui run: --set Save Inverted.filename_prefx: #3 SaveImage "Save Inverted": filename_prefx: SaveImage has no such input, so the server ignores it (did you mean "filename_prefix"?)\n(see platformui run --help)\n';
+    emu.requests.length = 0;
+    for (const extra of [[], ['--validate'], ['--list-inputs']]) {
+      const r = await cli(['run', INVERT, '--input', `image=${photo}`, '--set', 'Save Inverted.filename_prefx=night', '--out', outDir(), ...extra, ...server()]);
+      expect(r.code, extra.join(' ')).toBe(2);
+      expect(r.stderr, extra.join(' ')).toBe(said);
+      expect(r.stdout, extra.join(' ')).toBe('');
+    }
+    expect(writes()).toEqual([]);
+    // An input the file holds needs no object_info: no request before the job.
+    emu.requests.length = 0;
+    const ok = await cli(['run', INVERT, '--input', `image=${photo}`, '--set', `Save Inverted.filename_prefix=${unique('typo')}`, '--out', outDir(), ...server()]);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(emu.requests.some((r) => r.path.endsWith('/object_info'))).toBe(false);
+  });
+
+  it('--json: a failure before the job is one JSON line on standard output (usage, a refused key, a server down), the human line on standard error', async () => {
+    const usage = await cli(['run', INVERT, '--bogus', '--json', ...server()]);
+    expect(usage.code).toBe(2);
+    expect(onlyError(usage.stdout)).toEqual({ type: 'error', class: 'UsageError', code: 2, message: "Unknown option '--bogus'" });
+    expect(usage.stderr).toBe("platformui run: Unknown option '--bogus'\n(see platformui run --help)\n");
+
+    const typo = await cli(['run', INVERT, '--json', '--set', 'Save Inverted.filename_prefx=night', ...server()]);
+    expect(typo.code).toBe(2);
+    expect(onlyError(typo.stdout)).toMatchObject({ type: 'error', class: 'UsageError', code: 2, message: expect.stringMatching(/did you mean "filename_prefix"/) });
+
+    const refused = await cli(['run', INVERT, '--json', '--input', `image=${photo}`, '--server', emu.url, '--api-key-file', badKeyFile]);
+    expect(refused.code).toBe(3);
+    expect(onlyError(refused.stdout)).toEqual({ type: 'error', class: 'AuthenticationError', code: 3, status: 401, message: 'the server refused the API key (401): check PLATFORMUI_API_KEY or --api-key-file' });
+    expect(refused.stdout + refused.stderr).not.toContain(BAD_KEY);
+
+    const dead = await startEmulator({ personality: 'local' });
+    const deadUrl = dead.url;
+    await dead.close();
+    const down = await cli(['queue', '--json', '--server', deadUrl]);
+    expect(down.code).toBe(4);
+    expect(onlyError(down.stdout)).toMatchObject({ type: 'error', class: 'APIConnectionError', code: 4, message: expect.stringMatching(/^could not reach http:\/\/127\.0\.0\.1:\d+ /) });
+    expect(down.stderr).toMatch(/^platformui queue: could not reach /m);
+  });
+
+  it('a global option a command does not take is refused, not ignored: platformui emulator --json', async () => {
+    const r = await cli(['emulator', '--json', '--port', '0']);
+    expect(r).toEqual({
+      code: 2,
+      stdout: '{"type":"error","class":"UsageError","code":2,"message":"--json: platformui emulator does not take it"}\n',
+      stderr: 'platformui emulator: --json: platformui emulator does not take it\n(see platformui emulator --help)\n',
+    });
+  });
+
+  it('queue --json prints its counts first, also when the queue is empty', async () => {
+    const r = await cli(['queue', '--json', ...server()]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe('{"running":0,"pending":0}\n');
+  });
+});
+
 describe('job, jobs, queue, object-info', () => {
   let cloud: Emulator;
   let spec: Emulator;
@@ -521,7 +597,8 @@ describe('job, jobs, queue, object-info', () => {
     expect(rows.map((j) => j.status)).toEqual(rows.map(() => 'failed'));
     expect(rows.map((j) => j.id)).toContain(failed);
     const both = await cli(['jobs', '--quiet', '--json', ...on(cloud)]);
-    expect(both).toMatchObject({ code: 2, stdout: '' });
+    // With --json, the usage error too is the JSON line (issue 32).
+    expect(both).toMatchObject({ code: 2, stdout: '{"type":"error","class":"UsageError","code":2,"message":"--quiet prints bare ids, --json objects: give one"}\n' });
     expect(both.stderr).toMatch(/^platformui jobs: --quiet prints bare ids, --json objects: give one\n/);
     // A status this kind of server lacks (a local server has no `cancelled`) is a usage error about --status, before any request.
     const local = await startEmulator({ personality: 'local' });
@@ -553,7 +630,8 @@ describe('job, jobs, queue, object-info', () => {
       }
       const r = await cli(['queue', '--json', ...on(spec)]);
       expect(r.code).toBe(0);
-      const entries = r.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as { state: string; promptId: string });
+      const [counts, ...entries] = r.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as { state: string; promptId: string });
+      expect(counts).toEqual({ running: 2, pending: 1 });
       // Two run at once for this key; the third waits.
       expect(entries.map((e) => [e.state, e.promptId])).toEqual([['running', ids[0]], ['running', ids[1]], ['pending', ids[2]]]);
       const plain = await cli(['queue', ...on(spec)]);
@@ -701,6 +779,12 @@ describe('the registry, the emulator and codegen commands', () => {
       const help = await start([...args, '--help'], {}, bundle()).done;
       expect(help.code).toBe(0);
       expect(help.stdout).toMatch(new RegExp(`^Usage: ${what} \\[options\\][\\s\\S]*Examples:\\n  ${what} --port 8787\\n  ${what} --port 8188 --personality local\\n`));
+      // Ctrl-C says what stopped; the help has the shape of every other command's.
+      expect(r.stdout).toMatch(/SIGINT: stopping\nEmulator stopped: http:\/\/\S+ no longer answers\n$/);
+      expect(help.stdout).toMatch(/\n\nOptions:\n {2}--port N {2,}\S[\s\S]*\n\nGlobal options:\n {2}-V, --version {2,}\S.*\n {2}-h, --help {2,}show this help\n\nExamples:\n/);
+      const headings = (text: string) => text.split('\n').filter((l) => /^(Usage|[A-Z][a-z ]+:$)/.test(l)).map((l) => l.replace(/^Usage: .*/, 'Usage:'));
+      expect(headings(help.stdout)).toEqual(headings((await cli(['run', '--help'])).stdout));
+      expect(help.stdout).not.toMatch(/--server|--json/);
     });
   }
 });
@@ -897,7 +981,9 @@ describe.skipIf(!hasScript)('on a terminal (script(1) gives a pseudo-terminal)',
       const error = `platformui queue: no answer from ${silent.url} in 1.5 s: is the server up? (--server or PLATFORMUI_CLOUD_URL; --timeout to wait longer)\n`;
       expect(r.out).toBe(`\r\x1b[Kwaiting for ${silent.url} (GET /api/queue)… 1s\r\x1b[K${error}`);
       const json = await onTerminal(['queue', '--server', silent.url, '--timeout', '1500ms', '--json']);
-      expect(json).toEqual({ code: 4, out: error });
+      // --json: no waiting line; the error as one JSON line on standard output, and the human line on standard error.
+      const message = error.slice('platformui queue: '.length, -1);
+      expect(json).toEqual({ code: 4, out: `${JSON.stringify({ type: 'error', class: 'APITimeoutError', code: 4, message })}\n${error}` });
     } finally {
       await silent.close();
     }

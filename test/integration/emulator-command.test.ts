@@ -76,7 +76,7 @@ describe('the emulator command, started with no option', () => {
     try {
       expect(emu.out).toContain('Cloud personality: cloud\nCloud API key (X-API-Key): emulator-key\n');
       expect(emu.out).toContain(
-        `For the command line and the SDK in this shell:\n  export PLATFORMUI_CLOUD_URL=${emu.url} PLATFORMUI_API_KEY=emulator-key PLATFORMUI_BASE_URL=${emu.url} PLATFORMUI_TOKEN=emulator-token\n`,
+        `In another shell (this one runs the emulator until Ctrl-C), for the command line and the SDK:\n  export PLATFORMUI_CLOUD_URL=${emu.url} PLATFORMUI_API_KEY=emulator-key PLATFORMUI_BASE_URL=${emu.url} PLATFORMUI_TOKEN=emulator-token\n`,
       );
       const env = exported(emu.out)!;
 

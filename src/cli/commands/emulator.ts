@@ -4,20 +4,15 @@
  *
  * @module
  */
-import { runEmulatorCommand } from '../../emulator/command.ts';
+import { EMULATOR_HELP, runEmulatorCommand } from '../../emulator/command.ts';
 import type { Command } from '../command.ts';
 
 /** `platformui emulator`. */
 export const emulator: Command = {
-  name: 'emulator',
-  summary: 'start the local emulator of the registry, proxy and cloud (until Ctrl-C)',
-  synopsis: '[--port N] [--personality cloud|spec|local] [options]',
-  description: 'Starts the emulator (see `platformui emulator --help`).',
-  options: {},
+  ...EMULATOR_HELP,
   args: { min: 0, max: Infinity },
   service: 'none',
   passthrough: true,
-  examples: ['platformui emulator --port 8188 --personality local'],
   run: (ctx, { raw }) =>
     runEmulatorCommand(raw, {
       prog: 'platformui emulator',

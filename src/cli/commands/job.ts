@@ -138,8 +138,8 @@ export const job: Command = {
         display.finish({ promptId: id, files, outputs: result.outputs });
         return 0;
       } catch (err) {
-        if (interrupt.brokenPipe) throw new Interrupted(`standard output was closed: stopped following job ${id} (it keeps running)`, EXIT.brokenPipe);
-        if (interrupt.interrupted) throw new Interrupted(`interrupted: stopped following job ${id} (it keeps running)`);
+        if (interrupt.brokenPipe) throw new Interrupted(`standard output was closed: stopped following job ${id} (it keeps running)`, EXIT.brokenPipe, id);
+        if (interrupt.interrupted) throw new Interrupted(`interrupted: stopped following job ${id} (it keeps running)`, EXIT.interrupted, id);
         if (err instanceof NotFoundError) throw new Error(`this server has no job ${id} (404): \`platformui jobs\` lists the recent ones`);
         throw err;
       }

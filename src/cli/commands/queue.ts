@@ -44,8 +44,10 @@ export const queue: Command = {
   synopsis: '',
   description: [
     'Lists the jobs running and waiting to run on the server, in order: position, id, creation time,',
-    "output nodes. With --redis, the Redis queue's jobs instead (platformui worker, run --queue): how",
-    'many in each state (waiting, active, completed, failed, delayed…), and each worker with its lanes.',
+    'output nodes. With --json, a line of counts first ({"running":2,"pending":1}, also for an empty',
+    "queue), then one line per job. With --redis, the Redis queue's jobs instead (platformui worker,",
+    'run --queue): how many in each state (waiting, active, completed, failed, delayed…), and each',
+    'worker with its lanes.',
   ].join('\n'),
   options: {
     redis: { type: 'string', value: 'URL', help: "the Redis queue's counts per state and per worker instead: redis://host:6379" },
@@ -65,6 +67,8 @@ export const queue: Command = {
       ...q.queue_pending.map((i) => ['pending', i] as ['pending', QueueItem]),
     ];
     if (ctx.mode === 'json') {
+      // The counts first, as the text's first line: an empty queue is an answer too, not nothing.
+      ctx.printJSON({ running: q.queue_running.length, pending: q.queue_pending.length });
       // The normalized entry without `raw` (the tuple again) and `workflow` (whole workflows): what a script reads.
       for (const [state, i] of entries) ctx.printJSON({ state, number: i.number, promptId: i.promptId, createTime: i.createTime, outputNodeIds: i.outputNodeIds });
       return 0;

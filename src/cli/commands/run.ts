@@ -24,7 +24,7 @@ import { parseAssignment, parseValue, unreadable, UsageError } from '../args.ts'
 import type { Command } from '../command.ts';
 import type { Context } from '../context.ts';
 import { downloadAll, prepareOut } from '../download.ts';
-import { EXIT, Interrupted } from '../errors.ts';
+import { EXIT, Interrupted, WorkflowFileError } from '../errors.ts';
 import { labelsOf, withDisplay } from '../live.ts';
 import { clip, table } from '../format.ts';
 import { describeNode, findInput, isLink } from '../targets.ts';
@@ -37,9 +37,10 @@ const STOP_WAIT_MS = 15_000;
 /**
  * Reads the workflow file: the API format, or the editor's saved format,
  * converted with the server's object_info (`info`, asked for only then, or
- * when `describe` wants types and ranges). Every problem of the file, a
- * conversion's included (each naming its node), is the command line's (exit 2).
- * `saved` is the editor's file as read, when it is one.
+ * when `describe` wants types and ranges). A file that cannot be read is the
+ * command line's mistake (exit 2); every problem in the file, a conversion's
+ * included (each naming its node), is the file's ({@link WorkflowFileError},
+ * exit 5). `saved` is the editor's file as read, when it is one.
  */
 async function readWorkflow(file: string, info: () => Promise<ObjectInfo>, describe: boolean, widgetValues: WidgetValues | undefined): Promise<{ wf: Workflow; saved?: EditorWorkflowJSON }> {
   const text = await readFile(file, 'utf8').catch((err: unknown) => {
@@ -59,9 +60,7 @@ async function readWorkflow(file: string, info: () => Promise<ObjectInfo>, descr
   } catch (err) {
     if (!(err instanceof InvalidArgumentError)) throw err;
     const issues = err.issues ?? [];
-    // The SDK's option, as this command spells it.
-    const words = (m: string) => m.replace("with { widgetValues: 'editor' }", 'with --widget-values editor');
-    throw new UsageError(words(issues.length > 1 ? `${file}: ${issues.length} problems:\n${issues.map((i) => `  ${i.message}`).join('\n')}` : `${file}: ${err.message.replace(/^workflow: /, '')}`));
+    throw new WorkflowFileError(issues.length > 1 ? `${file}: ${issues.length} problems:\n${issues.map((i) => `  ${i.message}`).join('\n')}` : `${file}: ${err.message.replace(/^workflow: /, '')}`);
   }
 }
 
@@ -81,6 +80,23 @@ async function objectInfoOf(ctx: Context): Promise<ObjectInfo> {
     }
   }
   throw failure;
+}
+
+/**
+ * Whether `--set` `text` names an input the workflow does not hold (a typo, or
+ * one not set yet): only the server's object_info can tell which, so the
+ * workflow is then read with it, and `set()` refuses an input its class does
+ * not have, with the closest name, as for `--list-inputs`.
+ */
+function namesNewInput(wf: Workflow, text: string): boolean {
+  const at = text.indexOf('=');
+  try {
+    const { node, input } = findInput(wf, at > 0 ? text.slice(0, at) : text, '--set', false);
+    return node.inputs[input] === undefined;
+  } catch (err) {
+    if (err instanceof UsageError) return false;
+    throw err;
+  }
 }
 
 /**
@@ -186,6 +202,9 @@ export const run: Command = {
     '--input image=FILE goes to the one node whose "image" input holds a value (not a link); with',
     'several, name it: --input 10.image=FILE.',
     'A --set VALUE is JSON when it parses (42, true, ["4", 0], "007" for a string of digits), else text.',
+    'A --set of an input the file does not hold (a typo, or one not set yet) is checked against the',
+    "server's object_info (one request): an input the node's class lacks is refused, with the closest.",
+    'A file that is not a workflow, or saved in the editor and not convertible, exits 5 (fix the file).',
     '',
     '--timeout DURATION (90s, 10m, 1h) also stops the job when it sends nothing for that long.',
     '',
@@ -230,7 +249,9 @@ export const run: Command = {
     if (queue === undefined && values['queue-name'] !== undefined) throw new UsageError('--queue-name: the name of a Redis queue, with --queue');
     // The workers' servers judge the workflow when it is added (a PlacementError with their reasons): no --validate of one server's.
     if (queue !== undefined && values.validate) throw new UsageError('--validate: with --queue, the queue checks the workflow against the workers\' servers when it is added');
-    const read = await readWorkflow(file, () => objectInfoOf(ctx), values['list-inputs'] === true, widgetValues);
+    const info = () => objectInfoOf(ctx);
+    let read = await readWorkflow(file, info, values['list-inputs'] === true, widgetValues);
+    if (!read.wf.objectInfo && strings(values.set).some((s) => namesNewInput(read.wf, s))) read = await readWorkflow(file, info, true, widgetValues);
     for (const w of read.wf.warnings) ctx.warn(`Warning: ${w.message}`);
     let wf = read.wf;
     for (const s of strings(values.set)) wf = applySet(wf, s);
@@ -320,8 +341,8 @@ export const run: Command = {
         const problem = promptId !== undefined && !ended && holder ? await stop(holder, promptId) : undefined;
         const unanswered = err instanceof APIConnectionError && err.sent === 'maybe';
         const fate = promptId === undefined ? (unanswered ? 'its submission got no answer: a job may exist' : 'nothing was submitted') : ended ? `job ${promptId} had ended` : problem ? `job ${promptId} may still be running (stopping it failed: ${problem})` : `job ${promptId} was stopped`;
-        if (interrupt.brokenPipe) throw new Interrupted(`standard output was closed: ${fate}`, EXIT.brokenPipe);
-        if (interrupt.interrupted) throw new Interrupted(`interrupted: ${fate}`);
+        if (interrupt.brokenPipe) throw new Interrupted(`standard output was closed: ${fate}`, EXIT.brokenPipe, promptId);
+        if (interrupt.interrupted) throw new Interrupted(`interrupted: ${fate}`, EXIT.interrupted, promptId);
         throw err;
       }
     });

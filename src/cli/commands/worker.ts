@@ -2,7 +2,8 @@
  * `platformui worker`: a `QueueWorker` over this machine's servers, taking
  * jobs from the Redis queue until SIGINT or SIGTERM, then closing gracefully
  * (what it holds is finished or handed back); a second signal exits at once.
- * Prints one line once ready: the lanes it serves (what its servers can run).
+ * Prints one line once ready (the lanes it serves: what its servers can run),
+ * and one once stopped.
  *
  * @module
  */
@@ -38,8 +39,9 @@ export const worker: Command = {
     'servers given by --server (PLATFORMUI_CLOUD_URL without one), through a pool: a job goes only to a',
     'server that has its nodes and models, and only when one has room. Prints one line once it has read',
     "its servers' object_info: the lanes it serves (one per distinct object_info). Runs until Ctrl-C or",
-    'SIGTERM, then finishes or hands back the jobs it holds and exits 0; a second signal exits at once',
-    '(its jobs are taken over by another worker after the stall interval, 30 s).',
+    'SIGTERM, then finishes or hands back the jobs it holds, prints one line saying it stopped and exits',
+    '0; a second signal exits at once (its jobs are taken over by another worker after the stall',
+    'interval, 30 s).',
     '',
     "A server's id in Redis is its URL, a loopback host replaced by this machine's name (localhost:8188",
     'on gpu-a is http://gpu-a:8188): a job taken over after a crash goes only to a worker that lists',
@@ -72,20 +74,26 @@ export const worker: Command = {
 
     const signals = untilStopped();
     const w = new QueueWorker({ connection, name, servers, ...(typeof values.id === 'string' ? { id: values.id } : {}), ...(concurrency !== undefined ? { concurrency } : {}), ...ctx.log });
+    let stopped = false;
     try {
       const ready = await Promise.race([w.ready().then(() => true), signals.stopped.then(() => false)]);
+      stopped = !ready;
       if (ready) {
         const lanes = w.lanes;
         const servedBy = servers.map((s) => s.id).join(', ');
         if (ctx.mode === 'json') ctx.printJSON({ ready: true, worker: w.id, queue: name, redis: shownUrl(connection), lanes, servers: servers.map((s) => s.id) });
         else ctx.print(`Worker ready on queue ${name} at ${shownUrl(connection)}: ${lanes.length ? `lane${lanes.length > 1 ? 's' : ''} ${lanes.join(', ')}` : 'no lane yet (no server answered)'} for ${servedBy}. Ctrl-C stops it.`);
         const signal = await signals.stopped;
+        stopped = true;
         if (ctx.mode !== 'json') ctx.warn(`${signal}: finishing or handing back the jobs held (${signal} again to exit at once)`);
       }
     } finally {
       await w.close();
       signals.dispose();
     }
+    // Said once it is true (close() has returned): until then its jobs may still be finishing.
+    if (stopped && ctx.mode === 'json') ctx.printJSON({ stopped: true, worker: w.id, queue: name });
+    else if (stopped) ctx.print(`Worker ${w.id} stopped: it takes no more jobs from queue ${name}`);
     return EXIT.ok;
   },
 };
