@@ -159,6 +159,8 @@ export interface ConnectionErrorInit {
  * ```
  */
 export class APIConnectionError extends PlatformUIError {
+  // A bundler renames a class that names itself in its body (`_APIConnectionError`): this keeps `APIConnectionError.name`.
+  static override readonly name: string = 'APIConnectionError';
   override name = 'APIConnectionError';
   /** HTTP method. */
   readonly method: string;
@@ -192,6 +194,8 @@ export class APIConnectionError extends PlatformUIError {
 
 /** A request exceeded its timeout. The server may have received it (`sent` is `'maybe'`). */
 export class APITimeoutError extends APIConnectionError {
+  // A bundler renames a class that names itself in its body (`_APITimeoutError`): this keeps `APITimeoutError.name`.
+  static override readonly name: string = 'APITimeoutError';
   override name = 'APITimeoutError';
   /** The timeout that ran out, in ms, when known. */
   readonly timeout: number | undefined;
