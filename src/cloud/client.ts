@@ -260,6 +260,11 @@ export class CloudClient implements JobBackend {
       credentialName: 'apiKey',
       credentialOptional: this.server === 'local' || options.keyless === true,
       credentialHint: server === 'cloud' ? '' : " (a self-hosted server needs none: use a loopback baseUrl or pass server: 'local')",
+      // A keyless client's relay adds the key: a 401 there is the relay's own refusal.
+      noCredentialHint:
+        this.server === 'local' && !options.keyless
+          ? `no API key was sent (${server === 'local' ? "server: 'local'" : 'a loopback baseUrl without apiKey is taken for a local server'}, and PLATFORMUI_API_KEY goes only with PLATFORMUI_CLOUD_URL): to send one, pass apiKey, and server: 'cloud' if this is the cloud`
+          : undefined,
     });
     this.baseUrl = redactUrl(this.#transport.baseUrl);
     this.#protocol = this.server === 'local' ? localProtocol(this.#transport) : cloudProtocol(this.#transport);
