@@ -551,6 +551,16 @@ describe('error statuses, on every endpoint', () => {
     expect(refused.hint).toBeUndefined();
   });
 
+  it('a misspelt option of run() is refused before any request, naming the closest (issue 32)', async () => {
+    const wf = { '1': { class_type: 'SaveImage', inputs: {} } };
+    const err: any = await client().run(wf, { onProgres: () => {} } as object).catch((e) => e);
+    expect(err).toBeInstanceOf(InvalidArgumentError);
+    expect(err.field).toBe('onProgres');
+    expect(err.message).toBe('onProgres: unknown option of run() (did you mean "onProgress"?)');
+    expect(() => new CloudClient({ baseUrl: emu.url, apikey: KEY } as object)).toThrow('apikey: unknown option of CloudClient (did you mean "apiKey"?)');
+    expect(emu.requests).toHaveLength(0);
+  });
+
   it('a GET recovers from one 500 by retrying', async () => {
     emu.faults.next(500, { method: 'GET', path: '/api/queue' });
     const log = recorder();
