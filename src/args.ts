@@ -34,6 +34,39 @@ export function checkId(value: unknown, name: string): string {
   return value;
 }
 
+/**
+ * The options an options type takes, listed once beside it: `{ baseUrl: 1, … } satisfies OptionKeys<T>`
+ * makes the compiler refuse a list that misses one of `T`'s keys or names one it does not have.
+ */
+export type OptionKeys<T> = { readonly [K in keyof Required<T>]: 1 };
+
+/**
+ * Throws {@link InvalidArgumentError} when `options` has a key `known` does not
+ * list, naming the closest known one (else listing them all), so a misspelt
+ * option fails before any request instead of being ignored (TypeScript refuses
+ * it at compile time; plain JavaScript did not). A key whose value is
+ * `undefined` is refused too: `{ apikey: process.env.KEY }` is the same typo.
+ * Not an object: left to the caller's own checks.
+ *
+ * @param where What takes the options, for the message (`CloudClient`, `run()`).
+ * @param path The field's prefix for a nested bag (`retry.`).
+ *
+ * @example
+ * ```ts
+ * checkOptions({ apikey: 'k' }, CLOUD_CLIENT_OPTIONS, 'CloudClient');
+ * // InvalidArgumentError: apikey: unknown option of CloudClient (did you mean "apiKey"?)
+ * ```
+ */
+export function checkOptions(options: unknown, known: Readonly<Record<string, 1>>, where: string, path = ''): void {
+  if (typeof options !== 'object' || options === null) return;
+  for (const key of Object.keys(options)) {
+    if (Object.hasOwn(known, key)) continue;
+    const names = Object.keys(known);
+    const near = closest(key, names);
+    throw new InvalidArgumentError(`unknown option of ${where}${near ? ` (did you mean "${near}"?)` : `; the options are ${names.join(', ')}`}`, path + key);
+  }
+}
+
 // ---------------------------------------------------------------------------
 // The closest known name
 

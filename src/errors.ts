@@ -37,6 +37,8 @@ export interface APIErrorInit {
   url: string;
   /** Response headers (never request headers, which carry credentials). */
   headers?: Headers | undefined;
+  /** What the client knows about the failure that the server could not say (ends the message after `; `). */
+  hint?: string | undefined;
 }
 
 /**
@@ -62,6 +64,11 @@ export class APIError extends PlatformUIError {
   readonly url: string;
   /** Value of the response's `Retry-After` header, when it had one. */
   readonly retryAfter: string | undefined;
+  /**
+   * What the client adds that the server could not say, also the message's end
+   * (a 401 to a request sent without a key: how to send one). Absent otherwise.
+   */
+  declare readonly hint?: string;
 
   constructor(init: APIErrorInit) {
     const body = init.body;
@@ -76,13 +83,15 @@ export class APIError extends PlatformUIError {
             ? body.slice(0, 200)
             : '';
     const code = typeof error === 'string' ? `${error}: ` : '';
-    super(`${init.status} ${init.method} ${init.url}${detail || code ? ` — ${code}${detail}` : ''}`);
+    super(`${init.status} ${init.method} ${init.url}${detail || code ? ` — ${code}${detail}` : ''}${init.hint ? `; ${init.hint}` : ''}`);
     this.status = init.status;
     this.error = error;
     this.body = body;
     this.method = init.method;
     this.url = init.url;
     this.retryAfter = init.headers?.get('retry-after') ?? undefined;
+    // Set only when there is one: an error's fields (and toJSON) stay as they were otherwise.
+    if (init.hint) (this as { hint?: string }).hint = init.hint;
   }
 }
 
@@ -159,6 +168,8 @@ export interface ConnectionErrorInit {
  * ```
  */
 export class APIConnectionError extends PlatformUIError {
+  // A bundler renames a class that names itself in its body (`_APIConnectionError`): this keeps `APIConnectionError.name`.
+  static override readonly name: string = 'APIConnectionError';
   override name = 'APIConnectionError';
   /** HTTP method. */
   readonly method: string;
@@ -192,6 +203,8 @@ export class APIConnectionError extends PlatformUIError {
 
 /** A request exceeded its timeout. The server may have received it (`sent` is `'maybe'`). */
 export class APITimeoutError extends APIConnectionError {
+  // A bundler renames a class that names itself in its body (`_APITimeoutError`): this keeps `APITimeoutError.name`.
+  static override readonly name: string = 'APITimeoutError';
   override name = 'APITimeoutError';
   /** The timeout that ran out, in ms, when known. */
   readonly timeout: number | undefined;

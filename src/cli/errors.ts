@@ -100,7 +100,9 @@ export interface FailureContext {
  */
 export function serverMessage(err: APIError): string {
   const prefix = `${err.status} ${err.method} ${err.url}`;
-  const said = err.message.startsWith(prefix) ? err.message.slice(prefix.length).replace(/^ — /, '') : '';
+  // The SDK's own hint (how to send a key) is not the server's: the command line says it its own way.
+  const message = err.hint && err.message.endsWith(`; ${err.hint}`) ? err.message.slice(0, -err.hint.length - 2) : err.message;
+  const said = message.startsWith(prefix) ? message.slice(prefix.length).replace(/^ — /, '') : '';
   // The body's error code (`unauthorized: …`) only when it is all there is.
   const code = typeof err.error === 'string' ? `${err.error}: ` : '';
   return code && said.startsWith(code) && said.length > code.length ? said.slice(code.length) : said.replace(/: $/, '');

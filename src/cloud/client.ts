@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { checkArgs, checkId } from '../args.ts';
+import { checkArgs, checkId, checkOptions, type OptionKeys } from '../args.ts';
 import { APIError, DownloadError, InvalidArgumentError, SubmissionError, WorkflowValidationError } from '../errors.ts';
 import { platform } from '../platform/node.ts';
 import type {
@@ -20,7 +20,7 @@ import type {
 } from '../schemas/cloud.ts';
 import * as rules from '../schemas/rules.generated.ts';
 import type { Typed } from '../schemas/rule.ts';
-import { checkInterval, checkTimeout, fromEnv, type ClientOptions, type Credential, type RequestOptions } from '../transport/options.ts';
+import { checkInterval, checkTimeout, CLIENT_OPTIONS, fromEnv, REQUEST_OPTIONS, type ClientOptions, type Credential, type RequestOptions } from '../transport/options.ts';
 import { PagePromise } from '../transport/pages.ts';
 import { APIPromise, type WithResponse } from '../transport/promise.ts';
 import { redactUrl, scrub } from '../transport/redact.ts';
@@ -34,7 +34,7 @@ import type { StopJobOptions } from './protocol/stop.ts';
 import type { ServerKind, ServerProtocol } from './protocol/types.ts';
 import { submitWithId } from './submission.ts';
 import { randomUuid } from './uuid.ts';
-import { followJob, runJob, waitForJob, type FollowOptions, type JobResult, type RunOptions, type WaitForJobOptions } from './run.ts';
+import { FOLLOW_OPTIONS, followJob, RUN_OPTIONS, runJob, WAIT_FOR_JOB_OPTIONS, waitForJob, type FollowOptions, type JobResult, type RunOptions, type WaitForJobOptions } from './run.ts';
 import { CloudSocket, type CloudSocketOptions } from './socket.ts';
 import { firstOf, isEditorFormat, validateWorkflow, type WorkflowIssue } from '../workflow/validate.ts';
 import type { EditorOptions } from '../workflow/editor.ts';
@@ -80,6 +80,9 @@ export interface CloudClientOptions extends ClientOptions {
    */
   keyless?: boolean;
 }
+
+/** The keys of {@link CloudClientOptions} (a pool's server entries take them too). */
+export const CLOUD_CLIENT_OPTIONS = { ...CLIENT_OPTIONS, apiKey: 1, server: 1, keyless: 1 } as const satisfies OptionKeys<CloudClientOptions>;
 
 /** Options of {@link CloudClient.interrupt}. */
 export interface InterruptOptions extends RequestOptions {
@@ -161,6 +164,9 @@ export interface SubmitOptions extends RequestOptions {
    */
   widgetValues?: EditorOptions['widgetValues'];
 }
+
+/** The keys of {@link SubmitOptions} (run() takes some of them). */
+export const SUBMIT_OPTIONS = { ...REQUEST_OPTIONS, partnerApiKey: 1, extraData: 1, clientId: 1, validate: 1, promptId: 1, resubmitUnconfirmed: 1, confirmWithin: 1, stopBefore: 1, widgetValues: 1 } as const satisfies OptionKeys<SubmitOptions>;
 
 /**
  * A workflow as `submit`, `run` and `validateWorkflow` take it: API-format
@@ -247,6 +253,7 @@ export class CloudClient implements JobBackend {
   #runs = 0;
 
   constructor(options: CloudClientOptions = {}) {
+    checkOptions(options, CLOUD_CLIENT_OPTIONS, 'CloudClient');
     const server = options.server ?? 'auto';
     if (!SERVER_KINDS.has(server)) throw new InvalidArgumentError("must be 'auto', 'cloud' or 'local'", 'server');
     if (options.keyless && options.apiKey !== undefined) throw new InvalidArgumentError('a keyless client takes no apiKey: the relay in front of the cloud adds it', 'apiKey');
@@ -261,6 +268,11 @@ export class CloudClient implements JobBackend {
       credentialName: 'apiKey',
       credentialOptional: this.server === 'local' || options.keyless === true,
       credentialHint: server === 'cloud' ? '' : " (a self-hosted server needs none: use a loopback baseUrl or pass server: 'local')",
+      // A keyless client's relay adds the key: a 401 there is the relay's own refusal.
+      noCredentialHint:
+        this.server === 'local' && !options.keyless
+          ? `no API key was sent (${server === 'local' ? "server: 'local'" : 'a loopback baseUrl without apiKey is taken for a local server'}, and PLATFORMUI_API_KEY goes only with PLATFORMUI_CLOUD_URL): to send one, pass apiKey, and server: 'cloud' if this is the cloud`
+          : undefined,
     });
     this.baseUrl = redactUrl(this.#transport.baseUrl);
     this.#protocol = this.server === 'local' ? localProtocol(this.#transport) : cloudProtocol(this.#transport);
@@ -402,6 +414,7 @@ export class CloudClient implements JobBackend {
    */
   submit(workflow: WorkflowInput, options: SubmitOptions = {}): APIPromise<SubmissionResponse & { prompt_id: string }> {
     return APIPromise.from(async () => {
+      checkOptions(options, SUBMIT_OPTIONS, 'submit()');
       checkArgs(rules.SubmitOptionsParams, options, 'options');
       const converted = await this.#prompt(workflow, options);
       const prompt = checkArgs(rules.Workflow, converted.prompt, 'workflow');
@@ -675,6 +688,7 @@ export class CloudClient implements JobBackend {
    * ```
    */
   async run(workflow: WorkflowInput, options: RunOptions = {}): Promise<JobResult> {
+    checkOptions(options, RUN_OPTIONS, 'run()');
     checkFollowOptions(options);
     // Before the conversion fetches object_info: submit() checks them too, but only after that request.
     checkArgs(rules.SubmitOptionsParams, options, 'options');
@@ -697,6 +711,7 @@ export class CloudClient implements JobBackend {
    * ```
    */
   async follow(promptId: string, options: FollowOptions = {}): Promise<JobResult> {
+    checkOptions(options, FOLLOW_OPTIONS, 'follow()');
     const id = checkId(promptId, 'promptId');
     return this.#withSocket(options, (socket) => followJob(this, socket, id, options));
   }
@@ -731,6 +746,11 @@ export class CloudClient implements JobBackend {
    * ```
    */
   waitForJob(promptId: string, options?: WaitForJobOptions): Promise<JobRecord> {
+    try {
+      checkOptions(options, WAIT_FOR_JOB_OPTIONS, 'waitForJob()');
+    } catch (err) {
+      return Promise.reject(err);
+    }
     return waitForJob(this, promptId, options);
   }
 

@@ -13,7 +13,8 @@
  * @module
  */
 import type { NodeOutputs, Workflow } from '../schemas/cloud.ts';
-import { checkInterval, type RequestOptions } from '../transport/options.ts';
+import type { OptionKeys } from '../args.ts';
+import { checkInterval, REQUEST_OPTIONS, type RequestOptions } from '../transport/options.ts';
 import type { SubmitOptions } from './client.ts';
 import { sleep } from '../transport/sleep.ts';
 import { realClock, type Clock } from './follow/clock.ts';
@@ -103,6 +104,21 @@ export interface WaitForJobOptions extends RequestOptions {
   /** Polling interval (ms). Default 1000. */
   pollInterval?: number;
 }
+
+/** The keys of {@link FollowOptions}, {@link RunOptions} and {@link WaitForJobOptions}, for `checkOptions`. */
+export const FOLLOW_OPTIONS = { onEvent: 1, onProgress: 1, onPreview: 1, signal: 1, timeout: 1, stopOnAbort: 1, pollInterval: 1, headers: 1, serverLostAfter: 1 } as const satisfies OptionKeys<FollowOptions>;
+export const RUN_OPTIONS = {
+  ...FOLLOW_OPTIONS,
+  partnerApiKey: 1,
+  extraData: 1,
+  validate: 1,
+  promptId: 1,
+  resubmitUnconfirmed: 1,
+  confirmWithin: 1,
+  widgetValues: 1,
+  onSubmitted: 1,
+} as const satisfies OptionKeys<RunOptions>;
+export const WAIT_FOR_JOB_OPTIONS = { ...REQUEST_OPTIONS, pollInterval: 1 } as const satisfies OptionKeys<WaitForJobOptions>;
 
 /** Polls a job until it ends. See `CloudClient.waitForJob`. */
 export async function waitForJob(jobs: JobBackend, promptId: string, options: WaitForJobOptions = {}): Promise<JobRecord> {

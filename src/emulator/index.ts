@@ -10,6 +10,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { checkOptions, type OptionKeys } from '../args.ts';
 import { createLog, type LogLevel, type Logger } from '../transport/log.ts';
 import { Faults, REQUEST_LOG_LIMIT, Router, type RecordedRequest, type Status5xxFault } from './http.ts';
 import { DEFAULT_TOKENS, RegistryState, registryRoutes } from './registry.ts';
@@ -100,6 +101,21 @@ export interface EmulatorOptions {
   logger?: Logger;
 }
 
+const EMULATOR_OPTIONS = {
+  port: 1,
+  host: 1,
+  tokens: 1,
+  seed: 1,
+  latencyMs: 1,
+  faults: 1,
+  personality: 1,
+  apiKeys: 1,
+  cloud: 1,
+  proxy: 1,
+  logLevel: 1,
+  logger: 1,
+} as const satisfies OptionKeys<EmulatorOptions>;
+
 /** A running emulator. */
 export interface Emulator {
   /** Base URL, e.g. `http://127.0.0.1:41234` (no trailing slash). */
@@ -147,6 +163,7 @@ export interface Emulator {
  * ```
  */
 export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
+  checkOptions(options, EMULATOR_OPTIONS, 'startEmulator()');
   const host = options.host ?? '127.0.0.1';
   const faults = new Faults({
     ...options.faults,

@@ -4,14 +4,14 @@
  *
  * @module
  */
-import { checkArgs, checkId } from '../args.ts';
+import { checkArgs, checkId, checkOptions, type OptionKeys } from '../args.ts';
 import { toBase64 } from '../base64.ts';
 import { InvalidArgumentError, NotFoundError, ResponseValidationError, TaskNotFoundError } from '../errors.ts';
 import { platform } from '../platform/node.ts';
 import type { RelightParams, SkinEnhancerCreativeParams, Task, TaskRecord } from '../schemas/proxy.ts';
 import * as rules from '../schemas/rules.generated.ts';
 import { isObject } from '../schemas/rule.ts';
-import { type ClientOptions, type Credential, type RequestOptions } from '../transport/options.ts';
+import { CLIENT_OPTIONS, type ClientOptions, type Credential, type RequestOptions } from '../transport/options.ts';
 import { APIPromise, type WithResponse } from '../transport/promise.ts';
 import { scrub } from '../transport/redact.ts';
 import { BEARER_SERVICE, Transport, path, type Query, type RequestBody } from '../transport/transport.ts';
@@ -63,6 +63,8 @@ export interface ProxyClientOptions extends ClientOptions {
   vendor?: string;
 }
 
+const PROXY_CLIENT_OPTIONS = { ...CLIENT_OPTIONS, token: 1, vendor: 1 } as const satisfies OptionKeys<ProxyClientOptions>;
+
 const IMAGE_FIELDS = ['image', 'transfer_light_from_lightmap', 'transfer_light_from_reference_image'] as const;
 
 /**
@@ -85,6 +87,7 @@ export class ProxyClient {
   readonly vendor: string;
 
   constructor(options: ProxyClientOptions = {}) {
+    checkOptions(options, PROXY_CLIENT_OPTIONS, 'ProxyClient');
     this.vendor = checkTaskId(options.vendor ?? 'vendor', 'vendor');
     this.#transport = new Transport({ service: 'proxy', options, credential: options.token, ...BEARER_SERVICE });
   }

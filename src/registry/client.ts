@@ -5,12 +5,12 @@
  *
  * @module
  */
-import { checkArgs, checkId } from '../args.ts';
+import { checkArgs, checkId, checkOptions, type OptionKeys } from '../args.ts';
 import { InvalidArgumentError, NodeVersionUploadError, NotFoundError } from '../errors.ts';
 import { platform } from '../platform/node.ts';
 import type { CreateNodeRequest, ListNodesParams, ListPublisherNodesParams, Node, NodeVersion, Publisher, SearchNodesParams } from '../schemas/registry.ts';
 import * as rules from '../schemas/rules.generated.ts';
-import { type ClientOptions, type Credential, type RequestOptions } from '../transport/options.ts';
+import { CLIENT_OPTIONS, type ClientOptions, type Credential, type RequestOptions } from '../transport/options.ts';
 import { PagePromise } from '../transport/pages.ts';
 import { APIPromise, type WithResponse } from '../transport/promise.ts';
 import type { Typed } from '../schemas/rule.ts';
@@ -84,6 +84,8 @@ export interface RegistryClientOptions extends ClientOptions {
   token?: Credential;
 }
 
+const REGISTRY_CLIENT_OPTIONS = { ...CLIENT_OPTIONS, token: 1 } as const satisfies OptionKeys<RegistryClientOptions>;
+
 /**
  * Client of the node registry.
  *
@@ -100,6 +102,7 @@ export class RegistryClient {
   readonly #packOfClass = new Map<string, Promise<Node | null>>();
 
   constructor(options: RegistryClientOptions = {}) {
+    checkOptions(options, REGISTRY_CLIENT_OPTIONS, 'RegistryClient');
     this.#transport = new Transport({ service: 'registry', options, credential: options.token, ...BEARER_SERVICE });
   }
 

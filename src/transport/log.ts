@@ -92,7 +92,11 @@ export function createLog(options: LogOptions, secrets: () => readonly string[] 
     log[method] = (message, details) => {
       const s = secrets();
       try {
-        logger[method](`${prefix} ${scrub(message, s)}`, scrub(details, s));
+        const line = `${prefix} ${scrub(message, s)}`;
+        // The console prints an empty object as a trailing ` {}`; another logger keeps the
+        // documented `(message, details)` call (the README's pino adapter reads `d`).
+        if (logger === globalThis.console && Object.keys(details).length === 0) logger[method](line);
+        else logger[method](line, scrub(details, s));
       } catch {
         // A logger that throws must not fail the request it was told about.
       }

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { checkOptions, type OptionKeys } from '../args.ts';
 import { describeValue } from '../schemas/explain.ts';
 import { InvalidArgumentError } from '../errors.ts';
 import type { LogOptions } from './log.ts';
@@ -90,6 +91,12 @@ export interface RequestOptions {
   retry?: RetryOptions | number | false;
 }
 
+/** The keys of {@link ClientOptions}, for {@link checkOptions}. */
+export const CLIENT_OPTIONS = { baseUrl: 1, fetch: 1, timeout: 1, retry: 1, headers: 1, hooks: 1, validate: 1, logLevel: 1, logger: 1 } as const satisfies OptionKeys<ClientOptions>;
+/** The keys of {@link RequestOptions}. */
+export const REQUEST_OPTIONS = { signal: 1, timeout: 1, headers: 1, retry: 1 } as const satisfies OptionKeys<RequestOptions>;
+const RETRY_OPTIONS = { limit: 1, backoffLimit: 1, maxRetryAfter: 1, allowPost: 1 } as const satisfies OptionKeys<RetryOptions>;
+
 /** Normalized retry policy. */
 export interface ResolvedRetry {
   limit: number;
@@ -105,6 +112,7 @@ export function resolveRetry(option: RetryOptions | number | false | undefined, 
   if (option === undefined) return base;
   if (option === false) return { ...base, limit: 0 };
   const o = typeof option === 'number' ? { limit: option } : option;
+  checkOptions(o, RETRY_OPTIONS, 'retry', 'retry.');
   if (o.limit !== undefined && !(Number.isInteger(o.limit) && o.limit >= 0)) {
     throw new InvalidArgumentError(`must be a non-negative integer, got ${describeValue(o.limit)}`, 'retry.limit');
   }

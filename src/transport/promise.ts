@@ -21,6 +21,8 @@ export interface WithResponse<T> {
  * ```
  */
 export class APIPromise<T> extends Promise<T> {
+  // A bundler renames a class that names itself in its body (`_APIPromise`): this keeps `APIPromise.name`.
+  static override readonly name: string = 'APIPromise';
   readonly #raw: Promise<WithResponse<T>>;
   #data: Promise<T> | undefined;
 

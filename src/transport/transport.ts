@@ -54,6 +54,8 @@ export interface TransportConfig {
   credentialOptional?: boolean;
   /** Appended to the missing-credential message (e.g. how to reach a local server instead). */
   credentialHint?: string;
+  /** Appended to a 401 answering a request sent without a credential (none configured, `credentialOptional`): how to send one. */
+  noCredentialHint?: string;
 }
 
 /** Where the registry and the proxy (one service, `{base_url}`) find their URL and Bearer token. */
@@ -147,6 +149,7 @@ export class Transport {
   readonly #credentialEnv: string | undefined;
   readonly #credentialOptional: boolean;
   readonly #credentialHint: string;
+  readonly #noCredentialHint: string | undefined;
   /** The bare fetch, for requests that must carry nothing of the client (signed URLs). */
   readonly fetch: typeof globalThis.fetch;
   readonly #customFetch: boolean;
@@ -170,6 +173,7 @@ export class Transport {
     this.#credentialEnv = config.credentialEnv;
     this.#credentialOptional = config.credentialOptional ?? false;
     this.#credentialHint = config.credentialHint ?? '';
+    this.#noCredentialHint = config.noCredentialHint;
     if (typeof this.#credential === 'string') this.#secrets = [this.#credential];
     this.fetch = o.fetch ?? ((input, init) => globalThis.fetch(input, init));
     this.#customFetch = o.fetch !== undefined;
@@ -556,8 +560,10 @@ export class Transport {
     if (err instanceof PlatformUIError) return err;
     if (signal?.aborted) return new APIUserAbortError(undefined, { cause: signal.reason });
     if (err instanceof HttpFailure) {
-      const Cls = errorClassFor(err.response.status, this.service);
-      return new Cls({ status: err.response.status, body: scrub(err.body ?? '', this.#secrets), method: spec.method, url, headers: err.response.headers });
+      const status = err.response.status;
+      // Without it, a 401 from a server that wants a key reads like a wrong key (issue 32).
+      const hint = status === 401 && spec.auth && this.#credential === undefined ? this.#noCredentialHint : undefined;
+      return new (errorClassFor(status, this.service))({ status, body: scrub(err.body ?? '', this.#secrets), method: spec.method, url, headers: err.response.headers, hint });
     }
     if (err instanceof AttemptTimeout) return new APITimeoutError(spec.method, url, timeout === false ? undefined : timeout);
     if (err instanceof NetworkFailure) return this.#connectionError(spec.method, url, err.cause);

@@ -44,6 +44,8 @@ import { namedInputs, resolveInputs, type NamedInput } from './inputs.ts';
  * ```
  */
 export class Workflow<N extends NodeTypes<N> = Untyped> {
+  // A bundler renames a class that names itself in its body (`_Workflow`): this keeps `Workflow.name`.
+  static readonly name: string = 'Workflow';
   // Private, behind a getter: `console.log(wf)` must not print a server's whole object_info.
   readonly #objectInfo: ObjectInfo | undefined;
   readonly #nodes = new Map<string, StoredNode>();

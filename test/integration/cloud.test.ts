@@ -534,6 +534,33 @@ describe('error statuses, on every endpoint', () => {
     expect(requestsTo('GET', '/api/queue')).toHaveLength(1);
   });
 
+  it('a 401 when no key was sent (a loopback URL taken for a local server) says so, and how to send one (issue 32)', async () => {
+    const keyless = new CloudClient({ baseUrl: emu.url, retry: false });
+    expect(keyless.server).toBe('local');
+    const err: any = await keyless.getQueue().catch((e) => e);
+    expect(err).toBeInstanceOf(AuthenticationError);
+    expect(err.status).toBe(401);
+    expect(err.message).toMatch(/no API key was sent/);
+    expect(err.message).toMatch(/apiKey/);
+    expect(err.message).toMatch(/server: 'cloud'/);
+    expect(err.message.endsWith(`; ${err.hint}`)).toBe(true);
+    expect(emu.requests.filter((r) => r.path === '/api/queue').map((r) => r.headers['x-api-key'])).toEqual([undefined]);
+    // A key that was sent and refused is not told to send one.
+    const refused: any = await client({ apiKey: 'ck_live_unknown_00000000' }).getQueue().catch((e) => e);
+    expect(refused.message).not.toMatch(/no API key was sent/);
+    expect(refused.hint).toBeUndefined();
+  });
+
+  it('a misspelt option of run() is refused before any request, naming the closest (issue 32)', async () => {
+    const wf = { '1': { class_type: 'SaveImage', inputs: {} } };
+    const err: any = await client().run(wf, { onProgres: () => {} } as object).catch((e) => e);
+    expect(err).toBeInstanceOf(InvalidArgumentError);
+    expect(err.field).toBe('onProgres');
+    expect(err.message).toBe('onProgres: unknown option of run() (did you mean "onProgress"?)');
+    expect(() => new CloudClient({ baseUrl: emu.url, apikey: KEY } as object)).toThrow('apikey: unknown option of CloudClient (did you mean "apiKey"?)');
+    expect(emu.requests).toHaveLength(0);
+  });
+
   it('a GET recovers from one 500 by retrying', async () => {
     emu.faults.next(500, { method: 'GET', path: '/api/queue' });
     const log = recorder();

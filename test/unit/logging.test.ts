@@ -94,6 +94,23 @@ describe('createLog', () => {
     expect(seen).toHaveLength(0);
   });
 
+  it('the console gets a line\'s fields only when it has some (no trailing {}); another logger always gets the object (issue 32)', () => {
+    const calls: unknown[][] = [];
+    const original = console.warn;
+    console.warn = (...args: unknown[]) => void calls.push(args);
+    try {
+      const log = createLog({ logLevel: 'warn' }, () => [], { env: false });
+      log.warn?.('no fields', {});
+      log.warn?.('some fields', { status: 503 });
+    } finally {
+      console.warn = original;
+    }
+    expect(calls).toEqual([['[platformui] no fields'], ['[platformui] some fields', { status: 503 }]]);
+    const rec = recorder();
+    createLog({ logLevel: 'warn', logger: rec.logger }, () => [], { env: false }).warn?.('no fields', {});
+    expect(rec.lines).toEqual([{ level: 'warn', message: '[platformui] no fields', details: {} }]);
+  });
+
   it('the message of an invalid level names the levels and quotes the value', () => {
     expect(() => new RegistryClient({ baseUrl: BASE, logLevel: 'loud' as LogLevel })).toThrow(/logLevel: must be one of 'off', 'error', 'warn', 'info' or 'debug', got "loud"/);
   });

@@ -10,11 +10,15 @@ import { InvalidArgumentError } from '../../errors.ts';
 import type { ObjectInfo, UploadResponse } from '../../schemas/cloud.ts';
 import { describeError, type Log } from '../../transport/log.ts';
 import { isObject } from '../../schemas/rule.ts';
-import { CloudClient } from '../client.ts';
+import { CLOUD_CLIENT_OPTIONS, CloudClient } from '../client.ts';
 import { sleep } from '../../transport/sleep.ts';
 import type { CloudSocket } from '../socket.ts';
 import type { Placeable } from './placement.ts';
-import type { PoolEvents, PoolServer } from './types.ts';
+import { checkOptions } from '../../args.ts';
+import { POOL_SERVER_FIELDS, type PoolEvents, type PoolServer } from './types.ts';
+
+// A server entry: a client's options, or { client }, with the pool's own fields.
+const POOL_SERVER = { ...CLOUD_CLIENT_OPTIONS, ...POOL_SERVER_FIELDS, client: 1 } as const;
 import type { UploadTarget } from './uploads.ts';
 
 const PROBE_FIRST_MS = 250;
@@ -55,6 +59,7 @@ export interface Server extends Placeable, UploadTarget {
  */
 export function newServer(server: PoolServer, taken: (id: string) => boolean): Server {
   if (!isObject(server)) throw new InvalidArgumentError('must be CloudClient options or { client }', 'server');
+  checkOptions(server, POOL_SERVER, 'a pool server');
   const { id, weight = 1, maxConcurrent = 2 } = server as PoolServer;
   if (typeof weight !== 'number' || !(weight > 0) || !Number.isFinite(weight)) throw new InvalidArgumentError(`must be a positive number, got ${String(weight)}`, 'weight');
   if (!Number.isInteger(maxConcurrent) || maxConcurrent < 1) throw new InvalidArgumentError(`must be a whole number ≥ 1, got ${String(maxConcurrent)}`, 'maxConcurrent');

@@ -15,6 +15,7 @@
  */
 import { APIConnectionError, APIUserAbortError, ExecutionError, InvalidArgumentError, JobCancelledError, PlacementError, PoolClosedError, ServerLostError } from '../../errors.ts';
 import { createLog, describeError, type Log } from '../../transport/log.ts';
+import { checkOptions } from '../../args.ts';
 import { checkInterval } from '../../transport/options.ts';
 import type { Workflow } from '../../schemas/cloud.ts';
 import { CloudClient, withSavedWorkflow, type WorkflowInput } from '../client.ts';
@@ -22,6 +23,7 @@ import { Health, newServer, type Server } from './health.ts';
 import { newJob, type Entry } from './job.ts';
 import { decideAfterFailure, type FailureFacts } from './move.ts';
 import { canRun, choose, judge, nowhere } from './placement.ts';
+import { POOL_OPTIONS } from './types.ts';
 import type { CloudPoolOptions, PoolEvents, PoolJob, PoolJobResult, PoolRunOptions, PoolServer, PoolServerStatus } from './types.ts';
 import { readInputs, uploadInputs } from './uploads.ts';
 import { StartWindow, WaitingLine } from './waiting.ts';
@@ -82,6 +84,7 @@ export class CloudPool {
 
   constructor(servers: readonly PoolServer[], options: CloudPoolOptions = {}) {
     if (!Array.isArray(servers)) throw new InvalidArgumentError('must be an array of servers', 'servers');
+    checkOptions(options, POOL_OPTIONS, 'CloudPool');
     if (options.serverLostAfter !== Infinity) checkInterval(options.serverLostAfter, 'serverLostAfter', ' or Infinity');
     if (options.startWindow !== 0) checkInterval(options.startWindow, 'startWindow', ' or 0');
     this.#lostAfter = options.serverLostAfter ?? SERVER_LOST_AFTER_MS;

@@ -4,9 +4,10 @@
  *
  * @module
  */
+import type { OptionKeys } from '../../args.ts';
 import type { LogOptions } from '../../transport/log.ts';
 import type { CloudClient, CloudClientOptions } from '../client.ts';
-import type { JobResult, RunOptions } from '../run.ts';
+import { RUN_OPTIONS, type JobResult, type RunOptions } from '../run.ts';
 
 /** The pool's own fields of a server. */
 export interface PoolServerFields {
@@ -17,6 +18,9 @@ export interface PoolServerFields {
   /** How many of this pool's jobs it holds at once. Default 2: one running, one waiting on the server, so a GPU never idles between jobs. */
   maxConcurrent?: number;
 }
+
+/** The keys of {@link PoolServerFields}, for `checkOptions`. */
+export const POOL_SERVER_FIELDS = { id: 1, weight: 1, maxConcurrent: 1 } as const satisfies OptionKeys<PoolServerFields>;
 
 /**
  * One server of a pool: `CloudClient` options plus the pool's fields, or an
@@ -67,6 +71,9 @@ export interface CloudPoolOptions extends LogOptions {
   startWindow?: number;
 }
 
+/** The keys of {@link CloudPoolOptions}, for `checkOptions`. */
+export const POOL_OPTIONS = { logLevel: 1, logger: 1, serverLostAfter: 1, resubmitOnServerLoss: 1, startWindow: 1 } as const satisfies OptionKeys<CloudPoolOptions>;
+
 /** An input file of a pool job: uploaded to the server the job is placed on. A string is a file path (Node). */
 export type PoolInput = Blob | Uint8Array | ArrayBuffer | string;
 
@@ -97,6 +104,9 @@ export interface PoolRunOptions extends RunOptions {
    */
   onPlaced?: (server: { id: string; baseUrl: string }) => void | Promise<void>;
 }
+
+/** The keys of {@link PoolRunOptions}, for `checkOptions`. */
+export const POOL_RUN_OPTIONS = { ...RUN_OPTIONS, inputs: 1, priority: 1, onPlaced: 1 } as const satisfies OptionKeys<PoolRunOptions>;
 
 /** What a pool's job produced: `CloudClient.run()`'s result, and where it ran. */
 export interface PoolJobResult extends JobResult {
