@@ -106,7 +106,7 @@ export interface WaitForJobOptions extends RequestOptions {
 }
 
 /** The keys of {@link FollowOptions}, {@link RunOptions} and {@link WaitForJobOptions}, for `checkOptions`. */
-export const FOLLOW_OPTIONS = { onEvent: 1, onProgress: 1, onPreview: 1, signal: 1, timeout: 1, stopOnAbort: 1, pollInterval: 1, headers: 1, serverLostAfter: 1 } as const satisfies OptionKeys<FollowOptions>;
+export const FOLLOW_OPTIONS = { onEvent: 1, onProgress: 1, onPreview: 1, signal: 1, timeout: 1, stopOnAbort: 1, stopWithin: 1, pollInterval: 1, headers: 1, serverLostAfter: 1 } as const satisfies OptionKeys<FollowOptions>;
 export const RUN_OPTIONS = {
   ...FOLLOW_OPTIONS,
   partnerApiKey: 1,
