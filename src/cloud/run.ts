@@ -68,7 +68,7 @@ export interface FollowOptions {
 }
 
 /** Options of `CloudClient.run`: how to submit, then how to follow. */
-export interface RunOptions extends FollowOptions, Pick<SubmitOptions, 'partnerApiKey' | 'extraData' | 'validate' | 'promptId' | 'resubmitUnconfirmed' | 'confirmWithin' | 'widgetValues'> {
+export interface RunOptions extends FollowOptions, Pick<SubmitOptions, 'partnerApiKey' | 'extraData' | 'validate' | 'promptId' | 'resubmitUnconfirmed' | 'confirmWithin' | 'beforeSubmit' | 'widgetValues'> {
   /**
    * Called with the job's id as soon as the submission is accepted, before the
    * job is followed (e.g. to record it): the id chosen before the request
