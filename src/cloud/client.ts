@@ -32,7 +32,7 @@ import { localProtocol } from './protocol/local.ts';
 import { deleteFromQueue } from './protocol/routes.ts';
 import type { StopJobOptions } from './protocol/stop.ts';
 import type { ServerKind, ServerProtocol } from './protocol/types.ts';
-import { submitWithId } from './submission.ts';
+import { checkBeforeSubmit, submitWithId } from './submission.ts';
 import { randomUuid } from './uuid.ts';
 import { FOLLOW_OPTIONS, followJob, RUN_OPTIONS, runJob, WAIT_FOR_JOB_OPTIONS, waitForJob, type FollowOptions, type JobResult, type RunOptions, type WaitForJobOptions } from './run.ts';
 import { CloudSocket, type CloudSocketOptions } from './socket.ts';
@@ -158,6 +158,23 @@ export interface SubmitOptions extends RequestOptions {
    */
   stopBefore?: AbortSignal;
   /**
+   * Awaited with the job's id immediately before each submission request
+   * (`POST /api/prompt`) leaves: after `validate`, and in `run()` after the
+   * wait for the socket (in a pool, after the inputs' uploads too). If it
+   * throws or rejects, that request is not sent and the submission (the run)
+   * rejects with its error: the last word of a caller whose right to send
+   * may have lapsed meanwhile (a queue worker's lock on its job). With
+   * `resubmitUnconfirmed` it is asked again before the second send; refusing
+   * that one leaves the first's job as it was (it may exist, under this id).
+   *
+   * @example
+   * ```ts
+   * // Sent only by the process that still owns the order (`db` is yours).
+   * await cloud.run(workflow, { beforeSubmit: async (id) => { if ((await db.ownerOf(orderId)) !== me) throw new Error(`${id}: taken over`); } });
+   * ```
+   */
+  beforeSubmit?: (promptId: string) => void | Promise<void>;
+  /**
    * For a workflow in the editor's saved format: what to do with a node
    * whose widget values do not fit its class on this server (see
    * {@link EditorOptions.widgetValues}). Default `'strict'`.
@@ -166,7 +183,7 @@ export interface SubmitOptions extends RequestOptions {
 }
 
 /** The keys of {@link SubmitOptions} (run() takes some of them). */
-export const SUBMIT_OPTIONS = { ...REQUEST_OPTIONS, partnerApiKey: 1, extraData: 1, clientId: 1, validate: 1, promptId: 1, resubmitUnconfirmed: 1, confirmWithin: 1, stopBefore: 1, widgetValues: 1 } as const satisfies OptionKeys<SubmitOptions>;
+export const SUBMIT_OPTIONS = { ...REQUEST_OPTIONS, partnerApiKey: 1, extraData: 1, clientId: 1, validate: 1, promptId: 1, resubmitUnconfirmed: 1, confirmWithin: 1, stopBefore: 1, beforeSubmit: 1, widgetValues: 1 } as const satisfies OptionKeys<SubmitOptions>;
 
 /**
  * A workflow as `submit`, `run` and `validateWorkflow` take it: API-format
@@ -416,6 +433,7 @@ export class CloudClient implements JobBackend {
     return APIPromise.from(async () => {
       checkOptions(options, SUBMIT_OPTIONS, 'submit()');
       checkArgs(rules.SubmitOptionsParams, options, 'options');
+      checkBeforeSubmit(options.beforeSubmit);
       const converted = await this.#prompt(workflow, options);
       const prompt = checkArgs(rules.Workflow, converted.prompt, 'workflow');
       if (Object.keys(prompt).length === 0) throw new InvalidArgumentError('has no nodes', 'workflow');
@@ -692,6 +710,7 @@ export class CloudClient implements JobBackend {
     checkFollowOptions(options);
     // Before the conversion fetches object_info: submit() checks them too, but only after that request.
     checkArgs(rules.SubmitOptionsParams, options, 'options');
+    checkBeforeSubmit(options.beforeSubmit);
     // Converted here, not in submit(): the job's log lines count the nodes the server gets.
     const { prompt, extraData } = await this.#prompt(workflow, options);
     return this.#withSocket(options, (socket) => runJob(this, socket, prompt, extraData ? { ...options, extraData } : options));

@@ -245,7 +245,7 @@ export interface JobBackend {
   /** Submits a workflow; resolves with its `prompt_id`. */
   submit(
     workflow: Workflow,
-    options: { headers?: Record<string, string>; partnerApiKey?: string | true; extraData?: Record<string, unknown>; clientId?: string; validate?: boolean; promptId?: string; resubmitUnconfirmed?: boolean; confirmWithin?: number; stopBefore?: AbortSignal },
+    options: { headers?: Record<string, string>; partnerApiKey?: string | true; extraData?: Record<string, unknown>; clientId?: string; validate?: boolean; promptId?: string; resubmitUnconfirmed?: boolean; confirmWithin?: number; stopBefore?: AbortSignal; beforeSubmit?: (promptId: string) => void | Promise<void> },
   ): PromiseLike<{ prompt_id: string }>;
   /** The job's status with its phase (works on every server kind). */
   getJobStatus(promptId: string, options?: RequestOptions): PromiseLike<JobStatusResult>;

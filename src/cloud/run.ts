@@ -75,7 +75,7 @@ export interface FollowOptions {
 }
 
 /** Options of `CloudClient.run`: how to submit, then how to follow. */
-export interface RunOptions extends FollowOptions, Pick<SubmitOptions, 'partnerApiKey' | 'extraData' | 'validate' | 'promptId' | 'resubmitUnconfirmed' | 'confirmWithin' | 'widgetValues'> {
+export interface RunOptions extends FollowOptions, Pick<SubmitOptions, 'partnerApiKey' | 'extraData' | 'validate' | 'promptId' | 'resubmitUnconfirmed' | 'confirmWithin' | 'beforeSubmit' | 'widgetValues'> {
   /**
    * Called with the job's id as soon as the submission is accepted, before the
    * job is followed (e.g. to record it): the id chosen before the request
@@ -117,6 +117,7 @@ export const RUN_OPTIONS = {
   confirmWithin: 1,
   widgetValues: 1,
   onSubmitted: 1,
+  beforeSubmit: 1,
 } as const satisfies OptionKeys<RunOptions>;
 export const WAIT_FOR_JOB_OPTIONS = { ...REQUEST_OPTIONS, pollInterval: 1 } as const satisfies OptionKeys<WaitForJobOptions>;
 

@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { APIConnectionError, APIError, APIUserAbortError } from '../errors.ts';
+import { APIConnectionError, APIError, APIUserAbortError, InvalidArgumentError } from '../errors.ts';
 import type { SubmissionResponse } from '../schemas/cloud.ts';
 import { describeError, type Log } from '../transport/log.ts';
 import type { WithResponse } from '../transport/promise.ts';
@@ -41,6 +41,13 @@ export interface SubmissionOptions {
   signal?: AbortSignal | undefined;
   /** Once aborted, nothing more is sent (a request already out is left to finish). */
   stopBefore?: AbortSignal | undefined;
+  /** Awaited immediately before each send; a throw sends nothing and rejects with it (see `SubmitOptions.beforeSubmit`). */
+  beforeSubmit?: ((promptId: string) => void | Promise<void>) | undefined;
+}
+
+/** Throws unless `beforeSubmit` is a function or absent: checked before any request, since it gates a paid one. */
+export function checkBeforeSubmit(beforeSubmit: unknown): void {
+  if (beforeSubmit !== undefined && typeof beforeSubmit !== 'function') throw new InvalidArgumentError('must be a function', 'beforeSubmit');
 }
 
 /**
@@ -64,6 +71,9 @@ export async function submitWithId(deps: SubmissionDeps, body: Record<string, un
   const { log, honoursIds } = deps;
   for (let sends = 1; ; sends++) {
     let failure: unknown;
+    // Before every send, the second too: it comes a look-up window after the first, time enough for whatever the
+    // caller checks (a queue worker's lock) to have changed.
+    if (options.beforeSubmit) await options.beforeSubmit(id);
     // Abandoned before anything left: nothing to name.
     if (options.stopBefore?.aborted) throw new APIUserAbortError(undefined, { cause: options.stopBefore.reason });
     try {

@@ -29,10 +29,10 @@ const CANCEL_CHECK_MS = 1000;
 /** BullMQ's default `lockDuration` (ms). */
 const BULLMQ_LOCK_MS = 30_000;
 
-/** This worker lost a job's lock (it was stalled): another worker took the job over. */
+/** This run of a job lost its lock (its worker was stalled): another run holds the job now, maybe this worker's own. */
 class LockLost extends Error {
-  constructor(jobId: string) {
-    super(`job ${jobId}: its lock passed to another worker before it was sent; that worker runs it`);
+  constructor(jobId: string, before: string) {
+    super(`job ${jobId}: its lock lapsed before ${before}; the run holding it now does that`);
     this.name = 'LockLost';
   }
 }
@@ -82,8 +82,6 @@ export class QueueWorker {
   readonly #servers = new Map<string, string>(); // server id → lane id
   readonly #past = new Map<string, Set<string>>(); // lane id → ids of servers that served it before (unpublished)
   readonly #workers = new Map<string, Worker<JobData, QueueJobResult>>();
-  /** The lock token of each job this worker runs (BullMQ's), to check it still holds it before sending. */
-  readonly #tokens = new Map<string, string>();
   #redis: Redis | undefined;
   #sub: Redis | undefined;
   #registry: Lanes | undefined;
@@ -309,7 +307,6 @@ export class QueueWorker {
 
   async #process(job: Job<JobData>, token: string | undefined, signal: AbortSignal | undefined): Promise<QueueJobResult> {
     this.#active++;
-    if (token) this.#tokens.set(job.id!, token);
     try {
       return await this.#runJob(job, token, signal);
     } catch (err) {
@@ -330,17 +327,17 @@ export class QueueWorker {
       throw new bullmq.UnrecoverableError(error instanceof Error ? error.message : String(error));
     } finally {
       this.#active--;
-      this.#tokens.delete(job.id!);
     }
   }
 
   /**
-   * Throws {@link LockLost} unless this worker still holds `job`'s lock (extending it): BullMQ hands a job
-   * whose lock lapsed to another worker, which may be about to send it under the recorded id.
+   * Throws {@link LockLost} unless this run still holds `job`'s lock (extending it). BullMQ hands a job whose
+   * lock lapsed to another run, which may be about to send it under the recorded id, and may be this worker's
+   * own (a stall shorter than its stall interval): so the token is this run's, passed along, never looked up
+   * by job id (the later run's would pass for the earlier's).
    */
-  async #stillMine(job: Job<JobData>): Promise<void> {
-    const token = this.#tokens.get(job.id!);
-    if (token && (await job.extendLock(token, this.#options.lockDuration ?? BULLMQ_LOCK_MS)) !== 1) throw new LockLost(job.id!);
+  async #stillMine(job: Job<JobData>, token: string | undefined, before: string): Promise<void> {
+    if (token && (await job.extendLock(token, this.#options.lockDuration ?? BULLMQ_LOCK_MS)) !== 1) throw new LockLost(job.id!, before);
   }
 
   /** A run aborted by a cancel is the job cancelled; anything else stays what it was. */
@@ -364,19 +361,19 @@ export class QueueWorker {
         () => true,
         (err: unknown) => (err instanceof NotFoundError ? false : undefined),
       );
-      if (arrived === false) return this.#run(job, data.promptId, listeners, signal);
+      if (arrived === false) return this.#run(job, token, data.promptId, listeners, signal);
       this.#log.info?.(`job ${job.id}: following ${data.promptId} on ${data.server} (taken over)`, { jobId: job.id, server: data.server });
       try {
         const r = await client.follow(data.promptId, { ...listeners, ...(signal ? { signal } : {}), stopOnAbort: true, serverLostAfter: this.#lostAfter, ...(data.timeout !== undefined ? { timeout: data.timeout } : {}) });
-        return this.#finish(job, { ...r, server: data.server }, client.baseUrl);
+        return this.#finish(job, token, { ...r, server: data.server }, client.baseUrl);
       } catch (err) {
         if (!(err instanceof ServerLostError)) throw err;
         // Unknown to a server that answers now, and no answer before: it never arrived.
-        if (arrived === undefined && err.reason === 'forgotten') return this.#run(job, data.promptId, listeners, signal);
-        return this.#lost(job, err, listeners, signal);
+        if (arrived === undefined && err.reason === 'forgotten') return this.#run(job, token, data.promptId, listeners, signal);
+        return this.#lost(job, token, err, listeners, signal);
       }
     }
-    return this.#run(job, randomUuid(), listeners, signal);
+    return this.#run(job, token, randomUuid(), listeners, signal);
   }
 
   /**
@@ -384,13 +381,13 @@ export class QueueWorker {
    * `resubmitOnServerLoss` once more on a server of this worker, under a new
    * id, saying where it was lost (as the pool does).
    */
-  async #lost(job: Job<JobData>, err: ServerLostError, listeners: Listeners, signal: AbortSignal | undefined): Promise<QueueJobResult> {
+  async #lost(job: Job<JobData>, token: string | undefined, err: ServerLostError, listeners: Listeners, signal: AbortSignal | undefined): Promise<QueueJobResult> {
     if (!this.#options.resubmitOnServerLoss) throw err;
     const from = { server: job.data.server!, promptId: job.data.promptId };
     this.#log.warn?.(`job ${job.id}: ${err.message}; running it once more elsewhere (resubmitOnServerLoss)`, { jobId: job.id, server: from.server });
     const { handedBackSince: _since, ...data } = job.data;
     await job.updateData({ ...data, promptId: undefined, server: undefined, resubmittedFrom: from });
-    const r = await this.#run(job, randomUuid(), listeners, signal);
+    const r = await this.#run(job, token, randomUuid(), listeners, signal);
     return { ...r, resubmittedFrom: from };
   }
 
@@ -416,28 +413,31 @@ export class QueueWorker {
     };
   }
 
-  async #run(job: Job<JobData>, promptId: string, listeners: Listeners, signal: AbortSignal | undefined): Promise<QueueJobResult> {
+  async #run(job: Job<JobData>, token: string | undefined, promptId: string, listeners: Listeners, signal: AbortSignal | undefined): Promise<QueueJobResult> {
     const data = job.data;
     const inputs: Record<string, PoolInput> | undefined = data.inputs
       ? Object.fromEntries(Object.entries(data.inputs).map(([at, f]) => [at, f.name ? new File([Buffer.from(f.base64, 'base64')], f.name) : new Uint8Array(Buffer.from(f.base64, 'base64'))]))
       : undefined;
     const r = await this.#pool.run(data.workflow as Workflow, {
       promptId,
-      // Recorded before the job is sent, by the worker that holds it (checked before and after the write).
+      // Recorded before the job is sent, by the run that holds it (checked before and after the write).
       onPlaced: async (s) => {
-        await this.#stillMine(job);
+        await this.#stillMine(job, token, 'it was recorded');
         await job.updateData({ ...job.data, promptId, server: s.id });
-        await this.#stillMine(job);
+        await this.#stillMine(job, token, 'it was recorded');
       },
+      // Again as the submission leaves: the uploads (and a lost answer's look-up) may have outlasted the lock, and
+      // the run holding it now, finding nothing on the server yet, sends the job itself.
+      beforeSubmit: () => this.#stillMine(job, token, 'it was sent'),
       ...listeners,
       ...(inputs ? { inputs } : {}),
       ...(signal ? { signal } : {}),
       ...(data.timeout !== undefined ? { timeout: data.timeout } : {}),
     });
-    return this.#finish(job, r, this.#pool.client(r.server)!.baseUrl);
+    return this.#finish(job, token, r, this.#pool.client(r.server)!.baseUrl);
   }
 
-  async #finish(job: Job<JobData>, r: Omit<PoolJobResult, 'status'>, baseUrl: string): Promise<QueueJobResult> {
+  async #finish(job: Job<JobData>, token: string | undefined, r: Omit<PoolJobResult, 'status'>, baseUrl: string): Promise<QueueJobResult> {
     const result: QueueJobResult = {
       promptId: r.promptId,
       outputs: r.outputs,
@@ -447,7 +447,11 @@ export class QueueWorker {
       // A job resubmitted after a loss and then taken over again still says where it was lost first.
       ...(r.resubmittedFrom ?? job.data.resubmittedFrom ? { resubmittedFrom: r.resubmittedFrom ?? job.data.resubmittedFrom } : {}),
     };
-    if (this.#options.onOutputs) await this.#options.onOutputs(result, job);
+    if (this.#options.onOutputs) {
+      // Every run that followed the job to its end gets here; only the one holding the lock acts on its outputs.
+      await this.#stillMine(job, token, 'onOutputs');
+      await this.#options.onOutputs(result, job);
+    }
     return JSON.parse(JSON.stringify(result)) as QueueJobResult;
   }
 
@@ -455,7 +459,7 @@ export class QueueWorker {
   async #handBack(job: Job<JobData>, token: string | undefined, listeners: Listeners, signal: AbortSignal | undefined): Promise<QueueJobResult> {
     const data = job.data;
     const since = data.handedBackSince ?? Date.now();
-    if (Date.now() - since >= this.#lostAfter) return this.#lost(job, new ServerLostError(data.promptId!, data.server!, 'unreachable', Date.now() - since), listeners, signal);
+    if (Date.now() - since >= this.#lostAfter) return this.#lost(job, token, new ServerLostError(data.promptId!, data.server!, 'unreachable', Date.now() - since), listeners, signal);
     if (data.handedBackSince === undefined) await job.updateData({ ...data, handedBackSince: since });
     const { bullmq } = await loadQueueDeps();
     await job.moveToDelayed(Date.now() + Math.min(1000, this.#lostAfter / 4), token);

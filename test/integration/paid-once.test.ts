@@ -93,6 +93,22 @@ describe.each(['local', 'cloud'] as const)('a submission whose answer is lost (%
     expect(prompts(emu)).toHaveLength(before + 2);
     expect(emu.cloud.engine.submissions.get(prompt_id)).toBe(1);
   });
+
+  it('resubmitUnconfirmed asks beforeSubmit again before the second send: refused there, nothing more is sent', async () => {
+    const c = client(emu);
+    emu.faults.dropNext({ method: 'POST', path: '/api/prompt' });
+    const before = prompts(emu).length;
+    const refused = new Error('taken over meanwhile');
+    const asked: Array<{ id: string; sent: number }> = [];
+    const beforeSubmit = (id: string) => {
+      asked.push({ id, sent: prompts(emu).length - before });
+      if (asked.length === 2) throw refused;
+    };
+    const err = await c.submit(invertWorkflow(image, 'lost-refused'), { confirmWithin: 300, resubmitUnconfirmed: true, promptId: `refused-${personality}`, beforeSubmit }).catch((e: unknown) => e);
+    expect(err).toBe(refused);
+    expect(asked).toEqual([{ id: `refused-${personality}`, sent: 0 }, { id: `refused-${personality}`, sent: 1 }]);
+    expect(prompts(emu)).toHaveLength(before + 1);
+  });
 });
 
 describe('ids the server does not use, and requests that never left', () => {

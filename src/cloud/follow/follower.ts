@@ -191,7 +191,7 @@ export class JobFollower {
     this.#subscribe();
     await firstAttempt(this.#socket, FIRST_ATTEMPT_MS, signal, this.#clock);
     if (signal?.aborted) return this.#giveUp(abortError(signal));
-    const { headers, partnerApiKey, extraData, validate, resubmitUnconfirmed, confirmWithin } = this.#opts;
+    const { headers, partnerApiKey, extraData, validate, resubmitUnconfirmed, confirmWithin, beforeSubmit } = this.#opts;
     let id: string;
     // With stopOnAbort, an abort while the submission is out (its answer may be slow, or being looked up) ends
     // the run at once; the submission is not given the signal, and the job, if it was made, is stopped once it
@@ -204,7 +204,7 @@ export class JobFollower {
     };
     if (this.#opts.stopOnAbort) signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      ({ prompt_id: id } = await this.#jobs.submit(workflow, { headers, partnerApiKey, extraData, validate, resubmitUnconfirmed, confirmWithin, promptId: this.#promptId, clientId: this.#socket.clientId, ...(signal ? { stopBefore: signal } : {}) }));
+      ({ prompt_id: id } = await this.#jobs.submit(workflow, { headers, partnerApiKey, extraData, validate, resubmitUnconfirmed, confirmWithin, beforeSubmit, promptId: this.#promptId, clientId: this.#socket.clientId, ...(signal ? { stopBefore: signal } : {}) }));
     } catch (err) {
       if (!abandoned) return this.#giveUp(err);
       // Stopping an id the server never took does nothing.

@@ -15,6 +15,7 @@ import { jsonOf, type EditorWorkflowJSON, type WorkflowInput } from '../client.t
 import type { Server } from './health.ts';
 import type { Converted, Convertible, Judged } from './placement.ts';
 import { POOL_RUN_OPTIONS, type PoolJob, type PoolJobResult, type PoolRunOptions } from './types.ts';
+import { checkBeforeSubmit } from '../submission.ts';
 import { checkInputs, type InputFile } from './uploads.ts';
 
 /** A job of the pool, from `submit()` until it settles. */
@@ -62,6 +63,7 @@ export function newJob(workflow: WorkflowInput, options: PoolRunOptions, cancel:
   checkOptions(options, POOL_RUN_OPTIONS, 'CloudPool.run()');
   checkArgs(SubmitOptionsParams, options, 'options');
   if (options.onPlaced !== undefined && typeof options.onPlaced !== 'function') throw new InvalidArgumentError('must be a function', 'onPlaced');
+  checkBeforeSubmit(options.beforeSubmit);
   checkTimeout(options.timeout, 'timeout');
   checkInterval(options.pollInterval, 'pollInterval');
   if (options.serverLostAfter !== Infinity) checkInterval(options.serverLostAfter, 'serverLostAfter', ' or Infinity');

@@ -94,7 +94,8 @@ export interface PoolRunOptions extends RunOptions {
    * submission waits for a returned promise. For recording where a job goes
    * before it can exist there (with `promptId`, chosen by the caller, the
    * record names the job on that server). If it throws or rejects, nothing is
-   * sent and the run rejects with that error.
+   * sent and the run rejects with that error. To check again immediately
+   * before the submission leaves, after the uploads: `beforeSubmit`.
    *
    * @example
    * ```ts

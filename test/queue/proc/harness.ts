@@ -10,7 +10,7 @@ import * as esbuild from 'esbuild';
 import { afterAll, beforeAll } from 'vitest';
 import { JobQueue, type QueueWorkerOptions } from '../../../src/queue/index.ts';
 import { startRedis, type TestRedis } from '../redis.ts';
-import type { ServerJob, ServerReply, ServerRequest } from './server.ts';
+import type { ServerConfig, ServerJob, ServerReply, ServerRequest } from './server.ts';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const SCRIPTS = ['worker', 'producer', 'client', 'server'] as const;
@@ -142,18 +142,27 @@ export interface LocalServer {
    * (a second POST of one id counts even if the server refused it): counted in the server's own handler.
    */
   posts(): Promise<Map<string, number>>;
+  /** How many uploads it received (stored, their answers sent or, with `holdUploads`, held). */
+  uploads(): Promise<number>;
+  /** Sends the upload answers it holds (`holdUploads`) and holds none from then on. */
+  release(): Promise<void>;
   /** Closes the emulator and waits for the process to exit (nothing to do once it has). */
   close(): Promise<void>;
 }
 
-/** Starts an emulator of the local personality (one job at a time, like a real local server) holding in.png, in a process of its own. */
-export async function localServer(dir: string, stepMs: number, progressSteps: number): Promise<LocalServer> {
-  const child = new Child(dir, 'server', { stepMs, progressSteps }, { ipc: true });
+/**
+ * Starts an emulator of the local personality (one job at a time, like a real local server) holding in.png, in a
+ * process of its own. With `holdUploads`, each upload's answer waits for {@link LocalServer.release}.
+ */
+export async function localServer(dir: string, stepMs: number, progressSteps: number, { holdUploads = false } = {}): Promise<LocalServer> {
+  const child = new Child(dir, 'server', { stepMs, progressSteps, holdUploads } satisfies ServerConfig, { ipc: true });
   const url = (await child.waitFor(/^url /)).slice('url '.length);
   return {
     url,
     jobs: async () => (await child.ask('jobs')) as ServerJob[],
     posts: async () => new Map((await child.ask('posts')) as Array<[string, number]>),
+    uploads: async () => (await child.ask('uploads')) as number,
+    release: async () => void (await child.ask('release')),
     close: async () => {
       // Rejects when it has exited already (killChildren) or exits before its answer arrives: either way, gone.
       await child.ask('close').catch(() => undefined);
@@ -202,7 +211,7 @@ export async function until(check: () => boolean | Promise<boolean>, ms: number,
 
 /**
  * The real parts of one process-test file, started before its tests and stopped after them: a redis-server,
- * the child scripts bundled, and `servers` (id → `[stepMs, progressSteps]`), each server in its own process.
+ * the child scripts bundled, and `servers` (id → `[stepMs, progressSteps, { holdUploads }?]`), each server in its own process.
  * `queue(name)` opens a JobQueue on that Redis, closed after the tests.
  *
  * @example
@@ -211,7 +220,7 @@ export async function until(check: () => boolean | Promise<boolean>, ms: number,
  * it('…', async () => { await startWorker(f.children.dir, { connection: f.redis.url, servers: [serverOf(f.servers.a!, 'a')] }); });
  * ```
  */
-export function processFixture(servers: Record<string, [stepMs: number, progressSteps: number]>) {
+export function processFixture(servers: Record<string, [stepMs: number, progressSteps: number, options?: { holdUploads?: boolean }]>) {
   const queues: JobQueue[] = [];
   const f = {
     redis: undefined as unknown as TestRedis,
@@ -225,7 +234,7 @@ export function processFixture(servers: Record<string, [stepMs: number, progress
   };
   beforeAll(async () => {
     [f.redis, f.children] = await Promise.all([startRedis(), bundleChildren()]);
-    const started = await Promise.all(Object.values(servers).map(([stepMs, steps]) => localServer(f.children.dir, stepMs, steps)));
+    const started = await Promise.all(Object.values(servers).map(([stepMs, steps, options]) => localServer(f.children.dir, stepMs, steps, options)));
     f.servers = Object.fromEntries(Object.keys(servers).map((id, i) => [id, started[i]!]));
   }, 60_000);
   afterAll(async () => {
