@@ -41,6 +41,13 @@ export function checkId(value: unknown, name: string): string {
 export type OptionKeys<T> = { readonly [K in keyof Required<T>]: 1 };
 
 /**
+ * Two key lists as one: `/* @__PURE__ *\/ joinKeys(CLIENT_OPTIONS, { token: 1 })`. A call marked pure, not an
+ * object spread (which a bundler must keep for its getters), so that a list nobody checks against is dropped
+ * from an app's bundle.
+ */
+export const joinKeys = <A extends object, B extends object>(a: A, b: B): A & B => Object.assign({}, a, b);
+
+/**
  * Throws {@link InvalidArgumentError} when `options` has a key `known` does not
  * list, naming the closest known one (else listing them all), so a misspelt
  * option fails before any request instead of being ignored (TypeScript refuses

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { checkArgs, checkId, checkOptions, type OptionKeys } from '../args.ts';
+import { checkArgs, checkId, checkOptions, joinKeys, type OptionKeys } from '../args.ts';
 import { APIError, DownloadError, InvalidArgumentError, SubmissionError, WorkflowValidationError } from '../errors.ts';
 import { platform } from '../platform/node.ts';
 import type {
@@ -82,7 +82,7 @@ export interface CloudClientOptions extends ClientOptions {
 }
 
 /** The keys of {@link CloudClientOptions} (a pool's server entries take them too). */
-export const CLOUD_CLIENT_OPTIONS = { ...CLIENT_OPTIONS, apiKey: 1, server: 1, keyless: 1 } as const satisfies OptionKeys<CloudClientOptions>;
+export const CLOUD_CLIENT_OPTIONS = /* @__PURE__ */ joinKeys(CLIENT_OPTIONS, { apiKey: 1, server: 1, keyless: 1 } as const) satisfies OptionKeys<CloudClientOptions>;
 
 /** Options of {@link CloudClient.interrupt}. */
 export interface InterruptOptions extends RequestOptions {
@@ -183,7 +183,7 @@ export interface SubmitOptions extends RequestOptions {
 }
 
 /** The keys of {@link SubmitOptions} (run() takes some of them). */
-export const SUBMIT_OPTIONS = { ...REQUEST_OPTIONS, partnerApiKey: 1, extraData: 1, clientId: 1, validate: 1, promptId: 1, resubmitUnconfirmed: 1, confirmWithin: 1, stopBefore: 1, beforeSubmit: 1, widgetValues: 1 } as const satisfies OptionKeys<SubmitOptions>;
+export const SUBMIT_OPTIONS = /* @__PURE__ */ joinKeys(REQUEST_OPTIONS, { partnerApiKey: 1, extraData: 1, clientId: 1, validate: 1, promptId: 1, resubmitUnconfirmed: 1, confirmWithin: 1, stopBefore: 1, beforeSubmit: 1, widgetValues: 1 } as const) satisfies OptionKeys<SubmitOptions>;
 
 /**
  * A workflow as `submit`, `run` and `validateWorkflow` take it: API-format

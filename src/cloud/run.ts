@@ -13,7 +13,7 @@
  * @module
  */
 import type { NodeOutputs, Workflow } from '../schemas/cloud.ts';
-import type { OptionKeys } from '../args.ts';
+import { joinKeys, type OptionKeys } from '../args.ts';
 import { checkInterval, REQUEST_OPTIONS, type RequestOptions } from '../transport/options.ts';
 import type { SubmitOptions } from './client.ts';
 import { sleep } from '../transport/sleep.ts';
@@ -107,8 +107,7 @@ export interface WaitForJobOptions extends RequestOptions {
 
 /** The keys of {@link FollowOptions}, {@link RunOptions} and {@link WaitForJobOptions}, for `checkOptions`. */
 export const FOLLOW_OPTIONS = { onEvent: 1, onProgress: 1, onPreview: 1, signal: 1, timeout: 1, stopOnAbort: 1, stopWithin: 1, pollInterval: 1, headers: 1, serverLostAfter: 1 } as const satisfies OptionKeys<FollowOptions>;
-export const RUN_OPTIONS = {
-  ...FOLLOW_OPTIONS,
+export const RUN_OPTIONS = /* @__PURE__ */ joinKeys(FOLLOW_OPTIONS, {
   partnerApiKey: 1,
   extraData: 1,
   validate: 1,
@@ -118,8 +117,8 @@ export const RUN_OPTIONS = {
   widgetValues: 1,
   onSubmitted: 1,
   beforeSubmit: 1,
-} as const satisfies OptionKeys<RunOptions>;
-export const WAIT_FOR_JOB_OPTIONS = { ...REQUEST_OPTIONS, pollInterval: 1 } as const satisfies OptionKeys<WaitForJobOptions>;
+} as const) satisfies OptionKeys<RunOptions>;
+export const WAIT_FOR_JOB_OPTIONS = /* @__PURE__ */ joinKeys(REQUEST_OPTIONS, { pollInterval: 1 } as const) satisfies OptionKeys<WaitForJobOptions>;
 
 /** Polls a job until it ends. See `CloudClient.waitForJob`. */
 export async function waitForJob(jobs: JobBackend, promptId: string, options: WaitForJobOptions = {}): Promise<JobRecord> {

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { checkArgs, checkId, checkOptions, type OptionKeys } from '../args.ts';
+import { checkArgs, checkId, checkOptions, joinKeys, type OptionKeys } from '../args.ts';
 import { toBase64 } from '../base64.ts';
 import { InvalidArgumentError, NotFoundError, ResponseValidationError, TaskNotFoundError } from '../errors.ts';
 import { platform } from '../platform/node.ts';
@@ -63,7 +63,7 @@ export interface ProxyClientOptions extends ClientOptions {
   vendor?: string;
 }
 
-const PROXY_CLIENT_OPTIONS = { ...CLIENT_OPTIONS, token: 1, vendor: 1 } as const satisfies OptionKeys<ProxyClientOptions>;
+const PROXY_CLIENT_OPTIONS = /* @__PURE__ */ joinKeys(CLIENT_OPTIONS, { token: 1, vendor: 1 } as const) satisfies OptionKeys<ProxyClientOptions>;
 
 const IMAGE_FIELDS = ['image', 'transfer_light_from_lightmap', 'transfer_light_from_reference_image'] as const;
 

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { checkArgs, checkId, checkOptions, type OptionKeys } from '../args.ts';
+import { checkArgs, checkId, checkOptions, joinKeys, type OptionKeys } from '../args.ts';
 import { InvalidArgumentError, NodeVersionUploadError, NotFoundError } from '../errors.ts';
 import { platform } from '../platform/node.ts';
 import type { CreateNodeRequest, ListNodesParams, ListPublisherNodesParams, Node, NodeVersion, Publisher, SearchNodesParams } from '../schemas/registry.ts';
@@ -84,7 +84,7 @@ export interface RegistryClientOptions extends ClientOptions {
   token?: Credential;
 }
 
-const REGISTRY_CLIENT_OPTIONS = { ...CLIENT_OPTIONS, token: 1 } as const satisfies OptionKeys<RegistryClientOptions>;
+const REGISTRY_CLIENT_OPTIONS = /* @__PURE__ */ joinKeys(CLIENT_OPTIONS, { token: 1 } as const) satisfies OptionKeys<RegistryClientOptions>;
 
 /**
  * Client of the node registry.

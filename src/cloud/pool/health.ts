@@ -14,11 +14,11 @@ import { CLOUD_CLIENT_OPTIONS, CloudClient } from '../client.ts';
 import { sleep } from '../../transport/sleep.ts';
 import type { CloudSocket } from '../socket.ts';
 import type { Placeable } from './placement.ts';
-import { checkOptions } from '../../args.ts';
+import { checkOptions, joinKeys } from '../../args.ts';
 import { POOL_SERVER_FIELDS, type PoolEvents, type PoolServer } from './types.ts';
 
 // A server entry: a client's options, or { client }, with the pool's own fields.
-const POOL_SERVER = { ...CLOUD_CLIENT_OPTIONS, ...POOL_SERVER_FIELDS, client: 1 } as const;
+const POOL_SERVER = /* @__PURE__ */ joinKeys(CLOUD_CLIENT_OPTIONS, /* @__PURE__ */ joinKeys(POOL_SERVER_FIELDS, { client: 1 } as const));
 import type { UploadTarget } from './uploads.ts';
 
 const PROBE_FIRST_MS = 250;

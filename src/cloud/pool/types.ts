@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { OptionKeys } from '../../args.ts';
+import { joinKeys, type OptionKeys } from '../../args.ts';
 import type { LogOptions } from '../../transport/log.ts';
 import type { CloudClient, CloudClientOptions } from '../client.ts';
 import { RUN_OPTIONS, type JobResult, type RunOptions } from '../run.ts';
@@ -107,7 +107,7 @@ export interface PoolRunOptions extends RunOptions {
 }
 
 /** The keys of {@link PoolRunOptions}, for `checkOptions`. */
-export const POOL_RUN_OPTIONS = { ...RUN_OPTIONS, inputs: 1, priority: 1, onPlaced: 1 } as const satisfies OptionKeys<PoolRunOptions>;
+export const POOL_RUN_OPTIONS = /* @__PURE__ */ joinKeys(RUN_OPTIONS, { inputs: 1, priority: 1, onPlaced: 1 } as const) satisfies OptionKeys<PoolRunOptions>;
 
 /** What a pool's job produced: `CloudClient.run()`'s result, and where it ran. */
 export interface PoolJobResult extends JobResult {
