@@ -135,13 +135,15 @@ describe('node events and cancelled counts (issue 32)', () => {
   it('on("node") hears the run node by node: started, each node running and done, the ending; on("progress") stays steps only', async () => {
     const name = fresh();
     const emu = await emulator({ stepMs: 30, progressSteps: 2 });
-    await worker(redis.url, [emu], { name });
+    await worker(redis.url, [emu], { name, concurrency: 1 });
     const q = queue(redis.url, name);
+    // A job ahead keeps it waiting until its listeners hear (events are not replayed to a listener that came late).
+    const ahead = await q.add(invert('nodes-ahead'));
     const job = await q.add(invert('nodes'));
     const events: QueueNodeEvent[] = [];
     const steps: Array<{ value: number; max: number }> = [];
     job.on('node', (e) => events.push(e)).on('progress', (p) => steps.push(p));
-    await job.result();
+    await Promise.all([ahead.result(), job.result()]);
     await new Promise((r) => setTimeout(r, 200));
     expect(events[0]).toEqual({ type: 'execution_start' });
     expect(events.filter((e) => e.type === 'executing' && e.node !== undefined).map((e) => e.node)).toEqual(['1', '2', '3']);
