@@ -42,6 +42,17 @@ export function redisUrl(text: string, option: string, env: Readonly<Record<stri
   return url.href;
 }
 
+/**
+ * How a message names a queue: `queue "platformui"` (`start`: beginning a sentence), quoted as the SDK's own messages do, so that the
+ * default name does not read as the program's.
+ *
+ * @example
+ * ```ts
+ * `Worker ready on ${queueNamed('renders')}`; // 'Worker ready on queue "renders"'
+ * ```
+ */
+export const queueNamed = (name: string, start = false): string => `${start ? 'Queue' : 'queue'} ${JSON.stringify(name)}`;
+
 /** The URL as printed: without the password {@link redisUrl} may have put in. */
 export const shownUrl = (url: string): string => {
   const u = new URL(url);

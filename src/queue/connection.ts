@@ -88,6 +88,12 @@ export function keysOf(name: string) {
     /** Job id → lane id, one key per job (it expires: see `keepFinished`): a handle finds its job from the id alone. */
     job: (id: string) => `${prefix}:job:${id}`,
     cancelled: (id: string) => `${prefix}:cancelled:${id}`,
+    /**
+     * Sorted set of the job ids `cancel()` ended (score: when), trimmed to `keepFinished`: BullMQ counts a cancelled
+     * job that had started as failed, and keeps none of one removed while waiting; `counts()` reads this instead of
+     * every failed job's error.
+     */
+    cancelledJobs: `${prefix}:cancelled-jobs`,
     /** Pub/sub channel: job ids to cancel, heard by every worker. */
     cancelChannel: `${prefix}:cancel`,
   };

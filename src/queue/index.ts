@@ -30,4 +30,4 @@ export { JobQueue } from './queue.ts';
 export { QueueWorker } from './worker.ts';
 export { MISSING_DEPS } from './connection.ts';
 export { QueueAddError, type StoredError } from './errors.ts';
-export type { Connection, JobData, JobQueueOptions, QueueAddOptions, QueueCounts, QueueJob, QueueJobResult, QueueJobState, QueuePreview, QueueProgress, QueueWorkerOptions } from './types.ts';
+export type { Connection, JobData, JobQueueOptions, QueueAddOptions, QueueCounts, QueueEndedJob, QueueJob, QueueJobResult, QueueJobState, QueueNodeEvent, QueuePreview, QueueProgress, QueueWorkerOptions } from './types.ts';

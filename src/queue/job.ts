@@ -11,12 +11,14 @@ import type { Claim } from './claim.ts';
 import type { QueueKeys } from './connection.ts';
 import { rebuildError } from './errors.ts';
 import { isObject } from '../schemas/rule.ts';
-import type { JobData, QueueJob, QueueJobResult, QueueJobState, QueuePreview, QueueProgress } from './types.ts';
+import type { JobData, QueueJob, QueueJobResult, QueueJobState, QueueNodeEvent, QueuePreview, QueueProgress, QueueReport } from './types.ts';
 
 /** What a handle needs of its `JobQueue`. */
 export interface QueueContext {
   readonly name: string;
   readonly keys: QueueKeys;
+  /** How long (ms) a finished job stays in Redis (`keepFinished`): its cancel record too. */
+  readonly keep: number;
   redis(): Promise<Redis>;
   /** The claim of a job id (its lane); `undefined` when no such job was added. */
   claimOf(id: string): Promise<Claim | undefined>;
@@ -127,6 +129,10 @@ export class QueueJobHandle implements QueueJob {
     if (!job) return;
     const state = await job.getState();
     if (state === 'completed' || state === 'failed') return void (await redis.del(this.#ctx.keys.cancelled(this.id)));
+    // Counted cancelled from now on (the worker fails a started one with JobCancelledError, BullMQ calls it failed),
+    // with the record's older entries dropped: it holds what keepFinished keeps.
+    const now = Date.now();
+    await redis.multi().zadd(this.#ctx.keys.cancelledJobs, now, this.id).zremrangebyscore(this.#ctx.keys.cancelledJobs, '-inf', now - this.#ctx.keep).exec();
     // Waiting and never placed: removed (a locked job refuses, it has just become active: the message reaches its worker).
     // One recorded on a server stays for a worker, which stops it there.
     if (state !== 'active' && !job.data.promptId) {
@@ -142,17 +148,19 @@ export class QueueJobHandle implements QueueJob {
 
   on(event: 'progress', listener: (progress: QueueProgress) => void): this;
   on(event: 'preview', listener: (preview: QueuePreview) => void): this;
-  on(event: 'progress' | 'preview', listener: ((progress: QueueProgress) => void) | ((preview: QueuePreview) => void)): this {
-    if (event !== 'progress' && event !== 'preview') throw new InvalidArgumentError(`must be 'progress' or 'preview', got ${JSON.stringify(event)}`, 'event');
-    // One stream of reports: steps for 'progress', images (a worker with `previews`) for 'preview'.
-    const hear = (p: QueueProgress) => {
-      if (event === 'progress' && !p.preview) (listener as (progress: QueueProgress) => void)(p);
+  on(event: 'node', listener: (event: QueueNodeEvent) => void): this;
+  on(event: 'progress' | 'preview' | 'node', listener: ((progress: QueueProgress) => void) | ((preview: QueuePreview) => void) | ((event: QueueNodeEvent) => void)): this {
+    if (event !== 'progress' && event !== 'preview' && event !== 'node') throw new InvalidArgumentError(`must be 'progress', 'preview' or 'node', got ${JSON.stringify(event)}`, 'event');
+    // One stream of reports: steps for 'progress', images (a worker with `previews`) for 'preview', node events for 'node'.
+    const hear = (p: QueueReport) => {
+      if (event === 'progress' && !p.preview && !p.event) (listener as (progress: QueueProgress) => void)({ ...(p.node !== undefined ? { node: p.node } : {}), value: p.value, max: p.max });
+      if (event === 'node' && isObject(p.event) && typeof p.event.type === 'string') (listener as (event: QueueNodeEvent) => void)(p.event);
       if (event === 'preview' && p.preview) (listener as (preview: QueuePreview) => void)({ ...(p.node !== undefined ? { node: p.node } : {}), mime: p.preview.mime, image: new Uint8Array(Buffer.from(p.preview.base64, 'base64')) });
     };
     void this.#lane()
       .then((lane) => this.#ctx.events(lane))
       .then(
-        (events) => events.on('progress', (e) => void (e.jobId === this.id && isObject(e.data) && hear(e.data as unknown as QueueProgress))),
+        (events) => events.on('progress', (e) => void (e.jobId === this.id && isObject(e.data) && hear(e.data as unknown as QueueReport))),
         () => undefined,
       );
     return this;

@@ -26,7 +26,7 @@ import { QueueAddError } from './errors.ts';
 import { QueueJobHandle, type QueueContext } from './job.ts';
 import { Lanes } from './lanes.ts';
 import { capableLanes, leastWaiting } from './placement.ts';
-import type { JobData, JobQueueOptions, QueueAddOptions, QueueCounts, QueueJob } from './types.ts';
+import type { JobData, JobQueueOptions, QueueAddOptions, QueueCounts, QueueEndedJob, QueueJob } from './types.ts';
 
 const WAIT_POLL_MS = 250;
 
@@ -82,6 +82,7 @@ export class JobQueue {
     this.#ctx = {
       name: this.name,
       keys: this.#keys,
+      keep: this.#keep,
       redis: () => this.#redisClient(),
       claimOf: async (id) => {
         const known = settled.get(id);
@@ -243,22 +244,63 @@ export class JobQueue {
   }
 
   /**
-   * Jobs per state over every lane (BullMQ's words), and the live workers.
+   * Jobs per state over every lane (BullMQ's words, and `cancelled`), the latest failed and cancelled jobs
+   * with why, and the live workers. Its cost does not grow with the failed jobs kept: the cancelled ones are
+   * read from a record `cancel()` keeps (as long as `keepFinished`), the latest failures from each lane's
+   * newest ten.
    *
    * @example
    * ```ts
-   * const { states, workers } = await queue.counts(); // states.waiting, states.active, …
+   * const { states, ended } = await queue.counts(); // states.waiting, states.active, states.cancelled, …
+   * for (const e of ended) console.log(`${e.id} ${e.state}: ${e.reason}`);
    * ```
    */
   async counts(): Promise<QueueCounts> {
     const lanes = await this.#laneRegistry();
+    const redis = await this.#redisClient();
     const states: Record<string, number> = {};
-    for (const lane of await lanes.all()) {
-      const c = await (await this.#queue(lane)).getJobCounts();
+    const failed: QueueEndedJob[] = [];
+    const all = await lanes.all();
+    for (const lane of all) {
+      const queue = await this.#queue(lane);
+      const c = await queue.getJobCounts();
       // Every job carries a BullMQ priority: its "prioritized" jobs are the waiting ones.
       for (const [k, v] of Object.entries(c)) states[k === 'prioritized' ? 'waiting' : k] = (states[k === 'prioritized' ? 'waiting' : k] ?? 0) + v;
+      failed.push(...(await endedIn(redis, queue.toKey('failed'), (id) => queue.toKey(id), LATEST_ENDED)));
     }
-    return { states, workers: await lanes.workers() };
+    const cancelled = await this.#cancelled(redis, all);
+    const byId = new Map(cancelled.map((e) => [e.id, e]));
+    // A started job cancel() ended is in BullMQ's failed: counted and listed as cancelled instead.
+    states.failed = Math.max(0, (states.failed ?? 0) - cancelled.filter((e) => e.inFailed).length);
+    states.cancelled = cancelled.length;
+    const ended = [...cancelled.map(({ inFailed: _, ...e }) => e), ...failed.filter((e) => !byId.has(e.id))].sort((a, b) => b.at - a.at).slice(0, LATEST_ENDED);
+    return { states, ended, workers: await lanes.workers() };
+  }
+
+  /**
+   * The jobs `cancel()` ended that are still kept: those in a lane's failed set (they had started) with the
+   * worker's reason, and those removed while they waited. One still running (its stop not confirmed yet) or
+   * that completed before the cancel reached it is not one.
+   */
+  async #cancelled(redis: Redis, lanes: readonly string[]): Promise<Array<QueueEndedJob & { inFailed: boolean }>> {
+    const key = this.#keys.cancelledJobs;
+    await redis.zremrangebyscore(key, '-inf', Date.now() - this.#keep);
+    const ids = (await redis.zrange(key, 0, -1, 'WITHSCORES')).reduce<Array<[string, number]>>((acc, v, i, a) => (i % 2 ? acc : [...acc, [v, Number(a[i + 1])]]), []);
+    if (ids.length === 0) return [];
+    const claims = await redis.mget(ids.map(([id]) => this.#keys.job(id)));
+    const out: Array<QueueEndedJob & { inFailed: boolean }> = [];
+    await Promise.all(
+      ids.map(async ([id, at], i) => {
+        const lane = claims[i] ? parseClaim(claims[i]!).lane : undefined;
+        if (lane === undefined || !lanes.includes(lane)) return;
+        const queue = await this.#queue(lane);
+        const replies = (await redis.multi().zscore(queue.toKey('failed'), id).exists(queue.toKey(id)).hget(queue.toKey(id), 'failedReason').exec()) ?? [];
+        const [score, exists, reason] = replies.map(([, v]) => v);
+        if (score !== null && score !== undefined) out.push({ id, state: 'cancelled', reason: String(reason ?? `Job ${id} was cancelled`), at: Number(score), inFailed: true });
+        else if (exists === 0) out.push({ id, state: 'cancelled', reason: 'cancelled while waiting: it never ran', at, inFailed: false });
+      }),
+    );
+    return out;
   }
 
   /** Closes its connections to Redis. Jobs stay in the queue. */
@@ -270,6 +312,20 @@ export class JobQueue {
     const redis = await this.#redis?.catch(() => undefined);
     await redis?.quit().catch(() => redis.disconnect());
   }
+}
+
+/** How many of the latest failed and cancelled jobs `counts()` lists (per lane read, and in all). */
+const LATEST_ENDED = 10;
+
+/** The newest `count` jobs of a BullMQ finished set (score: when it ended), with their reason. */
+async function endedIn(redis: Redis, set: string, jobKey: (id: string) => string, count: number): Promise<QueueEndedJob[]> {
+  const flat = await redis.zrevrange(set, 0, count - 1, 'WITHSCORES');
+  const out: QueueEndedJob[] = [];
+  for (let i = 0; i < flat.length; i += 2) {
+    const id = flat[i]!;
+    out.push({ id, state: 'failed', reason: (await redis.hget(jobKey(id), 'failedReason')) ?? '', at: Number(flat[i + 1]) });
+  }
+  return out;
 }
 
 /** Input files as kept in Redis: base64, with the name of a path (its extension names the upload). */

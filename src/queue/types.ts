@@ -73,6 +73,34 @@ export interface QueueProgress {
   preview?: { mime: string; base64: string };
 }
 
+/**
+ * A node-level event of a queued job, as its server reported it, in the socket's words but without payloads
+ * (no outputs: each report goes through Redis to every producer listening): the job started, the nodes its
+ * server had cached, a node started (`executing`; without `node` once the last one ended), a node finished,
+ * the job ended. What a display needs to count `3/3 nodes`, which `on('progress')` (steps only) cannot.
+ *
+ * @example
+ * ```ts
+ * job.on('node', (e) => {
+ *   if (e.type === 'executing' && e.node) console.log(`running node ${e.node}`);
+ *   if (e.type === 'execution_cached') console.log(`${e.nodes?.length ?? 0} cached`);
+ * });
+ * ```
+ */
+export interface QueueNodeEvent {
+  type: 'execution_start' | 'execution_cached' | 'executing' | 'executed' | 'execution_success' | 'execution_error' | 'execution_interrupted';
+  /** `executing` and `executed`: the node; `execution_error` / `execution_interrupted`: the node it stopped at, when the server said. */
+  node?: string;
+  /** `execution_cached`: the nodes the server did not run again. */
+  nodes?: string[];
+}
+
+/**
+ * One report of a running job as it travels through Redis (BullMQ's job progress), not a public shape: steps,
+ * a preview or a node event; the handle sorts them to `on('progress' | 'preview' | 'node')`.
+ */
+export type QueueReport = QueueProgress & { event?: QueueNodeEvent };
+
 /** A preview image a job's worker reported (`previews` on the worker): `job.on('preview', …)`. */
 export interface QueuePreview {
   node?: string;
@@ -123,12 +151,37 @@ export interface QueueJob {
   on(event: 'progress', listener: (progress: QueueProgress) => void): this;
   /** Each preview image its worker reports (only a worker with `previews` does). */
   on(event: 'preview', listener: (preview: QueuePreview) => void): this;
+  /** Its node events (started, cached, each node running and done, ended), from whichever worker runs it. */
+  on(event: 'node', listener: (event: QueueNodeEvent) => void): this;
+}
+
+/**
+ * A job that failed or was cancelled, in `QueueCounts.ended`.
+ *
+ * @example
+ * ```ts
+ * for (const e of (await queue.counts()).ended) console.log(e.id, e.state, e.reason);
+ * ```
+ */
+export interface QueueEndedJob {
+  id: string;
+  /** `cancelled`: by `cancel()` (while it waited, or ran); `failed`: any other error. */
+  state: 'failed' | 'cancelled';
+  /** Why: the error's message (`Job … was cancelled`, an `ExecutionError`'s…). */
+  reason: string;
+  /** When it ended (ms since the epoch). */
+  at: number;
 }
 
 /** `JobQueue.counts()`: jobs per state over every lane, and the live workers. */
 export interface QueueCounts {
-  /** Per BullMQ state (`waiting`, `active`, `completed`, `failed`, `delayed`, `prioritized`, …). */
+  /**
+   * Per BullMQ state (`waiting`, `active`, `completed`, `failed`, `delayed`, …), and `cancelled`: the jobs
+   * `cancel()` ended within `keepFinished` (BullMQ counts those that had started as `failed`: not here).
+   */
   states: Record<string, number>;
+  /** The latest failed and cancelled jobs, newest first (at most 10 per lane, 10 in all), with why. */
+  ended: QueueEndedJob[];
   /** Per live worker id: its lanes, its servers' ids and how many jobs it runs now. */
   workers: Record<string, { lanes: string[]; servers: string[]; active: number }>;
 }

@@ -8,7 +8,7 @@
 import type { Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { ExecutionError, InvalidArgumentError, JobCancelledError, NotFoundError, PlatformUIError, PoolClosedError, ServerLostError } from '@platformui/sdk';
-import { CloudPool, type PoolInput, type PoolJobResult, type RunOptions } from '@platformui/sdk';
+import { CloudPool, type PoolInput, type PoolJobResult, type RunOptions, type SocketEvent } from '@platformui/sdk';
 import { randomUuid } from '../cloud/uuid.ts';
 import { createLog, describeError, type Log } from '../transport/log.ts';
 import { checkInterval } from '../transport/options.ts';
@@ -18,7 +18,7 @@ import { bullOptions, checkName, checkRedis, keysOf, loadQueueDeps, quiet, redis
 import { settleClaim } from './claim.ts';
 import { storeError } from './errors.ts';
 import { Lanes, laneIdOf } from './lanes.ts';
-import type { JobData, QueueJobResult, QueueProgress, QueueWorkerOptions } from './types.ts';
+import type { JobData, QueueJobResult, QueueNodeEvent, QueueReport, QueueWorkerOptions } from './types.ts';
 
 const HEARTBEAT_MS = 2000;
 const HEARTBEAT_TTL_MS = 10_000;
@@ -38,7 +38,34 @@ class LockLost extends Error {
 }
 
 /** The run's listeners a job reports through. */
-type Listeners = Pick<RunOptions, 'onProgress' | 'onPreview'>;
+type Listeners = Pick<RunOptions, 'onProgress' | 'onPreview' | 'onEvent'>;
+
+/** The socket's node-level messages a job reports as they are (without their payloads: see {@link QueueNodeEvent}). */
+const NODE_EVENTS = new Set<string>(['execution_start', 'execution_cached', 'executing', 'executed', 'execution_success', 'execution_error', 'execution_interrupted']);
+
+/**
+ * `e` as the job's node events: the socket's node messages reduced to their node ids, and what a `progress_state`
+ * snapshot adds (a node newly finished, which the live cloud reports only there). `finished` is the job's memory
+ * of what was reported finished, so that a snapshot repeating it sends nothing.
+ */
+function nodeEvents(e: SocketEvent, finished: Set<string>): QueueNodeEvent[] {
+  if (e.type === 'binary' || e.type === 'malformed') return [];
+  const type = e.type === 'invalid' || e.type === 'unknown' ? e.rawType : e.type;
+  const data = isObject(e.data) ? e.data : {};
+  if (type === 'progress_state') {
+    const nodes = isObject(data.nodes) ? data.nodes : {};
+    const newly = Object.entries(nodes).filter(([id, p]) => isObject(p) && p.state === 'finished' && !finished.has(id));
+    return newly.map(([id]) => (finished.add(id), { type: 'executed', node: id }));
+  }
+  if (!NODE_EVENTS.has(type)) return [];
+  const node = typeof data.node === 'string' ? data.node : typeof data.node_id === 'string' ? data.node_id : undefined;
+  if (type === 'executed' && node !== undefined) {
+    if (finished.has(node)) return [];
+    finished.add(node);
+  }
+  const nodes = type === 'execution_cached' && Array.isArray(data.nodes) ? data.nodes.filter((n): n is string => typeof n === 'string') : undefined;
+  return [{ type: type as QueueNodeEvent['type'], ...(node !== undefined ? { node } : {}), ...(nodes ? { nodes } : {}) }];
+}
 
 /** The largest preview image a job reports by default (`previews: true`): Redis holds it, every producer listening gets it. */
 const PREVIEW_BYTES = 256 * 1024;
@@ -392,14 +419,20 @@ export class QueueWorker {
   }
 
   /**
-   * What a job reports while it runs: progress, and with `previews` each preview image up to its size
-   * bound (base64 in the job's progress: Redis keeps only the latest, every listener hears each).
+   * What a job reports while it runs: progress, its node events (`job.on('node')`), and with `previews`
+   * each preview image up to its size bound (base64 in the job's progress: Redis keeps only the latest,
+   * every listener hears each). Node events carry value and max -1, as previews do, so that a handle of
+   * an SDK before them can tell them from steps.
    */
   #listeners(job: Job<JobData>): Listeners {
-    const report = (p: QueueProgress) => void job.updateProgress(p as unknown as object).catch(() => undefined);
+    const report = (p: QueueReport) => void job.updateProgress(p as unknown as object).catch(() => undefined);
     const bound = this.#previewBytes;
+    const finished = new Set<string>();
     return {
       onProgress: (p) => report({ ...(p.node !== undefined ? { node: p.node } : {}), value: p.value, max: p.max }),
+      onEvent: (e) => {
+        for (const event of nodeEvents(e, finished)) report({ ...(event.node !== undefined ? { node: event.node } : {}), value: -1, max: -1, event });
+      },
       ...(bound > 0
         ? {
             onPreview: (frame) => {

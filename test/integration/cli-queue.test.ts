@@ -122,7 +122,7 @@ describe.skipIf(!hasRedis)('worker, run --queue and queue --redis against a real
   beforeAll(async () => {
     [redis, emu] = await Promise.all([startRedis(), startEmulator({ personality: 'local', cloud: { stepMs: 40 }, logLevel: 'off' })]);
     worker = start(['worker', '--redis', redis.url, '--server', emu.url, '--name', 'cli-test', '--id', 'cli-gpu']);
-    await waitFor('the worker to be ready', () => /^Worker ready on queue cli-test/m.test(worker.out()));
+    await waitFor('the worker to be ready', () => /^Worker ready on queue "cli-test"/m.test(worker.out()));
   }, 60_000);
   afterAll(async () => {
     worker?.child.kill('SIGKILL');
@@ -130,7 +130,7 @@ describe.skipIf(!hasRedis)('worker, run --queue and queue --redis against a real
   });
 
   it('worker: one line once ready, naming its lane and its server by this machine', () => {
-    expect(worker.out()).toMatch(/^Worker ready on queue cli-test at redis:\/\/127\.0\.0\.1:\d+: lane \S+ for http:\/\/\S+:\d+\. Ctrl-C stops it\.$/m);
+    expect(worker.out()).toMatch(/^Worker ready on queue "cli-test" at redis:\/\/127\.0\.0\.1:\d+: lane \S+ for http:\/\/\S+:\d+\. Ctrl-C stops it\.$/m);
     expect(worker.out().split('\n').filter(Boolean)).toHaveLength(1);
   });
 
@@ -146,7 +146,12 @@ describe.skipIf(!hasRedis)('worker, run --queue and queue --redis against a real
     const r = await cli(['run', INVERT, '--input', `image=${photo}`, '--queue', redis.url, '--queue-name', 'cli-test', '--out', out]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^Queued job \S+ on cli-test at redis:\/\/127\.0\.0\.1:\d+$/m);
+    expect(r.stdout).toMatch(/^Queued job \S+ on queue "cli-test" at redis:\/\/127\.0\.0\.1:\d+$/m);
+    // The worker's node events (issue 32): every node of the three runs, LoadImage and SaveImage too, not only the one with steps.
+    expect(r.stdout).toMatch(/^Running LoadImage/m);
+    expect(r.stdout).toMatch(/^Running SaveImage/m);
+    expect(r.stdout).toMatch(/^Job completed in /m);
+    expect(r.stdout).toMatch(/^Done in \S+: 3\/3 nodes/m);
     expect(r.stdout).toMatch(/^Ran as job \S+ on http:\/\/\S+$/m);
     const files = readdirSync(out);
     expect(files).toHaveLength(1);
@@ -181,16 +186,45 @@ describe.skipIf(!hasRedis)('worker, run --queue and queue --redis against a real
     }
   });
 
+  it('run --queue --wait-for-worker: queued while no worker serves the queue, run once one starts', async () => {
+    // Refused at once without it: no worker on this queue yet.
+    const refused = await cli(['run', INVERT, '--input', `image=${photo}`, '--queue', redis.url, '--queue-name', 'cli-later', '--out', dir]);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).not.toContain('Queued job');
+    const out = mkdtempSync(join(dir, 'later-'));
+    const run = start(['run', INVERT, '--input', `image=${photo}`, '--set', '3.inputs.filename_prefix="later"', '--queue', redis.url, '--queue-name', 'cli-later', '--wait-for-worker', '30s', '--out', out]);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(run.child.exitCode).toBe(null);
+    const late = start(['worker', '--redis', redis.url, '--server', emu.url, '--name', 'cli-later']);
+    try {
+      const r = await run.done;
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(/^Queued job \S+ on queue "cli-later"/m);
+      expect(readdirSync(out)).toHaveLength(1);
+    } finally {
+      late.child.kill('SIGTERM');
+      await late.done;
+    }
+  });
+
   it('queue --redis: counts per state and per worker, as text and as JSON', async () => {
     const text = await cli(['queue', '--redis', redis.url, '--name', 'cli-test']);
     expect(text.code).toBe(0);
-    expect(text.stdout).toMatch(/^Queue cli-test at redis:\/\/127\.0\.0\.1:\d+: 1 completed, 2 failed; 1 worker\(s\)$/m);
+    // The cancelled job counts as cancelled, not failed (issue 32), and both are listed with their reasons.
+    expect(text.stdout).toMatch(/^Queue "cli-test" at redis:\/\/127\.0\.0\.1:\d+: 1 completed, 1 failed, 1 cancelled; 1 worker\(s\)$/m);
     expect(text.stdout).toMatch(/^WORKER\s+ACTIVE\s+LANES\s+SERVERS$/m);
+    expect(text.stdout).toMatch(/^JOB\s+STATE\s+ENDED\s+REASON$/m);
+    expect(text.stdout).toMatch(/^\S+\s+cancelled\s+.+Job \S+ was cancelled\s*$/m);
+    expect(text.stdout).toMatch(/^\S+\s+failed\s+.+out of memory on the test GPU/m);
     const json = await cli(['queue', '--redis', redis.url, '--name', 'cli-test', '--json']);
-    const counts = JSON.parse(json.stdout) as { states: Record<string, number>; workers: Record<string, unknown> };
+    const counts = JSON.parse(json.stdout) as { states: Record<string, number>; workers: Record<string, unknown>; ended: Array<{ id: string; state: string; reason: string }> };
     expect(counts.states.completed).toBe(1);
-    expect(counts.states.failed).toBe(2); // the execution error and the cancelled job
+    expect(counts.states.failed).toBe(1); // the execution error
+    expect(counts.states.cancelled).toBe(1);
     expect(Object.keys(counts.workers)).toHaveLength(1);
+    expect(counts.ended.map((e) => e.state).sort()).toEqual(['cancelled', 'failed']);
+    expect(counts.ended.find((e) => e.state === 'cancelled')!.reason).toMatch(/^Job \S+ was cancelled$/);
   });
 
   it('worker: SIGTERM closes it gracefully, exit 0', async () => {
@@ -199,7 +233,7 @@ describe.skipIf(!hasRedis)('worker, run --queue and queue --redis against a real
     expect(r.code).toBe(0);
     expect(r.stderr).toContain('SIGTERM: finishing or handing back the jobs held');
     // What stopped, once it has (issue 32).
-    expect(r.stdout).toMatch(/\nWorker \S+ stopped: it takes no more jobs from queue cli-test\n$/);
+    expect(r.stdout).toMatch(/\nWorker \S+ stopped: it takes no more jobs from queue "cli-test"\n$/);
   });
 });
 

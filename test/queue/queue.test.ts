@@ -1,7 +1,8 @@
 // The queue of issue 26 against a real redis-server and emulators: add → run → result from another JobQueue;
 // placement by lane; typed errors rebuilt; progress.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ExecutionError, PlacementError } from '../../src/index.ts';
+import { ExecutionError, JobCancelledError, PlacementError } from '../../src/index.ts';
+import type { QueueNodeEvent } from '../../src/queue/index.ts';
 import { closeAll, dropClass, emulator, blur, invert, queue, until, worker } from './helpers.ts';
 import { startRedis, type TestRedis } from './redis.ts';
 
@@ -127,6 +128,55 @@ describe('failures and events', () => {
     await job.result();
     expect(seen.length).toBeGreaterThan(0);
     expect(seen.at(-1)!.max).toBeGreaterThan(0);
+  });
+});
+
+describe('node events and cancelled counts (issue 32)', () => {
+  it('on("node") hears the run node by node: started, each node running and done, the ending; on("progress") stays steps only', async () => {
+    const name = fresh();
+    const emu = await emulator({ stepMs: 30, progressSteps: 2 });
+    await worker(redis.url, [emu], { name, concurrency: 1 });
+    const q = queue(redis.url, name);
+    // A job ahead keeps it waiting until its listeners hear (events are not replayed to a listener that came late).
+    const ahead = await q.add(invert('nodes-ahead'));
+    const job = await q.add(invert('nodes'));
+    const events: QueueNodeEvent[] = [];
+    const steps: Array<{ value: number; max: number }> = [];
+    job.on('node', (e) => events.push(e)).on('progress', (p) => steps.push(p));
+    await Promise.all([ahead.result(), job.result()]);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(events[0]).toEqual({ type: 'execution_start' });
+    expect(events.filter((e) => e.type === 'executing' && e.node !== undefined).map((e) => e.node)).toEqual(['1', '2', '3']);
+    expect(events.some((e) => e.type === 'executed' && e.node === '3')).toBe(true);
+    expect(events.at(-1)?.type === 'execution_success' || events.some((e) => e.type === 'execution_success')).toBe(true);
+    // Compact: no outputs ride along (Redis carries each report to every listener).
+    expect(JSON.stringify(events)).not.toContain('images');
+    expect(steps.length).toBeGreaterThan(0);
+    expect(steps.every((p) => p.value >= 0 && p.max > 0)).toBe(true);
+  });
+
+  it('counts(): a cancelled job is counted cancelled, not failed, and listed with its reason beside the failed ones', async () => {
+    const name = fresh();
+    const emu = await emulator({ stepMs: 300, progressSteps: 10 });
+    await worker(redis.url, [emu], { name, concurrency: 1 });
+    const q = queue(redis.url, name);
+    const oom = await q.add(invert('counted-oom', { fail_with: 'OOMError', fail_message: 'no memory left' }));
+    await oom.result().catch(() => undefined);
+    const running = await q.add(invert('counted-running'));
+    const waiting = await q.add(invert('counted-waiting'));
+    await until(async () => (await running.state()) === 'active', 10_000, 'the job to run');
+    await waiting.cancel();
+    await running.cancel();
+    await expect(running.result()).rejects.toBeInstanceOf(JobCancelledError);
+    await expect(waiting.result()).rejects.toBeInstanceOf(JobCancelledError);
+    const { states, ended } = await q.counts();
+    expect(states.failed).toBe(1);
+    expect(states.cancelled).toBe(2);
+    expect(ended.map((e) => [e.id, e.state]).sort()).toEqual([[oom.id, 'failed'], [running.id, 'cancelled'], [waiting.id, 'cancelled']].sort());
+    expect(ended.find((e) => e.id === oom.id)!.reason).toContain('no memory left');
+    expect(ended.find((e) => e.id === running.id)!.reason).toMatch(/^Job \S+ was cancelled$/);
+    expect(ended.find((e) => e.id === waiting.id)!.reason).toMatch(/cancelled while waiting/);
+    expect(ended.every((e) => e.at > 0)).toBe(true);
   });
 });
 

@@ -11,7 +11,14 @@ import { UsageError } from '../args.ts';
 import type { Command } from '../command.ts';
 import type { Context } from '../context.ts';
 import { formatTime, table } from '../format.ts';
-import { DEFAULT_QUEUE, loadQueue, redisUrl, shownUrl } from '../queue-entry.ts';
+import { DEFAULT_QUEUE, loadQueue, queueNamed, redisUrl, shownUrl } from '../queue-entry.ts';
+
+/** `rows` as a table, its header in bold. */
+function printTable(ctx: Context, rows: string[][]): void {
+  const [head, ...body] = table(rows);
+  ctx.print(ctx.style('bold', head!));
+  for (const line of body) ctx.print(line);
+}
 
 /** `--redis`: the counts per state, then one row per live worker (`JobQueue.counts()`). */
 async function redisCounts(ctx: Context, url: string, name: string): Promise<number> {
@@ -19,18 +26,17 @@ async function redisCounts(ctx: Context, url: string, name: string): Promise<num
   const { JobQueue } = await loadQueue();
   const q = new JobQueue({ connection, name });
   try {
-    const { states, workers } = await q.counts();
+    const { states, workers, ended } = await q.counts();
     if (ctx.mode === 'json') {
-      ctx.printJSON({ states, workers });
+      ctx.printJSON({ states, workers, ended });
       return 0;
     }
     const counted = Object.entries(states).filter(([, n]) => n > 0);
-    ctx.print(`Queue ${name} at ${shownUrl(connection)}: ${counted.map(([k, n]) => `${n} ${k}`).join(', ') || 'no jobs'}; ${Object.keys(workers).length} worker(s)`);
-    if (Object.keys(workers).length === 0) return 0;
+    ctx.print(`${queueNamed(name, true)} at ${shownUrl(connection)}: ${counted.map(([k, n]) => `${n} ${k}`).join(', ') || 'no jobs'}; ${Object.keys(workers).length} worker(s)`);
     const rows = Object.entries(workers).map(([id, w]) => [id, String(w.active), w.lanes.join(','), w.servers.join(', ')]);
-    const [head, ...body] = table([['WORKER', 'ACTIVE', 'LANES', 'SERVERS'], ...rows]);
-    ctx.print(ctx.style('bold', head!));
-    for (const line of body) ctx.print(line);
+    if (rows.length > 0) printTable(ctx, [['WORKER', 'ACTIVE', 'LANES', 'SERVERS'], ...rows]);
+    // Why the latest jobs failed or were cancelled: what a count alone leaves to guess.
+    if (ended.length > 0) printTable(ctx, [['JOB', 'STATE', 'ENDED', 'REASON'], ...ended.map((e) => [e.id, e.state, formatTime(e.at), e.reason.split('\n')[0]!])]);
     return 0;
   } finally {
     await q.close();
@@ -46,8 +52,9 @@ export const queue: Command = {
     'Lists the jobs running and waiting to run on the server, in order: position, id, creation time,',
     'output nodes. With --json, a line of counts first ({"running":2,"pending":1}, also for an empty',
     "queue), then one line per job. With --redis, the Redis queue's jobs instead (platformui worker,",
-    'run --queue): how many in each state (waiting, active, completed, failed, delayed…), and each',
-    'worker with its lanes.',
+    'run --queue): how many in each state (waiting, active, completed, failed, cancelled, delayed…),',
+    'each worker with its lanes, and the latest failed and cancelled jobs with why (--json: one line,',
+    '{"states":…,"workers":…,"ended":[{"id","state","reason","at"}]}).',
   ].join('\n'),
   options: {
     redis: { type: 'string', value: 'URL', help: "the Redis queue's counts per state and per worker instead: redis://host:6379" },

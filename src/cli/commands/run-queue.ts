@@ -14,8 +14,8 @@ import type { Context } from '../context.ts';
 import { downloadAll } from '../download.ts';
 import { EXIT, Interrupted } from '../errors.ts';
 import { labelsOf, withDisplay } from '../live.ts';
-import type { QueueJob } from '../../queue/index.ts';
-import { downloadUrl, loadQueue, shownUrl } from '../queue-entry.ts';
+import type { QueueJob, QueueNodeEvent } from '../../queue/index.ts';
+import { downloadUrl, loadQueue, queueNamed, shownUrl } from '../queue-entry.ts';
 
 /** How long Ctrl-C waits for the cancellation (as run's stop): a second Ctrl-C does not wait. */
 const CANCEL_WAIT_MS = 15_000;
@@ -32,9 +32,17 @@ export interface QueuedRun {
   inputs: Record<string, string>;
   out: string;
   timeout: number | undefined;
+  /** `--wait-for-worker`: how long add() waits for a worker that can run the job (`undefined`: refused at once). */
+  waitForWorker: number | undefined;
 }
 
 const ABORTED = Symbol('aborted');
+
+/** A queued job's node event as the socket message it was (the display reads those), under the job's id. */
+function socketEventOf(e: QueueNodeEvent, id: string): SocketEvent {
+  const at = e.type === 'execution_error' || e.type === 'execution_interrupted' ? 'node_id' : 'node';
+  return { type: e.type, data: { prompt_id: id, ...(e.node !== undefined ? { [at]: e.node } : e.type === 'executing' ? { node: null } : {}), ...(e.nodes ? { nodes: e.nodes } : {}) } } as SocketEvent;
+}
 
 /** `promise`, or a rejection with {@link ABORTED} once `signal` aborts. */
 function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
@@ -69,17 +77,18 @@ export async function runQueued(ctx: Context, run: QueuedRun): Promise<number> {
       let ended = false;
       try {
         // Not abandoned half-way: once added, a Ctrl-C during add() cancels the job below.
-        job = await queue.add(run.submitted, { inputs: run.inputs, ...(run.timeout !== undefined ? { timeout: run.timeout } : {}) });
+        job = await queue.add(run.submitted, {
+          inputs: run.inputs,
+          ...(run.timeout !== undefined ? { timeout: run.timeout } : {}),
+          ...(run.waitForWorker !== undefined ? { waitForWorker: run.waitForWorker } : {}),
+        });
         if (signal.aborted) throw ABORTED;
         const id = job.id;
         interrupt.note = `queued job ${id} may still run (cancel it with JobQueue.job('${id}').cancel())`;
-        display.info(`Queued job ${id} on ${run.name} at ${shownUrl(run.connection)}`);
-        // The queue's progress as the display's events: a node that starts, then its steps.
-        let node: string | undefined;
-        job.on('progress', (p) => {
-          if (p.node !== undefined && p.node !== node) display.event({ type: 'executing', data: { node: (node = p.node), prompt_id: id } } as SocketEvent);
-          display.event({ type: 'progress', data: { value: p.value, max: p.max, node: p.node ?? node, prompt_id: id } } as SocketEvent);
-        });
+        display.info(`Queued job ${id} on ${queueNamed(run.name)} at ${shownUrl(run.connection)}`);
+        // The worker's node events and steps as the display's socket events: every node counts, not only those with steps.
+        job.on('node', (e) => display.event(socketEventOf(e, id)));
+        job.on('progress', (p) => display.event({ type: 'progress', data: { value: p.value, max: p.max, node: p.node, prompt_id: id } } as SocketEvent));
         // result() settles once the job has ended (done, failed, cancelled, lost): nothing left to cancel then.
         const result = await unlessAborted(job.result().finally(() => (ended = true)), signal);
         interrupt.note = undefined;

@@ -20,7 +20,7 @@ import type { ObjectInfo } from '../../schemas/cloud.ts';
 import { rangeText } from '../../schemas/explain.ts';
 import { isEditorFormat } from '../../workflow/validate.ts';
 import { didYouMean } from '../../args.ts';
-import { parseAssignment, parseValue, unreadable, UsageError } from '../args.ts';
+import { parseAssignment, parseDuration, parseValue, unreadable, UsageError } from '../args.ts';
 import type { Command } from '../command.ts';
 import type { Context } from '../context.ts';
 import { downloadAll, prepareOut } from '../download.ts';
@@ -217,6 +217,8 @@ export const run: Command = {
     'With --queue URL, the job goes to a Redis queue instead, and a worker runs it (platformui worker):',
     'this command follows it and downloads its outputs from the server that ran it (--server, or the',
     'environment, gives that server\'s key as for any server). Ctrl-C cancels it wherever it is.',
+    'A job no running worker can take is refused at once; --wait-for-worker 5m waits that long for one',
+    'to start (workers down for a deploy, started on demand) before refusing it.',
     'Needs bullmq and ioredis (npm install bullmq ioredis): README "Many processes and machines".',
   ].join('\n'),
   options: {
@@ -228,6 +230,7 @@ export const run: Command = {
     'list-inputs': { type: 'boolean', help: 'list the inputs --set can name (type, value, allowed values, range, default), after any --set; run nothing' },
     queue: { type: 'string', value: 'URL', help: 'add the job to the Redis queue at URL (redis://host:6379) for a worker to run, instead of submitting it' },
     'queue-name': { type: 'string', value: 'NAME', help: `with --queue: the queue's name (default ${DEFAULT_QUEUE})` },
+    'wait-for-worker': { type: 'string', value: 'DURATION', help: 'with --queue: wait that long (30s, 10m) for a worker that can run the job, instead of refusing it at once' },
   },
   args: { min: 1, max: 1 },
   service: 'cloud',
@@ -247,6 +250,8 @@ export const run: Command = {
     }
     const queue = typeof values.queue === 'string' ? redisUrl(values.queue, '--queue', ctx.io.env) : undefined;
     if (queue === undefined && values['queue-name'] !== undefined) throw new UsageError('--queue-name: the name of a Redis queue, with --queue');
+    if (queue === undefined && values['wait-for-worker'] !== undefined) throw new UsageError('--wait-for-worker: how long a job added to a Redis queue waits for a worker, with --queue');
+    const waitForWorker = typeof values['wait-for-worker'] === 'string' ? parseDuration(values['wait-for-worker'], '--wait-for-worker') : undefined;
     // The workers' servers judge the workflow when it is added (a PlacementError with their reasons): no --validate of one server's.
     if (queue !== undefined && values.validate) throw new UsageError('--validate: with --queue, the queue checks the workflow against the workers\' servers when it is added');
     const info = () => objectInfoOf(ctx);
@@ -272,7 +277,7 @@ export const run: Command = {
     if (queue !== undefined) {
       const inputs = Object.fromEntries(uploads.map((u) => [`${u.nodeId}.inputs.${u.input}`, u.file]));
       const name = typeof values['queue-name'] === 'string' ? values['queue-name'] : DEFAULT_QUEUE;
-      return runQueued(ctx, { connection: queue, name, submitted, wf, inputs, out, timeout });
+      return runQueued(ctx, { connection: queue, name, submitted, wf, inputs, out, timeout, waitForWorker });
     }
     // Several --server: a pool places the job, uploads the inputs where it runs, and moves it off a dead server.
     const pool = ctx.global.servers.length > 1 ? await ctx.pool() : undefined;

@@ -10,7 +10,7 @@
 import { parsePositiveInt, UsageError } from '../args.ts';
 import type { Command } from '../command.ts';
 import { EXIT } from '../errors.ts';
-import { DEFAULT_QUEUE, loadQueue, redisUrl, serverId, shownUrl } from '../queue-entry.ts';
+import { DEFAULT_QUEUE, loadQueue, queueNamed, redisUrl, serverId, shownUrl } from '../queue-entry.ts';
 
 /** Resolves on the first SIGINT or SIGTERM; a second one exits at once (130). */
 function untilStopped(): { stopped: Promise<string>; dispose(): void } {
@@ -82,7 +82,7 @@ export const worker: Command = {
         const lanes = w.lanes;
         const servedBy = servers.map((s) => s.id).join(', ');
         if (ctx.mode === 'json') ctx.printJSON({ ready: true, worker: w.id, queue: name, redis: shownUrl(connection), lanes, servers: servers.map((s) => s.id) });
-        else ctx.print(`Worker ready on queue ${name} at ${shownUrl(connection)}: ${lanes.length ? `lane${lanes.length > 1 ? 's' : ''} ${lanes.join(', ')}` : 'no lane yet (no server answered)'} for ${servedBy}. Ctrl-C stops it.`);
+        else ctx.print(`Worker ready on ${queueNamed(name)} at ${shownUrl(connection)}: ${lanes.length ? `lane${lanes.length > 1 ? 's' : ''} ${lanes.join(', ')}` : 'no lane yet (no server answered)'} for ${servedBy}. Ctrl-C stops it.`);
         const signal = await signals.stopped;
         stopped = true;
         if (ctx.mode !== 'json') ctx.warn(`${signal}: finishing or handing back the jobs held (${signal} again to exit at once)`);
@@ -93,7 +93,7 @@ export const worker: Command = {
     }
     // Said once it is true (close() has returned): until then its jobs may still be finishing.
     if (stopped && ctx.mode === 'json') ctx.printJSON({ stopped: true, worker: w.id, queue: name });
-    else if (stopped) ctx.print(`Worker ${w.id} stopped: it takes no more jobs from queue ${name}`);
+    else if (stopped) ctx.print(`Worker ${w.id} stopped: it takes no more jobs from ${queueNamed(name)}`);
     return EXIT.ok;
   },
 };
