@@ -65,6 +65,8 @@ export class JobQueue {
   readonly #queues = new Map<string, Promise<Queue>>();
   readonly #events = new Map<string, Promise<QueueEvents>>();
   readonly #ctx: QueueContext;
+  /** Id → lane of the settled claims this queue has seen: they never change. */
+  readonly #settled = new Map<string, string>();
   readonly #log: Log;
   /** How long (ms) a finished job stays readable by id (`keepFinished`). */
   readonly #keep: number;
@@ -78,19 +80,18 @@ export class JobQueue {
     if (options.keepFinished !== undefined) checkInterval(options.keepFinished, 'keepFinished');
     this.#keep = options.keepFinished ?? KEEP_FINISHED_MS;
     this.#keys = keysOf(this.name);
-    const settled = new Map<string, string>(); // id → lane of settled claims: they never change
     this.#ctx = {
       name: this.name,
       keys: this.#keys,
       keep: this.#keep,
       redis: () => this.#redisClient(),
       claimOf: async (id) => {
-        const known = settled.get(id);
+        const known = this.#settled.get(id);
         if (known) return { lane: known, pending: false };
         const value = await (await this.#redisClient()).get(this.#keys.job(id));
         if (value === null) return undefined;
         const claim = parseClaim(value);
-        if (!claim.pending) settled.set(id, claim.lane);
+        if (!claim.pending) this.#settled.set(id, claim.lane);
         return claim;
       },
       bull: (lane) => this.#queue(lane),
@@ -171,6 +172,9 @@ export class JobQueue {
       const held = await redis.get(key);
       if (held !== null) return this.#claimed(id, parseClaim(held), data, bullOptions);
       const lane = await this.#place(json as Workflow, uploaded, options.waitForWorker ?? 0);
+      // The lane's events are read from before the job exists: a listener the caller attaches to the handle as
+      // soon as add() resolves hears the job from its first event.
+      await this.#eventsOf(lane);
       // The claim first, only if new: two producers adding one id add it once. It outlives the job's record by a
       // waiting time bound: a handle of a removed job then says so.
       const claim = pendingClaim(lane);
@@ -183,6 +187,7 @@ export class JobQueue {
         throw new QueueAddError(id, this.name, err);
       }
       await settleClaim(redis, key).catch(() => undefined); // else its worker or a later add() settles it
+      this.#settled.set(id, lane); // its handle's listeners attach without asking Redis first
       return new QueueJobHandle(this.#ctx, id, 'created');
     }
   }

@@ -3,8 +3,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ExecutionError, JobCancelledError, PlacementError } from '../../src/index.ts';
 import type { QueueNodeEvent } from '../../src/queue/index.ts';
-import { closeAll, dropClass, emulator, blur, invert, queue, until, worker } from './helpers.ts';
+import { closeAll, dropClass, emulator, blur, invert, open, queue, until, worker } from './helpers.ts';
 import { startRedis, type TestRedis } from './redis.ts';
+import { startRelay } from './relay.ts';
 
 let redis: TestRedis;
 let n = 0;
@@ -136,14 +137,19 @@ describe('node events and cancelled counts (issue 32)', () => {
     const name = fresh();
     const emu = await emulator({ stepMs: 30, progressSteps: 2 });
     await worker(redis.url, [emu], { name, concurrency: 1 });
-    const q = queue(redis.url, name);
-    // A job ahead keeps it waiting until its listeners hear (events are not replayed to a listener that came late).
-    const ahead = await q.add(invert('nodes-ahead'));
+    // The producer's new connections take 500 ms to reach Redis (longer than the job runs), and an idle worker
+    // takes the job at once: the lane's events must be read from before add() put it there, so that a listener
+    // attached as add() resolves hears it from its first event.
+    const relay = await startRelay(redis.port);
+    open.push(relay);
+    const q = queue(relay.url, name);
+    await q.counts(); // its first connection, at full speed
+    relay.slowNew(500);
     const job = await q.add(invert('nodes'));
     const events: QueueNodeEvent[] = [];
     const steps: Array<{ value: number; max: number }> = [];
     job.on('node', (e) => events.push(e)).on('progress', (p) => steps.push(p));
-    await Promise.all([ahead.result(), job.result()]);
+    await job.result();
     await new Promise((r) => setTimeout(r, 200));
     expect(events[0]).toEqual({ type: 'execution_start' });
     expect(events.filter((e) => e.type === 'executing' && e.node !== undefined).map((e) => e.node)).toEqual(['1', '2', '3']);

@@ -7,6 +7,8 @@ export interface Relay {
   readonly url: string;
   /** Drops every connection through it now and refuses new ones (reset) for `ms`; resolves once it accepts again. */
   cut(ms: number): Promise<void>;
+  /** From now on, a new connection reaches Redis only `ms` after it was opened (a slow network; 0: at once again). */
+  slowNew(ms: number): void;
   close(): Promise<void>;
 }
 
@@ -23,8 +25,14 @@ export interface Relay {
 export async function startRelay(port: number): Promise<Relay> {
   const open = new Set<Socket>();
   let refusing = false;
+  let slow = 0;
   const server: Server = createServer((client) => {
     if (refusing) return void client.resetAndDestroy();
+    // What the client sends meanwhile waits in its socket (nothing reads it before the pipe).
+    if (slow > 0) return void setTimeout(() => relay(client), slow);
+    relay(client);
+  });
+  const relay = (client: Socket) => {
     const upstream = connect(port, '127.0.0.1');
     open.add(client).add(upstream);
     const drop = () => {
@@ -37,7 +45,7 @@ export async function startRelay(port: number): Promise<Relay> {
     upstream.on('error', drop).on('close', drop);
     client.pipe(upstream);
     upstream.pipe(client);
-  });
+  };
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const relayPort = (server.address() as { port: number }).port;
   return {
@@ -48,6 +56,9 @@ export async function startRelay(port: number): Promise<Relay> {
       open.clear();
       await new Promise((r) => setTimeout(r, ms));
       refusing = false;
+    },
+    slowNew(ms) {
+      slow = ms;
     },
     async close() {
       for (const s of open) s.destroy();

@@ -94,8 +94,10 @@ export async function runQueued(ctx: Context, run: QueuedRun): Promise<number> {
         interrupt.note = undefined;
         const again = result.resubmittedFrom ? ` (again: ${result.resubmittedFrom.server} lost it)` : '';
         display.info(`Ran as job ${result.promptId} on ${result.server}${again}`);
-        const [options] = await ctx.serverOptions([downloadUrl(result)]);
-        const client = new CloudClient(options!);
+        // A pool's entry for that server: its `id` is the pool's, not a client option.
+        const [server] = await ctx.serverOptions([downloadUrl(result)]);
+        const { id: _id, ...options } = server!;
+        const client = new CloudClient(options);
         try {
           const files = await downloadAll(client, result.files, run.out, signal);
           display.finish({ promptId: result.promptId, files, outputs: result.outputs });
