@@ -124,12 +124,25 @@ check('npm ci --ignore-scripts in the clone', ci);
 if (!ci.ok) process.exit(1);
 const packDir = join(tmp, 'pack');
 mkdirSync(packDir);
-// Without --ignore-scripts: npm pack runs the prepare script, which must build dist/.
+// Without --ignore-scripts: npm pack runs the prepack script, which must build dist/ and take `prepare` out of
+// the packed package.json (scripts/published-manifest.mjs), and postpack, which must put the clone's back.
+const manifestBefore = readFileSync(join(clone, 'package.json'), 'utf8');
 const pack = run('npm', ['pack', '--pack-destination', packDir], { cwd: clone });
 const tgz = readdirSync(packDir).filter((f) => f.endsWith('.tgz'));
-check('npm pack in the clone (prepare builds dist/)', { ok: pack.ok && tgz.length === 1, out: pack.out });
+check('npm pack in the clone (prepack builds dist/)', { ok: pack.ok && tgz.length === 1, out: pack.out });
 if (!tgz.length) process.exit(1);
 const tarball = join(packDir, tgz[0]);
+check('npm pack leaves the clone\'s package.json as it was (postpack)', {
+  ok: readFileSync(join(clone, 'package.json'), 'utf8') === manifestBefore && !existsSync(join(clone, '.package.json.unpacked')),
+  out: git(['diff', '--', 'package.json'], clone) || 'package.json was restored, but .package.json.unpacked is still there',
+});
+{
+  // npm 11 lists a package with any of these on every install, as scripts allowScripts does not cover, though
+  // it runs `prepare` only for a git or directory install: the published package.json must have none.
+  const { scripts = {} } = JSON.parse(execFileSync('tar', ['-xzOf', tarball, 'package/package.json'], { encoding: 'utf8' }));
+  const install = ['preinstall', 'install', 'postinstall', 'prepare'].filter((s) => s in scripts);
+  check('the packed package.json has no install-time script (no allowScripts notice for its users)', { ok: !install.length, out: `scripts: ${install.join(', ')}` });
+}
 const files = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).split('\n').filter(Boolean).map((f) => f.replace(/^package\//, ''));
 console.log(`packed ${tgz[0]}: ${files.length} files, ${(statSync(tarball).size / 1024).toFixed(1)} KB`);
 // Nothing from src/test/tooling leaks in, and every export target is shipped.
@@ -164,9 +177,14 @@ mkdirSync(app);
 writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'consumer', private: true, version: '0.0.0' }, null, 2));
 // @types/node: a Node consumer has it; the emulator's types refer to node:http.
 const typesNode = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).devDependencies['@types/node'];
-const inst = run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', tarball, `@types/node@${typesNode}`], { cwd: app });
+// At npm's default log level: what a user sees must hold no warning (the install-scripts notice, issue 32).
+const inst = run('npm', ['install', '--no-audit', '--no-fund', tarball, `@types/node@${typesNode}`], { cwd: app });
 check('npm install <tarball> in a fresh project', inst);
 if (!inst.ok) process.exit(1);
+{
+  const warnings = inst.out.split('\n').filter((l) => /\bnpm (warn|WARN)\b/.test(l));
+  check('npm install <tarball> prints no warning', { ok: !warnings.length, out: warnings.join('\n') });
+}
 
 // ---------------------------------------------------------------- the queue's peers stay out of the rest
 // bullmq and ioredis are optional peers (issue 26): npm does not install them, and nothing but the
