@@ -2,12 +2,14 @@
 //
 // Proves that what `npm publish` would upload works for a consumer, not just
 // the repo's own sources. The tarball is packed from a clean clone (no dist/,
-// no node_modules: `npm ci --ignore-scripts`, then `npm pack`, whose prepare
+// no node_modules: `npm ci --ignore-scripts`, then `npm pack`, whose prepack
 // script must build), so a package that only works because the working tree
 // happens to hold a build fails here. The tarball is then installed into a
-// fresh project, imported (ESM) and required (CJS) under Node 22 and Node 24,
+// fresh project (its install printing no warning), imported (ESM) and required (CJS) under Node 22 and Node 24,
 // type-checked by a consumer under the module resolutions people use (with
-// this repo's TypeScript and with the oldest one the README promises), and
+// this repo's TypeScript, the newest (7, what `npm install -D typescript` gives) and
+// the oldest one the README promises), by a consumer of every entry with nothing
+// configured but `module` (no `types`: @types/node merely installed), and
 // linted by publint and attw; `npm install git+file://<clone>` must install
 // a built package too. A consumer compiled with `declaration: true` (ESM and
 // CommonJS) must be able to name every type it reaches through the package
@@ -26,7 +28,7 @@
 // node when its major matches, else node-<os>-<arch>@<major> from npm, cached
 // in ~/.cache/node-bin/<major>, like .ci/run). PLATFORMUI_TSC_MIN names the
 // package dir of TypeScript 5.7 (as .ci/run sets it); otherwise it is installed
-// in the temp dir. KEEP_TMP=1 keeps the temp dir.
+// in the temp dir, as TypeScript 7 always is. KEEP_TMP=1 keeps the temp dir.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -34,12 +36,16 @@ import { join, dirname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { checkDeclarations } from './declarations.mjs';
+import { NODE_ONLY } from '../../scripts/dts-node-types.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
 // The oldest TypeScript whose consumers compile our .d.ts without skipLibCheck
 // (5.7: generic typed arrays, `Uint8Array<ArrayBuffer>`). The README states it.
 const MIN_TYPESCRIPT = '5.7';
+// The newest major, what `npm install -D typescript` gives a new project (issue 32): a native compiler
+// (its `bin/tsc` runs like the others' but it has no JavaScript compiler API, so declarations.mjs skips it).
+const NEW_TYPESCRIPT = '7';
 // What the package may unpack to. It was 7.0 MB, over half of it source maps
 // (issue 24); now it is the bundles, their declarations and the README. Raise it
 // only for something users need, and say what in the commit. Issue 25 (the editor-format converter in
@@ -341,9 +347,22 @@ const configs = {
   // Plain Node users: no DOM lib, so the types must not lean on DOM-only names.
   'node16 (module node16)': { files: ['ts/esm.mts', 'ts/cjs.cts'], compilerOptions: { ...base, module: 'node16', moduleResolution: 'node16', lib: ['es2023'] } },
 };
-// With this repo's TypeScript, and with the oldest one the README promises.
+// With this repo's TypeScript, the newest, and the oldest one the README promises.
 const typescriptAt = (dir) => ({ dir, version: JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).version, tsc: join(dir, 'bin', 'tsc') });
+/** `typescript@<spec>` installed in a directory of its own under tmp, or undefined (the failure recorded). */
+function installTypescript(spec, why) {
+  const dir = join(tmp, `typescript-${spec}`);
+  mkdirSync(dir);
+  writeFileSync(join(dir, 'package.json'), '{ "private": true }');
+  const inst = run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', `typescript@${spec}`], { cwd: dir });
+  check(`npm install typescript@${spec} (${why})`, inst);
+  return inst.ok ? typescriptAt(join(dir, 'node_modules', 'typescript')) : undefined;
+}
 const compilers = [typescriptAt(join(root, 'node_modules', 'typescript'))];
+{
+  const newest = installTypescript(NEW_TYPESCRIPT, 'what a new project installs');
+  if (newest) compilers.push(newest);
+}
 if (process.env.PLATFORMUI_TSC_MIN) {
   const min = typescriptAt(process.env.PLATFORMUI_TSC_MIN);
   check(`PLATFORMUI_TSC_MIN is TypeScript ${MIN_TYPESCRIPT} (the minimum the README states)`, {
@@ -351,12 +370,8 @@ if (process.env.PLATFORMUI_TSC_MIN) {
   });
   compilers.push({ ...min, min: true });
 } else {
-  const dir = join(tmp, 'typescript-min');
-  mkdirSync(dir);
-  writeFileSync(join(dir, 'package.json'), '{ "private": true }');
-  const inst = run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', `typescript@${MIN_TYPESCRIPT}`], { cwd: dir });
-  check(`npm install typescript@${MIN_TYPESCRIPT} (the minimum the README states)`, inst);
-  if (inst.ok) compilers.push({ ...typescriptAt(join(dir, 'node_modules', 'typescript')), min: true });
+  const min = installTypescript(MIN_TYPESCRIPT, 'the minimum the README states');
+  if (min) compilers.push({ ...min, min: true });
 }
 for (const { version, tsc: bin, min } of compilers) {
   for (const [name, cfg] of Object.entries(configs)) {
@@ -371,10 +386,51 @@ for (const { version, tsc: bin, min } of compilers) {
   }
 }
 
+// ---------------------------------------------------------------- types: every entry, nothing configured
+// A new Node project (issue 32): @types/node installed, a tsconfig that sets only what a module
+// system needs, no `types`. TypeScript 6 and 7 then load no @types package unless a file asks for it,
+// so the declarations of the Node-only entries must reference Node's types themselves
+// (scripts/dts-node-types.mjs); without that, the emulator's fail with TS2591 on `node:http` and `Buffer`.
+// skipLibCheck off (it is on in `tsc --init`'s config, where it would hide exactly these errors).
+// The entries the browser can load must not pull Node's types in: they reference none, and compile
+// with no types at all and the DOM's lib.
+{
+  const entries = Object.keys(JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')).exports)
+    .filter((k) => k !== './package.json').map((k) => `@platformui/sdk${k.slice(1)}`);
+  const nodeOnly = NODE_ONLY.map((e) => `@platformui/sdk/${e}`);
+  const consumer = (list) => `${list.map((e, i) => `import * as e${i} from '${e}';`).join('\n')}\nexport const entries = [${list.map((_, i) => `e${i}`).join(', ')}];\n`;
+  writeFileSync(join(app, 'ts', 'every-entry.mts'), consumer(entries));
+  writeFileSync(join(app, 'ts', 'every-entry.cts'), consumer(entries));
+  writeFileSync(join(app, 'ts', 'browser-entries.ts'), consumer(entries.filter((e) => !nodeOnly.includes(e))));
+  const plain = { files: ['ts/every-entry.mts', 'ts/every-entry.cts'], compilerOptions: { module: 'nodenext', strict: true, noEmit: true, skipLibCheck: false } };
+  // `types: []` says "none" to TypeScript 5.7 too, which would otherwise load every installed @types package.
+  const browser = { files: ['ts/browser-entries.ts'], compilerOptions: { module: 'esnext', moduleResolution: 'bundler', lib: ['es2023', 'dom'], types: [], strict: true, noEmit: true, skipLibCheck: false } };
+  for (const { version, tsc: bin, min } of compilers) {
+    for (const [name, cfg] of [['every entry, no types set (@types/node installed)', plain], [`${entries.filter((e) => !nodeOnly.includes(e)).join(', ')} with no Node types (bundler, DOM)`, browser]]) {
+      const file = join(app, `tsconfig.${cfg === plain ? 'plain' : 'browser'}.json`);
+      writeFileSync(file, JSON.stringify(cfg, null, 2));
+      const r = run('node', [bin, '-p', file], { cwd: app });
+      if (!r.ok && /TS2591|TS2580/.test(r.out)) r.out += cfg === plain
+        ? '\nhint: a Node-only entry\'s .d.ts uses Node\'s types without `/// <reference types="node" />`: add the entry to scripts/dts-node-types.mjs.'
+        : '\nhint: a browser-loadable entry\'s .d.ts now uses Node\'s types: keep them out of its public types.';
+      check(`tsc ${version}${min ? ' (minimum)' : ''} ${name}`, r);
+    }
+  }
+  const dist = join(installed, 'dist');
+  const referencing = readdirSync(dist).filter((f) => /\.d\.c?ts$/.test(f) && readFileSync(join(dist, f), 'utf8').includes('<reference types="node"'));
+  const expected = nodeOnly.flatMap((e) => [`${e.split('/').pop()}.d.ts`, `${e.split('/').pop()}.d.cts`]);
+  check('only the Node-only entries\' declarations reference Node\'s types', {
+    ok: referencing.sort().join() === expected.sort().join(),
+    out: `reference types="node" in: ${referencing.join(', ') || 'none'}; expected in: ${expected.join(', ')}`,
+  });
+}
+
 // ---------------------------------------------------------------- declaration: true
 // A library built on the SDK declares its own types: every type reachable from
 // every public export must be nameable from a public entry (issue 24).
 for (const { version, dir, min } of compilers) {
+  // TypeScript 7 has no JavaScript compiler API (the walk needs its type checker): its consumers are compiled above.
+  if (Number(version.split('.')[0]) >= 7) continue;
   for (const format of ['esm', 'cjs']) {
     const name = `tsc ${version}${min ? ' (minimum)' : ''} ${format === 'esm' ? 'ESM' : 'CommonJS'} consumer with declaration: true names every type it reaches`;
     try {
