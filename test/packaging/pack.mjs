@@ -404,7 +404,7 @@ for (const { version, tsc: bin, min } of compilers) {
   writeFileSync(join(app, 'ts', 'browser-entries.ts'), consumer(entries.filter((e) => !nodeOnly.includes(e))));
   const plain = { files: ['ts/every-entry.mts', 'ts/every-entry.cts'], compilerOptions: { module: 'nodenext', strict: true, noEmit: true, skipLibCheck: false } };
   // `types: []` says "none" to TypeScript 5.7 too, which would otherwise load every installed @types package.
-  const browser = { files: ['ts/browser-entries.ts'], compilerOptions: { module: 'esnext', moduleResolution: 'bundler', lib: ['es2023', 'dom'], types: [], strict: true, noEmit: true, skipLibCheck: false } };
+  const browser = { files: ['ts/browser-entries.ts'], compilerOptions: { module: 'esnext', moduleResolution: 'bundler', target: 'es2022', lib: ['es2023', 'dom'], types: [], strict: true, noEmit: true, skipLibCheck: false } };
   for (const { version, tsc: bin, min } of compilers) {
     for (const [name, cfg] of [['every entry, no types set (@types/node installed)', plain], [`${entries.filter((e) => !nodeOnly.includes(e)).join(', ')} with no Node types (bundler, DOM)`, browser]]) {
       const file = join(app, `tsconfig.${cfg === plain ? 'plain' : 'browser'}.json`);
