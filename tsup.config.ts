@@ -46,7 +46,10 @@ const rootByName: NonNullable<Options['esbuildPlugins']>[number] = {
     build.onResolve({ filter: /(^|\/)(index|errors)(\.ts)?$/ }, async (args) => {
       if (args.pluginData === 'root-by-name') return undefined;
       const resolved = await build.resolve(args.path, { importer: args.importer, resolveDir: args.resolveDir, kind: args.kind, pluginData: 'root-by-name' });
-      return resolved.path === rootEntry || resolved.path === errors ? { path: '@platformui/sdk', external: true } : undefined;
+      // sideEffects: false (true of the package: see package.json): esbuild then drops the names a bundled module
+      // imports but the queue never reaches (e.g. `APIError` from cloud/client.ts), instead of leaving them for
+      // the tree-shaking pass to warn about as "imported from external module … but never used".
+      return resolved.path === rootEntry || resolved.path === errors ? { path: '@platformui/sdk', external: true, sideEffects: false } : undefined;
     });
   },
 };

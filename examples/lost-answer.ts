@@ -22,6 +22,9 @@ try {
   console.log(`The server took it ${emulator.cloud.engine.submissions.get(result.promptId)} time(s)`);
 
   // 2. The request itself is lost: the job is looked up, not found, and never sent again.
+  // The SDK warns about it on stderr (its default log level), as it would in production: said first,
+  // so that the `[platformui] … may exist` line reads as the expected outcome it is here.
+  console.log('Next, a lost request: expect one [platformui] warning that the job may exist');
   emulator.faults.dropNext({ method: 'POST', path: '/api/prompt' });
   try {
     await cloud.run(workflow('lost-request'), { confirmWithin: 1000 });

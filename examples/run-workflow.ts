@@ -23,6 +23,12 @@ function bar(value: number, max: number): string {
   return `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${value}/${max}`;
 }
 
+// On a terminal, one bar redrawn in place (`\r`); in a pipe or a log file, where `\r` would put every
+// update on one line, one line per update.
+function progress(line: string): void {
+  process.stdout.write(process.stdout.isTTY ? `\r${line}` : `${line}\n`);
+}
+
 try {
   const png = Uint8Array.from(atob('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=='), (c) => c.charCodeAt(0));
   const { name } = await cloud.uploadImage(png, { filename: 'input.png' });
@@ -37,11 +43,11 @@ try {
     {
       signal: abort.signal,
       timeout: 60_000,
-      onProgress: ({ value, max, node }) => process.stdout.write(`\r  node ${node ?? '?'} ${bar(value, max)}`),
+      onProgress: ({ value, max, node }) => progress(`  node ${node ?? '?'} ${bar(value, max)}`),
       onPreview: (frame) => writeFileSync(join(outDir, `preview-${++previews}.${frame.mime === 'image/jpeg' ? 'jpg' : 'png'}`), frame.image),
     },
   );
-  process.stdout.write('\n');
+  if (process.stdout.isTTY) process.stdout.write('\n');
   console.log(`Job ${result.promptId} completed: ${result.files.length} file(s), ${previews} preview(s)`);
   for (const file of result.files) {
     const bytes = await cloud.downloadToFile(file, join(outDir, file.filename));

@@ -1,5 +1,6 @@
 // `npm run build`: the validation rules regenerated from the zod schemas, a clean
-// dist/, tsup, then the type-only marks on the .d.ts.
+// dist/, tsup, then the type-only marks on the .d.ts and the Node-only entries'
+// reference to Node's types.
 // Cleaning here, once, because tsup runs its configs in parallel: a `clean` in one
 // of them could delete what another has just written.
 // tsup's .d.ts bundler only warns when an entry's declarations use a type that a
@@ -17,6 +18,7 @@ const steps = [
   ['--experimental-strip-types', '--no-warnings', join(root, 'scripts', 'gen-rules.ts')],
   [tsup],
   [join(root, 'scripts', 'dts-type-only.mjs')],
+  [join(root, 'scripts', 'dts-node-types.mjs')],
 ];
 const fatal = /private shared type exports/;
 for (const args of steps) {

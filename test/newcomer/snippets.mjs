@@ -25,6 +25,8 @@ export async function runScriptBlock(block, { app, relightJson, log, timeout = 6
   copyFileSync(relightJson, join(dir, 'relight_api.json'));
   // A workflow as the editor saves it, beside the exported one (the "Workflows saved in the editor" block reads it).
   copyFileSync(join(dirname(relightJson), 'saved-in-editor.json'), join(dir, 'saved.json'));
+  // What `platformui example` writes (the CLI bundles this file): the "Editing an exported workflow" block reads it.
+  copyFileSync(join(dirname(relightJson), 'invert.json'), join(dir, 'invert.json'));
   const extra = emulatorsFor(block.source);
   await withEmulators({ appDir: app.dir, env: app.env, credentials: app.credentials, log, extra }, async ({ urls, env }) => {
     const source = mapHosts(block.source, urls);

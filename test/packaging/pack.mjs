@@ -2,12 +2,14 @@
 //
 // Proves that what `npm publish` would upload works for a consumer, not just
 // the repo's own sources. The tarball is packed from a clean clone (no dist/,
-// no node_modules: `npm ci --ignore-scripts`, then `npm pack`, whose prepare
+// no node_modules: `npm ci --ignore-scripts`, then `npm pack`, whose prepack
 // script must build), so a package that only works because the working tree
 // happens to hold a build fails here. The tarball is then installed into a
-// fresh project, imported (ESM) and required (CJS) under Node 22 and Node 24,
+// fresh project (its install printing no warning), imported (ESM) and required (CJS) under Node 22 and Node 24,
 // type-checked by a consumer under the module resolutions people use (with
-// this repo's TypeScript and with the oldest one the README promises), and
+// this repo's TypeScript, the newest (7, what `npm install -D typescript` gives) and
+// the oldest one the README promises), by a consumer of every entry with nothing
+// configured but `module` (no `types`: @types/node merely installed), and
 // linted by publint and attw; `npm install git+file://<clone>` must install
 // a built package too. A consumer compiled with `declaration: true` (ESM and
 // CommonJS) must be able to name every type it reaches through the package
@@ -26,7 +28,7 @@
 // node when its major matches, else node-<os>-<arch>@<major> from npm, cached
 // in ~/.cache/node-bin/<major>, like .ci/run). PLATFORMUI_TSC_MIN names the
 // package dir of TypeScript 5.7 (as .ci/run sets it); otherwise it is installed
-// in the temp dir. KEEP_TMP=1 keeps the temp dir.
+// in the temp dir, as TypeScript 7 always is. KEEP_TMP=1 keeps the temp dir.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -34,12 +36,16 @@ import { join, dirname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { checkDeclarations } from './declarations.mjs';
+import { NODE_ONLY } from '../../scripts/dts-node-types.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
 // The oldest TypeScript whose consumers compile our .d.ts without skipLibCheck
 // (5.7: generic typed arrays, `Uint8Array<ArrayBuffer>`). The README states it.
 const MIN_TYPESCRIPT = '5.7';
+// The newest major, what `npm install -D typescript` gives a new project (issue 32): a native compiler
+// (its `bin/tsc` runs like the others' but it has no JavaScript compiler API, so declarations.mjs skips it).
+const NEW_TYPESCRIPT = '7';
 // What the package may unpack to. It was 7.0 MB, over half of it source maps
 // (issue 24); now it is the bundles, their declarations and the README. Raise it
 // only for something users need, and say what in the commit. Issue 25 (the editor-format converter in
@@ -124,12 +130,25 @@ check('npm ci --ignore-scripts in the clone', ci);
 if (!ci.ok) process.exit(1);
 const packDir = join(tmp, 'pack');
 mkdirSync(packDir);
-// Without --ignore-scripts: npm pack runs the prepare script, which must build dist/.
+// Without --ignore-scripts: npm pack runs the prepack script, which must build dist/ and take `prepare` out of
+// the packed package.json (scripts/published-manifest.mjs), and postpack, which must put the clone's back.
+const manifestBefore = readFileSync(join(clone, 'package.json'), 'utf8');
 const pack = run('npm', ['pack', '--pack-destination', packDir], { cwd: clone });
 const tgz = readdirSync(packDir).filter((f) => f.endsWith('.tgz'));
-check('npm pack in the clone (prepare builds dist/)', { ok: pack.ok && tgz.length === 1, out: pack.out });
+check('npm pack in the clone (prepack builds dist/)', { ok: pack.ok && tgz.length === 1, out: pack.out });
 if (!tgz.length) process.exit(1);
 const tarball = join(packDir, tgz[0]);
+check('npm pack leaves the clone\'s package.json as it was (postpack)', {
+  ok: readFileSync(join(clone, 'package.json'), 'utf8') === manifestBefore && !existsSync(join(clone, '.package.json.unpacked')),
+  out: git(['diff', '--', 'package.json'], clone) || 'package.json was restored, but .package.json.unpacked is still there',
+});
+{
+  // npm 11 lists a package with any of these on every install, as scripts allowScripts does not cover, though
+  // it runs `prepare` only for a git or directory install: the published package.json must have none.
+  const { scripts = {} } = JSON.parse(execFileSync('tar', ['-xzOf', tarball, 'package/package.json'], { encoding: 'utf8' }));
+  const install = ['preinstall', 'install', 'postinstall', 'prepare'].filter((s) => s in scripts);
+  check('the packed package.json has no install-time script (no allowScripts notice for its users)', { ok: !install.length, out: `scripts: ${install.join(', ')}` });
+}
 const files = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).split('\n').filter(Boolean).map((f) => f.replace(/^package\//, ''));
 console.log(`packed ${tgz[0]}: ${files.length} files, ${(statSync(tarball).size / 1024).toFixed(1)} KB`);
 // Nothing from src/test/tooling leaks in, and every export target is shipped.
@@ -164,9 +183,14 @@ mkdirSync(app);
 writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'consumer', private: true, version: '0.0.0' }, null, 2));
 // @types/node: a Node consumer has it; the emulator's types refer to node:http.
 const typesNode = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).devDependencies['@types/node'];
-const inst = run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', tarball, `@types/node@${typesNode}`], { cwd: app });
+// At npm's default log level: what a user sees must hold no warning (the install-scripts notice, issue 32).
+const inst = run('npm', ['install', '--no-audit', '--no-fund', tarball, `@types/node@${typesNode}`], { cwd: app });
 check('npm install <tarball> in a fresh project', inst);
 if (!inst.ok) process.exit(1);
+{
+  const warnings = inst.out.split('\n').filter((l) => /\bnpm (warn|WARN)\b/.test(l));
+  check('npm install <tarball> prints no warning', { ok: !warnings.length, out: warnings.join('\n') });
+}
 
 // ---------------------------------------------------------------- the queue's peers stay out of the rest
 // bullmq and ioredis are optional peers (issue 26): npm does not install them, and nothing but the
@@ -323,9 +347,22 @@ const configs = {
   // Plain Node users: no DOM lib, so the types must not lean on DOM-only names.
   'node16 (module node16)': { files: ['ts/esm.mts', 'ts/cjs.cts'], compilerOptions: { ...base, module: 'node16', moduleResolution: 'node16', lib: ['es2023'] } },
 };
-// With this repo's TypeScript, and with the oldest one the README promises.
+// With this repo's TypeScript, the newest, and the oldest one the README promises.
 const typescriptAt = (dir) => ({ dir, version: JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).version, tsc: join(dir, 'bin', 'tsc') });
+/** `typescript@<spec>` installed in a directory of its own under tmp, or undefined (the failure recorded). */
+function installTypescript(spec, why) {
+  const dir = join(tmp, `typescript-${spec}`);
+  mkdirSync(dir);
+  writeFileSync(join(dir, 'package.json'), '{ "private": true }');
+  const inst = run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', `typescript@${spec}`], { cwd: dir });
+  check(`npm install typescript@${spec} (${why})`, inst);
+  return inst.ok ? typescriptAt(join(dir, 'node_modules', 'typescript')) : undefined;
+}
 const compilers = [typescriptAt(join(root, 'node_modules', 'typescript'))];
+{
+  const newest = installTypescript(NEW_TYPESCRIPT, 'what a new project installs');
+  if (newest) compilers.push(newest);
+}
 if (process.env.PLATFORMUI_TSC_MIN) {
   const min = typescriptAt(process.env.PLATFORMUI_TSC_MIN);
   check(`PLATFORMUI_TSC_MIN is TypeScript ${MIN_TYPESCRIPT} (the minimum the README states)`, {
@@ -333,12 +370,8 @@ if (process.env.PLATFORMUI_TSC_MIN) {
   });
   compilers.push({ ...min, min: true });
 } else {
-  const dir = join(tmp, 'typescript-min');
-  mkdirSync(dir);
-  writeFileSync(join(dir, 'package.json'), '{ "private": true }');
-  const inst = run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', `typescript@${MIN_TYPESCRIPT}`], { cwd: dir });
-  check(`npm install typescript@${MIN_TYPESCRIPT} (the minimum the README states)`, inst);
-  if (inst.ok) compilers.push({ ...typescriptAt(join(dir, 'node_modules', 'typescript')), min: true });
+  const min = installTypescript(MIN_TYPESCRIPT, 'the minimum the README states');
+  if (min) compilers.push({ ...min, min: true });
 }
 for (const { version, tsc: bin, min } of compilers) {
   for (const [name, cfg] of Object.entries(configs)) {
@@ -353,10 +386,51 @@ for (const { version, tsc: bin, min } of compilers) {
   }
 }
 
+// ---------------------------------------------------------------- types: every entry, nothing configured
+// A new Node project (issue 32): @types/node installed, a tsconfig that sets only what a module
+// system needs, no `types`. TypeScript 6 and 7 then load no @types package unless a file asks for it,
+// so the declarations of the Node-only entries must reference Node's types themselves
+// (scripts/dts-node-types.mjs); without that, the emulator's fail with TS2591 on `node:http` and `Buffer`.
+// skipLibCheck off (it is on in `tsc --init`'s config, where it would hide exactly these errors).
+// The entries the browser can load must not pull Node's types in: they reference none, and compile
+// with no types at all and the DOM's lib.
+{
+  const entries = Object.keys(JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')).exports)
+    .filter((k) => k !== './package.json').map((k) => `@platformui/sdk${k.slice(1)}`);
+  const nodeOnly = NODE_ONLY.map((e) => `@platformui/sdk/${e}`);
+  const consumer = (list) => `${list.map((e, i) => `import * as e${i} from '${e}';`).join('\n')}\nexport const entries = [${list.map((_, i) => `e${i}`).join(', ')}];\n`;
+  writeFileSync(join(app, 'ts', 'every-entry.mts'), consumer(entries));
+  writeFileSync(join(app, 'ts', 'every-entry.cts'), consumer(entries));
+  writeFileSync(join(app, 'ts', 'browser-entries.ts'), consumer(entries.filter((e) => !nodeOnly.includes(e))));
+  const plain = { files: ['ts/every-entry.mts', 'ts/every-entry.cts'], compilerOptions: { module: 'nodenext', strict: true, noEmit: true, skipLibCheck: false } };
+  // `types: []` says "none" to TypeScript 5.7 too, which would otherwise load every installed @types package.
+  const browser = { files: ['ts/browser-entries.ts'], compilerOptions: { module: 'esnext', moduleResolution: 'bundler', target: 'es2022', lib: ['es2023', 'dom'], types: [], strict: true, noEmit: true, skipLibCheck: false } };
+  for (const { version, tsc: bin, min } of compilers) {
+    for (const [name, cfg] of [['every entry, no types set (@types/node installed)', plain], [`${entries.filter((e) => !nodeOnly.includes(e)).join(', ')} with no Node types (bundler, DOM)`, browser]]) {
+      const file = join(app, `tsconfig.${cfg === plain ? 'plain' : 'browser'}.json`);
+      writeFileSync(file, JSON.stringify(cfg, null, 2));
+      const r = run('node', [bin, '-p', file], { cwd: app });
+      if (!r.ok && /TS2591|TS2580/.test(r.out)) r.out += cfg === plain
+        ? '\nhint: a Node-only entry\'s .d.ts uses Node\'s types without `/// <reference types="node" />`: add the entry to scripts/dts-node-types.mjs.'
+        : '\nhint: a browser-loadable entry\'s .d.ts now uses Node\'s types: keep them out of its public types.';
+      check(`tsc ${version}${min ? ' (minimum)' : ''} ${name}`, r);
+    }
+  }
+  const dist = join(installed, 'dist');
+  const referencing = readdirSync(dist).filter((f) => /\.d\.c?ts$/.test(f) && readFileSync(join(dist, f), 'utf8').includes('<reference types="node"'));
+  const expected = nodeOnly.flatMap((e) => [`${e.split('/').pop()}.d.ts`, `${e.split('/').pop()}.d.cts`]);
+  check('only the Node-only entries\' declarations reference Node\'s types', {
+    ok: referencing.sort().join() === expected.sort().join(),
+    out: `reference types="node" in: ${referencing.join(', ') || 'none'}; expected in: ${expected.join(', ')}`,
+  });
+}
+
 // ---------------------------------------------------------------- declaration: true
 // A library built on the SDK declares its own types: every type reachable from
 // every public export must be nameable from a public entry (issue 24).
 for (const { version, dir, min } of compilers) {
+  // TypeScript 7 has no JavaScript compiler API (the walk needs its type checker): its consumers are compiled above.
+  if (Number(version.split('.')[0]) >= 7) continue;
   for (const format of ['esm', 'cjs']) {
     const name = `tsc ${version}${min ? ' (minimum)' : ''} ${format === 'esm' ? 'ESM' : 'CommonJS'} consumer with declaration: true names every type it reaches`;
     try {
