@@ -19,8 +19,7 @@ import type {
   Workflow,
 } from '../schemas/cloud.ts';
 import * as rules from '../schemas/rules.generated.ts';
-import type { Typed } from '../schemas/rule.ts';
-import { checkInterval, checkRequestOptions, checkTimeout, CLIENT_OPTIONS, fromEnv, REQUEST_OPTIONS, requestOptionsOf, type ClientOptions, type Credential, type RequestOptions } from '../transport/options.ts';
+import { checkInterval, checkRequestOptions, checkTimeout, fromEnv, requestOptionsOf, type ClientOptions, type Credential, type RequestOptions } from '../transport/options.ts';
 import { PagePromise } from '../transport/pages.ts';
 import { APIPromise, type WithResponse } from '../transport/promise.ts';
 import { redactUrl, scrub } from '../transport/redact.ts';
@@ -82,7 +81,7 @@ export interface CloudClientOptions extends ClientOptions {
 }
 
 /** The keys of {@link CloudClientOptions} (a pool's server entries take them too). */
-export const CLOUD_CLIENT_OPTIONS = { ...CLIENT_OPTIONS, apiKey: 1, server: 1, keyless: 1 } as const satisfies OptionKeys<CloudClientOptions>;
+export const CLOUD_CLIENT_OPTIONS = { baseUrl: 1, fetch: 1, timeout: 1, retry: 1, headers: 1, hooks: 1, validate: 1, logLevel: 1, logger: 1, apiKey: 1, server: 1, keyless: 1 } as const satisfies OptionKeys<CloudClientOptions>;
 
 /** Options of {@link CloudClient.interrupt}. */
 export interface InterruptOptions extends RequestOptions {
@@ -95,7 +94,7 @@ export interface InterruptOptions extends RequestOptions {
   promptId?: string;
 }
 
-const INTERRUPT_OPTIONS = { ...REQUEST_OPTIONS, promptId: 1 } as const satisfies OptionKeys<InterruptOptions>;
+const INTERRUPT_OPTIONS = { signal: 1, timeout: 1, headers: 1, retry: 1, promptId: 1 } as const satisfies OptionKeys<InterruptOptions>;
 
 /** Options of {@link CloudClient.uploadImage}. */
 export interface UploadImageOptions extends RequestOptions {
@@ -107,7 +106,7 @@ export interface UploadImageOptions extends RequestOptions {
   filename?: string;
 }
 
-const UPLOAD_IMAGE_OPTIONS = { ...REQUEST_OPTIONS, type: 1, overwrite: 1, filename: 1 } as const satisfies OptionKeys<UploadImageOptions>;
+const UPLOAD_IMAGE_OPTIONS = { signal: 1, timeout: 1, headers: 1, retry: 1, type: 1, overwrite: 1, filename: 1 } as const satisfies OptionKeys<UploadImageOptions>;
 
 /** Options of {@link CloudClient.uploadMask}. */
 export interface UploadMaskOptions extends RequestOptions {
@@ -117,7 +116,7 @@ export interface UploadMaskOptions extends RequestOptions {
   filename?: string;
 }
 
-const UPLOAD_MASK_OPTIONS = { ...REQUEST_OPTIONS, originalRef: 1, filename: 1 } as const satisfies OptionKeys<UploadMaskOptions>;
+const UPLOAD_MASK_OPTIONS = { signal: 1, timeout: 1, headers: 1, retry: 1, originalRef: 1, filename: 1 } as const satisfies OptionKeys<UploadMaskOptions>;
 
 /** Options of {@link CloudClient.submit}. */
 export interface SubmitOptions extends RequestOptions {
@@ -189,7 +188,7 @@ export interface SubmitOptions extends RequestOptions {
 }
 
 /** The keys of {@link SubmitOptions} (run() takes some of them). */
-export const SUBMIT_OPTIONS = { ...REQUEST_OPTIONS, partnerApiKey: 1, extraData: 1, clientId: 1, validate: 1, promptId: 1, resubmitUnconfirmed: 1, confirmWithin: 1, stopBefore: 1, beforeSubmit: 1, widgetValues: 1 } as const satisfies OptionKeys<SubmitOptions>;
+export const SUBMIT_OPTIONS = { signal: 1, timeout: 1, headers: 1, retry: 1, partnerApiKey: 1, extraData: 1, clientId: 1, validate: 1, promptId: 1, resubmitUnconfirmed: 1, confirmWithin: 1, stopBefore: 1, beforeSubmit: 1, widgetValues: 1 } as const satisfies OptionKeys<SubmitOptions>;
 
 /**
  * A workflow as `submit`, `run` and `validateWorkflow` take it: API-format
@@ -231,7 +230,7 @@ export interface ValidateWorkflowOptions extends RequestOptions {
   widgetValues?: EditorOptions['widgetValues'];
 }
 
-const VALIDATE_WORKFLOW_OPTIONS = { ...REQUEST_OPTIONS, refresh: 1, registry: 1, widgetValues: 1 } as const satisfies OptionKeys<ValidateWorkflowOptions>;
+const VALIDATE_WORKFLOW_OPTIONS = { signal: 1, timeout: 1, headers: 1, retry: 1, refresh: 1, registry: 1, widgetValues: 1 } as const satisfies OptionKeys<ValidateWorkflowOptions>;
 
 const STATUS_OVER_SUBMISSION = new Set([401, 402, 403, 429]);
 const SAFE_HTTP_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);

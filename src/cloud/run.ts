@@ -14,7 +14,7 @@
  */
 import type { NodeOutputs, Workflow } from '../schemas/cloud.ts';
 import type { OptionKeys } from '../args.ts';
-import { checkInterval, REQUEST_OPTIONS, type RequestOptions } from '../transport/options.ts';
+import { checkInterval, type RequestOptions } from '../transport/options.ts';
 import type { SubmitOptions } from './client.ts';
 import { sleep } from '../transport/sleep.ts';
 import { realClock, type Clock } from './follow/clock.ts';
@@ -108,7 +108,7 @@ export interface WaitForJobOptions extends RequestOptions {
 /** The keys of {@link FollowOptions}, {@link RunOptions} and {@link WaitForJobOptions}, for `checkOptions`. */
 export const FOLLOW_OPTIONS = { onEvent: 1, onProgress: 1, onPreview: 1, signal: 1, timeout: 1, stopOnAbort: 1, stopWithin: 1, pollInterval: 1, headers: 1, serverLostAfter: 1 } as const satisfies OptionKeys<FollowOptions>;
 export const RUN_OPTIONS = {
-  ...FOLLOW_OPTIONS,
+  onEvent: 1, onProgress: 1, onPreview: 1, signal: 1, timeout: 1, stopOnAbort: 1, stopWithin: 1, pollInterval: 1, headers: 1, serverLostAfter: 1,
   partnerApiKey: 1,
   extraData: 1,
   validate: 1,
@@ -119,7 +119,7 @@ export const RUN_OPTIONS = {
   onSubmitted: 1,
   beforeSubmit: 1,
 } as const satisfies OptionKeys<RunOptions>;
-export const WAIT_FOR_JOB_OPTIONS = { ...REQUEST_OPTIONS, pollInterval: 1 } as const satisfies OptionKeys<WaitForJobOptions>;
+export const WAIT_FOR_JOB_OPTIONS = { signal: 1, timeout: 1, headers: 1, retry: 1, pollInterval: 1 } as const satisfies OptionKeys<WaitForJobOptions>;
 
 /** Polls a job until it ends. See `CloudClient.waitForJob`. */
 export async function waitForJob(jobs: JobBackend, promptId: string, options: WaitForJobOptions = {}): Promise<JobRecord> {

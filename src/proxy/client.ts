@@ -11,14 +11,14 @@ import { platform } from '../platform/node.ts';
 import type { RelightParams, SkinEnhancerCreativeParams, Task, TaskRecord } from '../schemas/proxy.ts';
 import * as rules from '../schemas/rules.generated.ts';
 import { isObject } from '../schemas/rule.ts';
-import { checkRequestOptions, CLIENT_OPTIONS, REQUEST_OPTIONS, type ClientOptions, type Credential, type RequestOptions } from '../transport/options.ts';
+import { checkRequestOptions, REQUEST_OPTIONS, type ClientOptions, type Credential, type RequestOptions } from '../transport/options.ts';
 import { APIPromise, type WithResponse } from '../transport/promise.ts';
 import { scrub } from '../transport/redact.ts';
 import { BEARER_SERVICE, Transport, path, type Query, type RequestBody } from '../transport/transport.ts';
 import { parseTaskNotification } from './notification.ts';
 import { fetchResult, type DownloadResultOptions } from './results.ts';
 import { checkExclusive, checkPromptWeights, checkWebhookUrl } from './rules.ts';
-import { KNOWN_OPERATIONS, normalizeTask, operationPath, pollTask, WAIT_FOR_TASK_OPTIONS, type ProxyOperation, type WaitForTaskOptions } from './tasks.ts';
+import { KNOWN_OPERATIONS, normalizeTask, operationPath, pollTask, type ProxyOperation, type WaitForTaskOptions } from './tasks.ts';
 
 export type { ProxyOperation, WaitForTaskOptions } from './tasks.ts';
 export type { DownloadResultOptions } from './results.ts';
@@ -63,11 +63,11 @@ export interface ProxyClientOptions extends ClientOptions {
   vendor?: string;
 }
 
-const PROXY_CLIENT_OPTIONS = { ...CLIENT_OPTIONS, token: 1, vendor: 1 } as const satisfies OptionKeys<ProxyClientOptions>;
-const START_AND_WAIT_OPTIONS = { ...WAIT_FOR_TASK_OPTIONS, onStarted: 1, headers: 1 } as const satisfies OptionKeys<StartAndWaitOptions>;
-const CONFIRM_NOTIFICATION_OPTIONS = { ...REQUEST_OPTIONS, operation: 1 } as const satisfies OptionKeys<ConfirmNotificationOptions>;
+const PROXY_CLIENT_OPTIONS = { baseUrl: 1, fetch: 1, timeout: 1, retry: 1, headers: 1, hooks: 1, validate: 1, logLevel: 1, logger: 1, token: 1, vendor: 1 } as const satisfies OptionKeys<ProxyClientOptions>;
+const START_AND_WAIT_OPTIONS = { signal: 1, timeout: 1, pollInterval: 1, onStatus: 1, maxTransientErrors: 1, notFoundGrace: 1, onStarted: 1, headers: 1 } as const satisfies OptionKeys<StartAndWaitOptions>;
+const CONFIRM_NOTIFICATION_OPTIONS = { signal: 1, timeout: 1, headers: 1, retry: 1, operation: 1 } as const satisfies OptionKeys<ConfirmNotificationOptions>;
 /** `waitForTask()`'s options: {@link WaitForTaskOptions} and the reads' `headers`. */
-const WAIT_FOR_TASK_HEADERS = { ...WAIT_FOR_TASK_OPTIONS, headers: 1 } as const satisfies OptionKeys<WaitForTaskOptions & { headers?: Record<string, string> }>;
+const WAIT_FOR_TASK_HEADERS = { signal: 1, timeout: 1, pollInterval: 1, onStatus: 1, maxTransientErrors: 1, notFoundGrace: 1, headers: 1 } as const satisfies OptionKeys<WaitForTaskOptions & { headers?: Record<string, string> }>;
 const PROXY_REQUEST = { method: 1, path: 1, query: 1, body: 1, options: 1 } as const satisfies OptionKeys<ProxyRequest>;
 
 const IMAGE_FIELDS = ['image', 'transfer_light_from_lightmap', 'transfer_light_from_reference_image'] as const;

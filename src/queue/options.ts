@@ -10,14 +10,12 @@
 import type { OptionKeys } from '../args.ts';
 import type { JobQueueOptions, QueueAddOptions, QueueWorkerOptions } from './types.ts';
 
-const LOG_OPTIONS = { logLevel: 1, logger: 1 } as const;
-
-export const JOB_QUEUE_OPTIONS = { ...LOG_OPTIONS, connection: 1, name: 1, keepFinished: 1 } as const satisfies OptionKeys<JobQueueOptions>;
+export const JOB_QUEUE_OPTIONS = { logLevel: 1, logger: 1, connection: 1, name: 1, keepFinished: 1 } as const satisfies OptionKeys<JobQueueOptions>;
 
 export const QUEUE_ADD_OPTIONS = { jobId: 1, inputs: 1, priority: 1, timeout: 1, waitForWorker: 1, retries: 1 } as const satisfies OptionKeys<QueueAddOptions>;
 
 export const QUEUE_WORKER_OPTIONS = {
-  ...LOG_OPTIONS,
+  logLevel: 1, logger: 1,
   connection: 1,
   name: 1,
   id: 1,

@@ -10,7 +10,7 @@ import { InvalidArgumentError, NodeVersionUploadError, NotFoundError } from '../
 import { platform } from '../platform/node.ts';
 import type { CreateNodeRequest, ListNodesParams, ListPublisherNodesParams, Node, NodeVersion, Publisher, SearchNodesParams } from '../schemas/registry.ts';
 import * as rules from '../schemas/rules.generated.ts';
-import { checkRequestOptions, CLIENT_OPTIONS, REQUEST_OPTIONS, type ClientOptions, type Credential, type RequestOptions } from '../transport/options.ts';
+import { checkRequestOptions, type ClientOptions, type Credential, type RequestOptions } from '../transport/options.ts';
 import { PagePromise } from '../transport/pages.ts';
 import { APIPromise, type WithResponse } from '../transport/promise.ts';
 import type { Typed } from '../schemas/rule.ts';
@@ -28,9 +28,9 @@ export interface ListNodeVersionsOptions extends RequestOptions {
   includeStatusReason?: boolean;
 }
 
-const LIST_NODE_VERSIONS_OPTIONS = { ...REQUEST_OPTIONS, statuses: 1, includeStatusReason: 1 } as const satisfies OptionKeys<ListNodeVersionsOptions>;
+const LIST_NODE_VERSIONS_OPTIONS = { signal: 1, timeout: 1, headers: 1, retry: 1, statuses: 1, includeStatusReason: 1 } as const satisfies OptionKeys<ListNodeVersionsOptions>;
 /** The keys of `recordInstall()`'s options. */
-const RECORD_INSTALL_OPTIONS = { ...REQUEST_OPTIONS, version: 1 } as const satisfies OptionKeys<RequestOptions & { version?: string }>;
+const RECORD_INSTALL_OPTIONS = { signal: 1, timeout: 1, headers: 1, retry: 1, version: 1 } as const satisfies OptionKeys<RequestOptions & { version?: string }>;
 
 /** One answer of {@link RegistryClient.bulkNodeVersions}, discriminated on `status`. */
 export type BulkNodeVersionResult =
@@ -88,7 +88,7 @@ export interface RegistryClientOptions extends ClientOptions {
   token?: Credential;
 }
 
-const REGISTRY_CLIENT_OPTIONS = { ...CLIENT_OPTIONS, token: 1 } as const satisfies OptionKeys<RegistryClientOptions>;
+const REGISTRY_CLIENT_OPTIONS = { baseUrl: 1, fetch: 1, timeout: 1, retry: 1, headers: 1, hooks: 1, validate: 1, logLevel: 1, logger: 1, token: 1 } as const satisfies OptionKeys<RegistryClientOptions>;
 
 /**
  * Client of the node registry.

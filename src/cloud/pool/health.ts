@@ -10,15 +10,15 @@ import { InvalidArgumentError } from '../../errors.ts';
 import type { ObjectInfo, UploadResponse } from '../../schemas/cloud.ts';
 import { describeError, type Log } from '../../transport/log.ts';
 import { isObject } from '../../schemas/rule.ts';
-import { CLOUD_CLIENT_OPTIONS, CloudClient } from '../client.ts';
+import { CloudClient } from '../client.ts';
 import { sleep } from '../../transport/sleep.ts';
 import type { CloudSocket } from '../socket.ts';
 import type { Placeable } from './placement.ts';
 import { checkOptions } from '../../args.ts';
-import { POOL_SERVER_FIELDS, type PoolEvents, type PoolServer } from './types.ts';
+import { type PoolEvents, type PoolServer } from './types.ts';
 
 // A server entry: a client's options, or { client }, with the pool's own fields.
-const POOL_SERVER = { ...CLOUD_CLIENT_OPTIONS, ...POOL_SERVER_FIELDS, client: 1 } as const;
+const POOL_SERVER = { baseUrl: 1, fetch: 1, timeout: 1, retry: 1, headers: 1, hooks: 1, validate: 1, logLevel: 1, logger: 1, apiKey: 1, server: 1, keyless: 1, id: 1, weight: 1, maxConcurrent: 1, client: 1 } as const;
 import type { UploadTarget } from './uploads.ts';
 
 const PROBE_FIRST_MS = 250;

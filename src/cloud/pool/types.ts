@@ -7,7 +7,7 @@
 import type { OptionKeys } from '../../args.ts';
 import type { LogOptions } from '../../transport/log.ts';
 import type { CloudClient, CloudClientOptions } from '../client.ts';
-import { RUN_OPTIONS, type JobResult, type RunOptions } from '../run.ts';
+import type { JobResult, RunOptions } from '../run.ts';
 
 /** The pool's own fields of a server. */
 export interface PoolServerFields {
@@ -107,7 +107,7 @@ export interface PoolRunOptions extends RunOptions {
 }
 
 /** The keys of {@link PoolRunOptions}, for `checkOptions`. */
-export const POOL_RUN_OPTIONS = { ...RUN_OPTIONS, inputs: 1, priority: 1, onPlaced: 1 } as const satisfies OptionKeys<PoolRunOptions>;
+export const POOL_RUN_OPTIONS = { onEvent: 1, onProgress: 1, onPreview: 1, signal: 1, timeout: 1, stopOnAbort: 1, stopWithin: 1, pollInterval: 1, headers: 1, serverLostAfter: 1, partnerApiKey: 1, extraData: 1, validate: 1, promptId: 1, resubmitUnconfirmed: 1, confirmWithin: 1, widgetValues: 1, onSubmitted: 1, beforeSubmit: 1, inputs: 1, priority: 1, onPlaced: 1 } as const satisfies OptionKeys<PoolRunOptions>;
 
 /** What a pool's job produced: `CloudClient.run()`'s result, and where it ran. */
 export interface PoolJobResult extends JobResult {

@@ -15,7 +15,7 @@
  */
 import { JobNotStoppedError, NotFoundError } from '../../errors.ts';
 import type { OptionKeys } from '../../args.ts';
-import { REQUEST_OPTIONS, type RequestOptions } from '../../transport/options.ts';
+import type { RequestOptions } from '../../transport/options.ts';
 import type { WithResponse } from '../../transport/promise.ts';
 import { sleep } from '../../transport/sleep.ts';
 import type { Transport } from '../../transport/transport.ts';
@@ -34,7 +34,7 @@ export interface StopJobOptions extends RequestOptions {
 }
 
 /** The keys of {@link StopJobOptions}. */
-export const STOP_JOB_OPTIONS = { ...REQUEST_OPTIONS, confirmWithin: 1 } as const satisfies OptionKeys<StopJobOptions>;
+export const STOP_JOB_OPTIONS = { signal: 1, timeout: 1, headers: 1, retry: 1, confirmWithin: 1 } as const satisfies OptionKeys<StopJobOptions>;
 
 /** The default of {@link StopJobOptions.confirmWithin}. */
 export const STOP_CONFIRM_MS = 10_000;
