@@ -19,8 +19,7 @@ import type {
   Workflow,
 } from '../schemas/cloud.ts';
 import * as rules from '../schemas/rules.generated.ts';
-import type { Typed } from '../schemas/rule.ts';
-import { checkInterval, checkTimeout, CLIENT_OPTIONS, fromEnv, REQUEST_OPTIONS, type ClientOptions, type Credential, type RequestOptions } from '../transport/options.ts';
+import { checkInterval, checkRequestOptions, checkTimeout, CLIENT_OPTIONS, fromEnv, REQUEST_OPTIONS, requestOptionsOf, type ClientOptions, type Credential, type RequestOptions } from '../transport/options.ts';
 import { PagePromise } from '../transport/pages.ts';
 import { APIPromise, type WithResponse } from '../transport/promise.ts';
 import { redactUrl, scrub } from '../transport/redact.ts';
@@ -30,12 +29,12 @@ import { JobPage, toQueueState, type JobBackend, type JobRecord, type JobStatusR
 import { cloudProtocol } from './protocol/cloud.ts';
 import { localProtocol } from './protocol/local.ts';
 import { deleteFromQueue } from './protocol/routes.ts';
-import type { StopJobOptions } from './protocol/stop.ts';
+import { STOP_JOB_OPTIONS, type StopJobOptions } from './protocol/stop.ts';
 import type { ServerKind, ServerProtocol } from './protocol/types.ts';
 import { checkBeforeSubmit, submitWithId } from './submission.ts';
 import { randomUuid } from './uuid.ts';
 import { FOLLOW_OPTIONS, followJob, RUN_OPTIONS, runJob, WAIT_FOR_JOB_OPTIONS, waitForJob, type FollowOptions, type JobResult, type RunOptions, type WaitForJobOptions } from './run.ts';
-import { CloudSocket, type CloudSocketOptions } from './socket.ts';
+import { checkSocketOptions, CloudSocket, type CloudSocketOptions } from './socket.ts';
 import { firstOf, isEditorFormat, validateWorkflow, type WorkflowIssue } from '../workflow/validate.ts';
 import type { EditorOptions } from '../workflow/editor.ts';
 import type { RegistryClient } from '../registry/client.ts';
@@ -95,6 +94,8 @@ export interface InterruptOptions extends RequestOptions {
   promptId?: string;
 }
 
+const INTERRUPT_OPTIONS = /* @__PURE__ */ joinKeys(REQUEST_OPTIONS, { promptId: 1 } as const) satisfies OptionKeys<InterruptOptions>;
+
 /** Options of {@link CloudClient.uploadImage}. */
 export interface UploadImageOptions extends RequestOptions {
   /** `input` (default) for images, `temp` for temporary files. */
@@ -105,6 +106,8 @@ export interface UploadImageOptions extends RequestOptions {
   filename?: string;
 }
 
+const UPLOAD_IMAGE_OPTIONS = /* @__PURE__ */ joinKeys(REQUEST_OPTIONS, { type: 1, overwrite: 1, filename: 1 } as const) satisfies OptionKeys<UploadImageOptions>;
+
 /** Options of {@link CloudClient.uploadMask}. */
 export interface UploadMaskOptions extends RequestOptions {
   /** The image the mask belongs to. */
@@ -112,6 +115,8 @@ export interface UploadMaskOptions extends RequestOptions {
   /** File name to send. */
   filename?: string;
 }
+
+const UPLOAD_MASK_OPTIONS = /* @__PURE__ */ joinKeys(REQUEST_OPTIONS, { originalRef: 1, filename: 1 } as const) satisfies OptionKeys<UploadMaskOptions>;
 
 /** Options of {@link CloudClient.submit}. */
 export interface SubmitOptions extends RequestOptions {
@@ -225,6 +230,8 @@ export interface ValidateWorkflowOptions extends RequestOptions {
   widgetValues?: EditorOptions['widgetValues'];
 }
 
+const VALIDATE_WORKFLOW_OPTIONS = /* @__PURE__ */ joinKeys(REQUEST_OPTIONS, { refresh: 1, registry: 1, widgetValues: 1 } as const) satisfies OptionKeys<ValidateWorkflowOptions>;
+
 const STATUS_OVER_SUBMISSION = new Set([401, 402, 403, 429]);
 const SAFE_HTTP_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 const isLoopback = (host: string) => SAFE_HTTP_HOSTS.has(host) || /^127(\.\d{1,3}){3}$/.test(host);
@@ -309,7 +316,10 @@ export class CloudClient implements JobBackend {
    * (and `validate: true`) check against from then on.
    */
   getObjectInfo(options?: RequestOptions): APIPromise<ObjectInfo> {
-    const answer = this.#get(() => 'api/object_info', rules.ObjectInfo, options);
+    const answer = APIPromise.from(() => {
+      checkRequestOptions(options, 'getObjectInfo()');
+      return this.#transport.request<ObjectInfo>({ method: 'GET', path: 'api/object_info', auth: true, schema: rules.ObjectInfo, options });
+    });
     answer.then((info) => void (this.#objectInfo = Promise.resolve(info)), () => undefined);
     return answer;
   }
@@ -332,6 +342,7 @@ export class CloudClient implements JobBackend {
    * ```
    */
   async validateWorkflow(workflow: WorkflowInput, options: ValidateWorkflowOptions = {}): Promise<WorkflowIssue[]> {
+    checkOptions(options, VALIDATE_WORKFLOW_OPTIONS, 'validateWorkflow()');
     const { refresh, registry, widgetValues, ...request } = options;
     // The one option read here that the submission's rules also check: the same words, before object_info is fetched.
     checkArgs(rules.SubmitOptionsParams, { widgetValues }, 'options');
@@ -365,8 +376,7 @@ export class CloudClient implements JobBackend {
   async #prompt(workflow: WorkflowInput, options: SubmitOptions): Promise<{ prompt: Workflow; extraData?: Record<string, unknown> }> {
     const json = jsonOf(workflow);
     if (!isEditorFormat(json)) return { prompt: json };
-    const { headers, signal, timeout, retry } = options;
-    const info = await this.#cachedObjectInfo({ headers, signal, timeout, retry });
+    const info = await this.#cachedObjectInfo(requestOptionsOf(options));
     const { workflow: prompt, issues } = (await editor()).convertEditorWorkflow(json, info, options.widgetValues ? { widgetValues: options.widgetValues } : {});
     const errors = issues.filter((i) => i.severity === 'error');
     if (errors.length > 0) throw new InvalidArgumentError(firstOf(errors), 'workflow', errors);
@@ -387,6 +397,7 @@ export class CloudClient implements JobBackend {
    */
   uploadImage(file: UploadInput, options: UploadImageOptions = {}): APIPromise<UploadResponse> {
     return this.#upload('api/upload/image', file, options, () => {
+      checkOptions(options, UPLOAD_IMAGE_OPTIONS, 'uploadImage()');
       const type = options.type ?? 'input';
       if (type !== 'input' && type !== 'temp') throw new InvalidArgumentError("must be 'input' or 'temp'", 'type');
       if (options.overwrite !== undefined && typeof options.overwrite !== 'boolean') throw new InvalidArgumentError('must be a boolean', 'overwrite');
@@ -402,6 +413,7 @@ export class CloudClient implements JobBackend {
    */
   uploadMask(file: UploadInput, options: UploadMaskOptions): APIPromise<UploadResponse> {
     return this.#upload('api/upload/mask', file, options ?? {}, () => {
+      checkOptions(options, UPLOAD_MASK_OPTIONS, 'uploadMask()');
       const ref = checkArgs(rules.FileRef, options?.originalRef, 'originalRef');
       return { type: 'input', subfolder: ref.subfolder ?? '', original_ref: JSON.stringify(ref) };
     });
@@ -439,8 +451,8 @@ export class CloudClient implements JobBackend {
       if (Object.keys(prompt).length === 0) throw new InvalidArgumentError('has no nodes', 'workflow');
       const id = options.promptId ?? randomUuid();
       if (options.validate) {
-        // The submission's own options go along unread: object_info is fetched with its request options.
-        const issues = await this.validateWorkflow(prompt, options);
+        // object_info is fetched with the submission's request options.
+        const issues = await this.validateWorkflow(prompt, requestOptionsOf(options));
         if (issues.some((i) => i.severity === 'error')) throw new WorkflowValidationError(issues);
       }
       const extra: Record<string, unknown> = { ...(converted.extraData ?? options.extraData) };
@@ -494,7 +506,7 @@ export class CloudClient implements JobBackend {
    * ```
    */
   getJobStatus(promptId: string, options?: RequestOptions): APIPromise<JobStatusResult> {
-    return APIPromise.from(() => this.#protocol.status(checkId(promptId, 'promptId'), options));
+    return APIPromise.from(() => (checkRequestOptions(options, 'getJobStatus()'), this.#protocol.status(checkId(promptId, 'promptId'), options)));
   }
 
   /**
@@ -511,7 +523,7 @@ export class CloudClient implements JobBackend {
    * ```
    */
   getJob(promptId: string, options?: RequestOptions): APIPromise<JobRecord> {
-    return APIPromise.from(() => this.#protocol.record(checkId(promptId, 'promptId'), options));
+    return APIPromise.from(() => (checkRequestOptions(options, 'getJob()'), this.#protocol.record(checkId(promptId, 'promptId'), options)));
   }
 
   /**
@@ -536,6 +548,7 @@ export class CloudClient implements JobBackend {
   listJobs(params: ListJobsParams = {}, options?: RequestOptions): PagePromise<JobPage> {
     return new PagePromise(async () => {
       const p = checkArgs(this.#protocol.listJobsParams, params, 'params');
+      checkRequestOptions(options, 'listJobs()');
       const query = { ...p, status: Array.isArray(p.status) ? p.status.join(',') : p.status };
       const fetchPage = (offset: number) =>
         this.#transport.request<JobList>({ method: 'GET', path: 'api/jobs', query: offset === (p.offset ?? 0) ? query : { ...query, offset }, auth: true, schema: rules.JobList, options });
@@ -551,6 +564,7 @@ export class CloudClient implements JobBackend {
    */
   getQueue(options?: RequestOptions): APIPromise<QueueState> {
     return APIPromise.from(async () => {
+      checkRequestOptions(options, 'getQueue()');
       const r = await this.#transport.request<Queue>({ method: 'GET', path: 'api/queue', auth: true, schema: rules.Queue, options });
       return { data: toQueueState(r.data), response: r.response };
     });
@@ -564,6 +578,7 @@ export class CloudClient implements JobBackend {
   cancel(promptIds: string | string[], options?: RequestOptions): APIPromise<unknown> {
     return APIPromise.from(() => {
       const ids = checkArgs(rules.PromptIds, typeof promptIds === 'string' ? [promptIds] : promptIds, 'promptIds');
+      checkRequestOptions(options, 'cancel()');
       return deleteFromQueue(this.#transport, ids, options);
     });
   }
@@ -577,6 +592,7 @@ export class CloudClient implements JobBackend {
    */
   interrupt(options: InterruptOptions = {}): APIPromise<unknown> {
     return APIPromise.from(async () => {
+      checkOptions(options, INTERRUPT_OPTIONS, 'interrupt()');
       const { promptId, ...request } = options;
       const id = promptId === undefined ? undefined : checkId(promptId, 'promptId');
       const json = this.#protocol.interruptBody(id);
@@ -607,6 +623,7 @@ export class CloudClient implements JobBackend {
    */
   async stopJob(promptId: string, options?: StopJobOptions): Promise<void> {
     const id = checkId(promptId, 'promptId');
+    checkOptions(options, STOP_JOB_OPTIONS, 'stopJob()');
     checkInterval(options?.confirmWithin, 'confirmWithin');
     await this.#protocol.stopJob(id, options);
   }
@@ -629,6 +646,7 @@ export class CloudClient implements JobBackend {
    */
   async download(fileRef: FileRef, options: RequestOptions = {}): Promise<Response> {
     const ref = checkArgs(rules.FileRef, fileRef, 'fileRef');
+    checkRequestOptions(options, 'download()');
     const query = { filename: ref.filename, subfolder: ref.subfolder ?? '', type: ref.type ?? 'output' };
     const res = await this.#transport.send({ method: 'GET', path: 'api/view', query, auth: true, redirect: 'manual', options });
     // A local counterpart server answers 200 with the file itself, from its own origin.
@@ -653,6 +671,7 @@ export class CloudClient implements JobBackend {
    */
   async downloadToFile(fileRef: FileRef, destination: string, options?: RequestOptions): Promise<number> {
     checkId(destination, 'destination');
+    checkRequestOptions(options, 'downloadToFile()');
     const res = await this.download(fileRef, options);
     if (!res.body) return 0;
     return platform.saveToFile(res.body, destination);
@@ -670,6 +689,7 @@ export class CloudClient implements JobBackend {
    * ```
    */
   connect(options?: CloudSocketOptions): CloudSocket {
+    checkSocketOptions(options);
     this.#closeWhenIdle = false; // asked for: stays open until close()
     return this.#openSocket(options);
   }
@@ -771,10 +791,6 @@ export class CloudClient implements JobBackend {
       return Promise.reject(err);
     }
     return waitForJob(this, promptId, options);
-  }
-
-  #get<T>(p: () => string, schema: Typed<T>, options?: RequestOptions): APIPromise<T> {
-    return APIPromise.from(() => this.#transport.request<T>({ method: 'GET', path: p(), auth: true, schema, options }));
   }
 
   #upload(p: string, file: UploadInput, options: UploadImageOptions | Partial<UploadMaskOptions>, fields: () => Record<string, string>): APIPromise<UploadResponse> {

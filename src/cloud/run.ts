@@ -122,11 +122,12 @@ export const WAIT_FOR_JOB_OPTIONS = /* @__PURE__ */ joinKeys(REQUEST_OPTIONS, { 
 
 /** Polls a job until it ends. See `CloudClient.waitForJob`. */
 export async function waitForJob(jobs: JobBackend, promptId: string, options: WaitForJobOptions = {}): Promise<JobRecord> {
-  checkInterval(options.pollInterval, 'pollInterval');
-  const interval = options.pollInterval ?? 1000;
+  const { pollInterval, ...request } = options;
+  checkInterval(pollInterval, 'pollInterval');
+  const interval = pollInterval ?? 1000;
   for (;;) {
-    const s = await jobs.getJobStatus(promptId, options);
-    if (isFinalPhase(s.phase)) return settleEnded(jobs, promptId, s, options);
+    const s = await jobs.getJobStatus(promptId, request);
+    if (isFinalPhase(s.phase)) return settleEnded(jobs, promptId, s, request);
     await sleep(interval, options.signal, realClock);
   }
 }

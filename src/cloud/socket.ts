@@ -19,6 +19,7 @@
  *
  * @module
  */
+import { checkOptions, type OptionKeys } from '../args.ts';
 import { APIUserAbortError, PlatformUIError, SocketRefusedError } from '../errors.ts';
 import { platform } from '../platform/node.ts';
 import type { WebSocketConstructor } from '../platform/types.ts';
@@ -93,6 +94,15 @@ export interface CloudSocketOptions {
   clientId?: string;
   /** Feature flags announced as the first message. */
   featureFlags?: Record<string, unknown>;
+}
+
+const SOCKET_OPTIONS = { WebSocket: 1, reconnect: 1, idleTimeout: 1, holdFor: 1, clientId: 1, featureFlags: 1 } as const satisfies OptionKeys<CloudSocketOptions>;
+const RECONNECT_OPTIONS = { baseDelay: 1, maxDelay: 1, maxAttempts: 1 } as const satisfies OptionKeys<NonNullable<CloudSocketOptions['reconnect']>>;
+
+/** Refuses an unknown key of {@link CloudSocketOptions} or of its `reconnect` (`connect()`'s options), naming the closest. */
+export function checkSocketOptions(options: CloudSocketOptions | undefined): void {
+  checkOptions(options, SOCKET_OPTIONS, 'connect()');
+  checkOptions(options?.reconnect, RECONNECT_OPTIONS, 'reconnect', 'reconnect.');
 }
 
 /** Internal: what the client hands the socket. */

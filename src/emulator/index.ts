@@ -115,6 +115,24 @@ const EMULATOR_OPTIONS = {
   logLevel: 1,
   logger: 1,
 } as const satisfies OptionKeys<EmulatorOptions>;
+const EMULATOR_CLOUD_OPTIONS = {
+  personality: 1,
+  stepMs: 1,
+  progressSteps: 1,
+  parallel: 1,
+  maxUploadBytes: 1,
+  retainUploadBytes: 1,
+  storeBytes: 1,
+  viewMode: 1,
+  outputsDelayMs: 1,
+  signedUrlTtlMs: 1,
+  historyLimit: 1,
+  seed: 1,
+  lateDeletes: 1,
+  ignoreInterrupts: 1,
+} as const satisfies OptionKeys<NonNullable<EmulatorOptions['cloud']>>;
+const EMULATOR_PROXY_OPTIONS = { stepMs: 1, webhookTimeoutMs: 1, now: 1, shape: 1, notFoundPolls: 1 } as const satisfies OptionKeys<NonNullable<EmulatorOptions['proxy']>>;
+const EMULATOR_FAULTS_OPTIONS = { latencyMs: 1, status5xx: 1, seed: 1 } as const satisfies OptionKeys<NonNullable<EmulatorOptions['faults']>>;
 
 /** A running emulator. */
 export interface Emulator {
@@ -164,6 +182,9 @@ export interface Emulator {
  */
 export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
   checkOptions(options, EMULATOR_OPTIONS, 'startEmulator()');
+  checkOptions(options.cloud, EMULATOR_CLOUD_OPTIONS, 'startEmulator() cloud', 'cloud.');
+  checkOptions(options.proxy, EMULATOR_PROXY_OPTIONS, 'startEmulator() proxy', 'proxy.');
+  checkOptions(options.faults, EMULATOR_FAULTS_OPTIONS, 'startEmulator() faults', 'faults.');
   const host = options.host ?? '127.0.0.1';
   const faults = new Faults({
     ...options.faults,

@@ -11,7 +11,7 @@ import { platform } from '../platform/node.ts';
 import type { RelightParams, SkinEnhancerCreativeParams, Task, TaskRecord } from '../schemas/proxy.ts';
 import * as rules from '../schemas/rules.generated.ts';
 import { isObject } from '../schemas/rule.ts';
-import { CLIENT_OPTIONS, type ClientOptions, type Credential, type RequestOptions } from '../transport/options.ts';
+import { checkRequestOptions, CLIENT_OPTIONS, REQUEST_OPTIONS, type ClientOptions, type Credential, type RequestOptions } from '../transport/options.ts';
 import { APIPromise, type WithResponse } from '../transport/promise.ts';
 import { scrub } from '../transport/redact.ts';
 import { BEARER_SERVICE, Transport, path, type Query, type RequestBody } from '../transport/transport.ts';
@@ -64,6 +64,11 @@ export interface ProxyClientOptions extends ClientOptions {
 }
 
 const PROXY_CLIENT_OPTIONS = /* @__PURE__ */ joinKeys(CLIENT_OPTIONS, { token: 1, vendor: 1 } as const) satisfies OptionKeys<ProxyClientOptions>;
+const START_AND_WAIT_OPTIONS = { signal: 1, timeout: 1, pollInterval: 1, onStatus: 1, maxTransientErrors: 1, notFoundGrace: 1, onStarted: 1, headers: 1 } as const satisfies OptionKeys<StartAndWaitOptions>;
+const CONFIRM_NOTIFICATION_OPTIONS = /* @__PURE__ */ joinKeys(REQUEST_OPTIONS, { operation: 1 } as const) satisfies OptionKeys<ConfirmNotificationOptions>;
+/** `waitForTask()`'s options: {@link WaitForTaskOptions} and the reads' `headers`. */
+const WAIT_FOR_TASK_HEADERS = { signal: 1, timeout: 1, pollInterval: 1, onStatus: 1, maxTransientErrors: 1, notFoundGrace: 1, headers: 1 } as const satisfies OptionKeys<WaitForTaskOptions & { headers?: Record<string, string> }>;
+const PROXY_REQUEST = { method: 1, path: 1, query: 1, body: 1, options: 1 } as const satisfies OptionKeys<ProxyRequest>;
 
 const IMAGE_FIELDS = ['image', 'transfer_light_from_lightmap', 'transfer_light_from_reference_image'] as const;
 
@@ -103,6 +108,7 @@ export class ProxyClient {
   relightImage(params: RelightParams, options?: RequestOptions): APIPromise<Task> {
     return this.#start('image-relight', options, () => {
       const p = checkArgs(rules.RelightParams, params, '');
+      checkRequestOptions(options, 'relightImage()');
       checkExclusive(p, 'transfer_light_from_lightmap', 'transfer_light_from_reference_image');
       checkPromptWeights(p.prompt);
       checkWebhookUrl(p.webhook_url);
@@ -118,6 +124,7 @@ export class ProxyClient {
   enhanceSkinCreative(params: SkinEnhancerCreativeParams, options?: RequestOptions): APIPromise<Task> {
     return this.#start('skin-enhancer/creative', options, () => {
       const p = checkArgs(rules.SkinEnhancerCreativeParams, params, '');
+      checkRequestOptions(options, 'enhanceSkinCreative()');
       checkWebhookUrl(p.webhook_url);
       return p;
     });
@@ -139,6 +146,7 @@ export class ProxyClient {
    * ```
    */
   async relightImageAndWait(params: RelightParams, options: StartAndWaitOptions = {}): Promise<Task> {
+    checkOptions(options, START_AND_WAIT_OPTIONS, 'relightImageAndWait()');
     return this.#startAndWait('image-relight', this.relightImage(params, startOptions(options)), options);
   }
 
@@ -153,14 +161,16 @@ export class ProxyClient {
    * ```
    */
   async enhanceSkinCreativeAndWait(params: SkinEnhancerCreativeParams, options: StartAndWaitOptions = {}): Promise<Task> {
+    checkOptions(options, START_AND_WAIT_OPTIONS, 'enhanceSkinCreativeAndWait()');
     return this.#startAndWait('skin-enhancer', this.enhanceSkinCreative(params, startOptions(options)), options);
   }
 
   async #startAndWait(operation: ProxyOperation, start: Promise<Task>, options: StartAndWaitOptions): Promise<Task> {
     const started = await start;
     this.#transport.log.info?.(`task ${operation} ${started.task_id} started`, { operation, taskId: started.task_id, status: started.status });
-    options.onStarted?.(started);
-    return this.waitForTask(operation, started.task_id, options);
+    const { onStarted, ...wait } = options;
+    onStarted?.(started);
+    return this.waitForTask(operation, started.task_id, wait);
   }
 
   /**
@@ -178,7 +188,7 @@ export class ProxyClient {
    * ```
    */
   getTask(operation: ProxyOperation, taskId: string, options?: RequestOptions): APIPromise<Task> {
-    return APIPromise.from(() => this.#read(operation, taskId, options));
+    return APIPromise.from(() => (checkRequestOptions(options, 'getTask()'), this.#read(operation, taskId, options)));
   }
 
   async #read(operation: ProxyOperation, taskId: string, options?: RequestOptions): Promise<WithResponse<Task>> {
@@ -224,6 +234,7 @@ export class ProxyClient {
     return APIPromise.from(async () => {
       operationPath(operation);
       const id = checkId(taskId, 'taskId');
+      checkOptions(options, WAIT_FOR_TASK_HEADERS, 'waitForTask()');
       const headers = options.headers;
       return pollTask(operation, id, (signal) => this.#read(operation, id, { signal, headers }), options, (task) => scrub(task, this.#transport.secrets) as Task, this.#transport.log);
     });
@@ -258,7 +269,7 @@ export class ProxyClient {
    */
   async downloadResultToFile(url: string | URL, destination: string, options?: DownloadResultOptions): Promise<number> {
     checkId(destination, 'destination');
-    const res = await fetchResult(this.#transport, url, options);
+    const res = await fetchResult(this.#transport, url, options, 'downloadResultToFile()');
     if (!res.body) return 0;
     return platform.saveToFile(res.body, destination);
   }
@@ -290,6 +301,7 @@ export class ProxyClient {
     return APIPromise.from(async () => {
       const note = parseTaskNotification(body);
       if (!note.task_id) throw new InvalidArgumentError('is missing: nothing to confirm', 'body.task_id');
+      checkOptions(options, CONFIRM_NOTIFICATION_OPTIONS, 'confirmNotification()');
       const { operation, ...request } = options;
       const operations = operation === undefined ? KNOWN_OPERATIONS : [operation];
       let notFound: unknown;
@@ -326,6 +338,8 @@ export class ProxyClient {
    */
   request(req: ProxyRequest): APIPromise<unknown> {
     return APIPromise.from(async () => {
+      checkOptions(req, PROXY_REQUEST, 'request()');
+      checkOptions(req?.options, REQUEST_OPTIONS, 'request()', 'options.');
       const method = req?.method;
       if (!METHODS.includes(method)) throw new InvalidArgumentError(`must be one of ${METHODS.join(', ')}`, 'method');
       const p = checkRequestPath(req.path);

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { checkOptions, type OptionKeys } from '../args.ts';
 import { InvalidArgumentError } from '../errors.ts';
 import type { Transport } from '../transport/transport.ts';
 
@@ -21,6 +22,8 @@ export interface DownloadResultOptions {
   timeout?: number | false;
 }
 
+const DOWNLOAD_RESULT_OPTIONS = { signal: 1, timeout: 1 } as const satisfies OptionKeys<DownloadResultOptions>;
+
 /** Checks a result URL: absolute http(s). The message never quotes it (it may be signed). */
 export function checkResultUrl(url: unknown): URL {
   const u = (typeof url === 'string' || url instanceof URL) && URL.canParse(url) ? new URL(url) : undefined;
@@ -29,6 +32,7 @@ export function checkResultUrl(url: unknown): URL {
 }
 
 /** A bare GET of a result URL: no header, no credential, redirects followed. */
-export async function fetchResult(transport: Transport, url: string | URL, options: DownloadResultOptions = {}): Promise<Response> {
+export async function fetchResult(transport: Transport, url: string | URL, options: DownloadResultOptions = {}, where = 'downloadResult()'): Promise<Response> {
+  checkOptions(options, DOWNLOAD_RESULT_OPTIONS, where);
   return transport.fetchElsewhere(checkResultUrl(url), options);
 }

@@ -16,6 +16,7 @@ import {
 } from '../errors.ts';
 import type { Task } from '../schemas/proxy.ts';
 import { isObject } from '../schemas/rule.ts';
+import type { OptionKeys } from '../args.ts';
 import { checkInterval, checkTimeout } from '../transport/options.ts';
 import { count, SILENT, type Log } from '../transport/log.ts';
 import type { WithResponse } from '../transport/promise.ts';
@@ -50,6 +51,9 @@ export interface WaitForTaskOptions {
   /** How long, in ms from the start of the wait, a `404` counts as "not visible yet" rather than "no such task". Default 30000. */
   notFoundGrace?: number;
 }
+
+/** The keys of {@link WaitForTaskOptions}. */
+export const WAIT_FOR_TASK_OPTIONS = { signal: 1, timeout: 1, pollInterval: 1, onStatus: 1, maxTransientErrors: 1, notFoundGrace: 1 } as const satisfies OptionKeys<WaitForTaskOptions>;
 
 const FIRST_DELAY = 1000;
 const MAX_DELAY = 10_000;

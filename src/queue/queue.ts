@@ -15,6 +15,8 @@ import { checkInputs } from '../cloud/pool/uploads.ts';
 import { randomUuid } from '../cloud/uuid.ts';
 import { platform } from '../platform/node.ts';
 import { isObject } from '../schemas/rule.ts';
+import { checkOptions } from '../args.ts';
+import { JOB_QUEUE_OPTIONS, QUEUE_ADD_OPTIONS } from './options.ts';
 import type { WorkflowJSON as Workflow } from '@platformui/sdk';
 import { checkInterval, checkTimeout } from '../transport/options.ts';
 import { isEditorFormat } from '../workflow/validate.ts';
@@ -74,6 +76,7 @@ export class JobQueue {
 
   constructor(options: JobQueueOptions) {
     if (!isObject(options)) throw new InvalidArgumentError('must be an object with a connection', 'options');
+    checkOptions(options, JOB_QUEUE_OPTIONS, 'JobQueue');
     this.#options = redisOptions(options.connection);
     this.name = checkName(options.name ?? 'platformui');
     this.#log = createLog(options, () => [], { prefix: '[platformui queue]' });
@@ -151,6 +154,7 @@ export class JobQueue {
     const json = jsonOf(workflow);
     if (!isObject(json)) throw new InvalidArgumentError('must be a workflow: API format (an object of nodes) or as the editor saves it', 'workflow');
     if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('must be an object', 'options');
+    checkOptions(options, QUEUE_ADD_OPTIONS, 'JobQueue.add()');
     const uploaded = checkInputs(isEditorFormat(json) ? undefined : (json as Workflow), options.inputs);
     if (options.jobId !== undefined && (typeof options.jobId !== 'string' || !/^[^:]{1,200}$/.test(options.jobId))) throw new InvalidArgumentError('must be 1 to 200 characters, no ":"', 'jobId');
     if (options.priority !== undefined && (!Number.isInteger(options.priority) || Math.abs(options.priority) > MAX_PRIORITY)) throw new InvalidArgumentError(`must be an integer from -${MAX_PRIORITY} to ${MAX_PRIORITY} (higher runs first, as in CloudPool)`, 'priority');

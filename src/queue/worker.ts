@@ -13,6 +13,8 @@ import { randomUuid } from '../cloud/uuid.ts';
 import { createLog, describeError, type Log } from '../transport/log.ts';
 import { checkInterval } from '../transport/options.ts';
 import { isObject } from '../schemas/rule.ts';
+import { checkOptions } from '../args.ts';
+import { QUEUE_WORKER_OPTIONS } from './options.ts';
 import type { ObjectInfo, WorkflowJSON as Workflow } from '@platformui/sdk';
 import { bullOptions, checkName, checkRedis, keysOf, loadQueueDeps, quiet, redisOptions, type QueueDeps, type QueueKeys } from './connection.ts';
 import { settleClaim } from './claim.ts';
@@ -126,6 +128,7 @@ export class QueueWorker {
 
   constructor(options: QueueWorkerOptions) {
     if (!isObject(options)) throw new InvalidArgumentError('must be an object with a connection and servers', 'options');
+    checkOptions(options, QUEUE_WORKER_OPTIONS, 'QueueWorker');
     this.#redisOptions = redisOptions(options.connection);
     this.#name = checkName(options.name ?? 'platformui');
     this.#keys = keysOf(this.#name);

@@ -10,13 +10,13 @@ import { InvalidArgumentError, NodeVersionUploadError, NotFoundError } from '../
 import { platform } from '../platform/node.ts';
 import type { CreateNodeRequest, ListNodesParams, ListPublisherNodesParams, Node, NodeVersion, Publisher, SearchNodesParams } from '../schemas/registry.ts';
 import * as rules from '../schemas/rules.generated.ts';
-import { CLIENT_OPTIONS, type ClientOptions, type Credential, type RequestOptions } from '../transport/options.ts';
+import { checkRequestOptions, CLIENT_OPTIONS, REQUEST_OPTIONS, type ClientOptions, type Credential, type RequestOptions } from '../transport/options.ts';
 import { PagePromise } from '../transport/pages.ts';
 import { APIPromise, type WithResponse } from '../transport/promise.ts';
 import type { Typed } from '../schemas/rule.ts';
 import { BEARER_SERVICE, Transport, path, type Query } from '../transport/transport.ts';
 import { Page, type PageBody } from './pagination.ts';
-import { findMissingPacks, type FindMissingPacksOptions, type MissingPacks } from './missing-packs.ts';
+import { FIND_MISSING_PACKS_OPTIONS, findMissingPacks, type FindMissingPacksOptions, type MissingPacks } from './missing-packs.ts';
 import { warnUnmatchedFilters } from './filter-hint.ts';
 import { isRelease, isSemver, newestFirst } from './semver.ts';
 
@@ -27,6 +27,10 @@ export interface ListNodeVersionsOptions extends RequestOptions {
   /** Ask for each version's `status_reason`. */
   includeStatusReason?: boolean;
 }
+
+const LIST_NODE_VERSIONS_OPTIONS = /* @__PURE__ */ joinKeys(REQUEST_OPTIONS, { statuses: 1, includeStatusReason: 1 } as const) satisfies OptionKeys<ListNodeVersionsOptions>;
+/** The keys of `recordInstall()`'s options. */
+const RECORD_INSTALL_OPTIONS = /* @__PURE__ */ joinKeys(REQUEST_OPTIONS, { version: 1 } as const) satisfies OptionKeys<RequestOptions & { version?: string }>;
 
 /** One answer of {@link RegistryClient.bulkNodeVersions}, discriminated on `status`. */
 export type BulkNodeVersionResult =
@@ -123,6 +127,7 @@ export class RegistryClient {
   searchNodes(params: SearchNodesParams = {}, options?: RequestOptions): PagePromise<Page<Node>> {
     return this.#pages(() => {
       const p = checkArgs(rules.SearchNodesParams, params, 'params');
+      checkRequestOptions(options, 'searchNodes()');
       return { path: 'nodes/search', query: { ...p, page: undefined, limit: p.limit ?? 10 }, first: p.page ?? 1, auth: false };
     }, options);
   }
@@ -141,6 +146,7 @@ export class RegistryClient {
     return APIPromise.from(() => {
       checkId(publisherId, 'publisherId');
       const body = checkArgs(rules.CreateNodeRequest, node, 'node');
+      checkRequestOptions(options, 'createNode()');
       // Never re-sent: a repeat of a create that went through fails as a conflict.
       return this.#transport.request<Node>({ method: 'POST', path: path`publishers/${publisherId}/nodes`, json: body, auth: true, schema: rules.Node, options, paid: true });
     });
@@ -155,6 +161,7 @@ export class RegistryClient {
     return this.#pages(() => {
       checkId(publisherId, 'publisherId');
       const p = checkArgs(rules.ListPublisherNodesParams, params, 'params');
+      checkRequestOptions(options, 'listPublisherNodes()');
       return { path: path`publishers/${publisherId}/nodes/v2`, query: { ...p, page: undefined }, first: p.page ?? 1, auth: true };
     }, options);
   }
@@ -163,6 +170,7 @@ export class RegistryClient {
   deletePublisher(publisherId: string, options?: RequestOptions): APIPromise<void> {
     return APIPromise.from(async () => {
       checkId(publisherId, 'publisherId');
+      checkRequestOptions(options, 'deletePublisher()');
       const { response } = await this.#transport.request({ method: 'DELETE', path: path`publishers/${publisherId}`, auth: true, options });
       return { data: undefined, response };
     });
@@ -170,7 +178,7 @@ export class RegistryClient {
 
   /** `GET /publishers`: every publisher. No credentials are sent. */
   listPublishers(options?: RequestOptions): APIPromise<Publisher[]> {
-    return APIPromise.from(() => this.#transport.request<Publisher[]>({ method: 'GET', path: 'publishers', auth: false, schema: rules.PublisherList, options }));
+    return APIPromise.from(() => (checkRequestOptions(options, 'listPublishers()'), this.#transport.request<Publisher[]>({ method: 'GET', path: 'publishers', auth: false, schema: rules.PublisherList, options })));
   }
 
   /**
@@ -185,7 +193,7 @@ export class RegistryClient {
    * ```
    */
   getNode(nodeId: string, options?: RequestOptions): APIPromise<Node> {
-    return APIPromise.from(() => this.#read<Node>(path`nodes/${checkId(nodeId, 'nodeId')}`, rules.Node, options));
+    return APIPromise.from(() => (checkRequestOptions(options, 'getNode()'), this.#read<Node>(path`nodes/${checkId(nodeId, 'nodeId')}`, rules.Node, options)));
   }
 
   /**
@@ -202,6 +210,7 @@ export class RegistryClient {
   listNodeVersions(nodeId: string, options: ListNodeVersionsOptions = {}): APIPromise<NodeVersion[]> {
     return APIPromise.from(async () => {
       const id = checkId(nodeId, 'nodeId');
+      checkOptions(options, LIST_NODE_VERSIONS_OPTIONS, 'listNodeVersions()');
       const { statuses, includeStatusReason, ...rest } = options;
       if (statuses !== undefined && !(Array.isArray(statuses) && statuses.every((x) => typeof x === 'string' && x !== ''))) {
         throw new InvalidArgumentError('must be an array of version statuses', 'statuses');
@@ -225,6 +234,7 @@ export class RegistryClient {
     return APIPromise.from(() => {
       const id = checkId(nodeId, 'nodeId');
       if (typeof version !== 'string' || !isSemver(version)) throw new InvalidArgumentError(`must be a semantic version like 1.2.3, got ${JSON.stringify(String(version)).slice(0, 40)}`, 'version');
+      checkRequestOptions(options, 'getNodeVersion()');
       return this.#read<NodeVersion>(path`nodes/${id}/versions/${version}`, rules.NodeVersion, options);
     });
   }
@@ -244,6 +254,7 @@ export class RegistryClient {
   getNodeForClass(className: string, options?: RequestOptions): APIPromise<Node | null> {
     return APIPromise.from(async () => {
       const name = checkId(className, 'className');
+      checkRequestOptions(options, 'getNodeForClass()');
       try {
         return await this.#read<Node>(path`platform-nodes/${name}/node`, rules.Node, options);
       } catch (err) {
@@ -262,6 +273,7 @@ export class RegistryClient {
   listNodes(params: ListNodesParams = {}, options?: RequestOptions): PagePromise<Page<Node>> {
     return this.#pages(() => {
       const p = checkArgs(rules.ListNodesParams, params, 'params');
+      checkRequestOptions(options, 'listNodes()');
       return { path: 'nodes', query: { ...p, page: undefined, limit: p.limit ?? (p.node_id?.length ? p.node_id.length : 10) }, first: p.page ?? 1, auth: false };
     }, options);
   }
@@ -278,6 +290,7 @@ export class RegistryClient {
   async getNodes(nodeIds: readonly string[], options?: RequestOptions): Promise<Node[]> {
     if (!Array.isArray(nodeIds)) throw new InvalidArgumentError('must be an array of node ids', 'nodeIds');
     const ids = [...new Set(nodeIds.map((id, i) => checkId(id, `nodeIds.${i}`)))];
+    checkRequestOptions(options, 'getNodes()');
     const found = new Map<string, Node>();
     for (let i = 0; i < ids.length; i += ID_BATCH) {
       const batch = ids.slice(i, i + ID_BATCH);
@@ -300,6 +313,7 @@ export class RegistryClient {
     return APIPromise.from(async () => {
       if (!Array.isArray(pairs)) throw new InvalidArgumentError('must be an array of { node_id, version }', 'pairs');
       const asked = pairs.map((p, i) => ({ node_id: checkId(p?.node_id, `pairs.${i}.node_id`), version: checkId(p?.version, `pairs.${i}.version`) }));
+      checkRequestOptions(options, 'bulkNodeVersions()');
       const r = await this.#transport.request<{ node_versions: Array<{ status: string; node_version?: NodeVersion; error_message?: string; identifier?: { node_id?: string; version?: string } }> }>({
         method: 'POST',
         path: 'bulk/nodes/versions',
@@ -330,6 +344,7 @@ export class RegistryClient {
   recordInstall(nodeId: string, options: RequestOptions & { version?: string } = {}): APIPromise<NodeVersion> {
     return APIPromise.from(() => {
       const id = checkId(nodeId, 'nodeId');
+      checkOptions(options, RECORD_INSTALL_OPTIONS, 'recordInstall()');
       const { version, ...rest } = options;
       if (version !== undefined && !(typeof version === 'string' && isRelease(version))) throw new InvalidArgumentError(`must be a release version x.y.z, got ${JSON.stringify(String(version)).slice(0, 40)}`, 'version');
       return this.#read<NodeVersion>(path`nodes/${id}/install`, rules.NodeVersion, { ...rest, retry: false }, version ? { version } : undefined);
@@ -353,6 +368,7 @@ export class RegistryClient {
       this.#transport.rememberSecret(personalAccessToken);
       const body = checkArgs(rules.CreateNodeRequest, node, 'node');
       if (typeof nodeVersion?.version !== 'string' || !isSemver(nodeVersion.version)) throw new InvalidArgumentError('must be a semantic version like 1.2.3', 'nodeVersion.version');
+      checkRequestOptions(options, 'publishNodeVersion()');
       const blob = await archiveBody(archive);
       const r = await this.#transport.request<{ signedUrl: string; node_version: NodeVersion }>({
         method: 'POST',
@@ -376,6 +392,7 @@ export class RegistryClient {
   /** `PUT`s a version's archive to its signed URL, with no credential: the second half of {@link publishNodeVersion}, to retry alone. */
   async uploadNodeVersionArchive(signedUrl: string, archive: PublishNodeVersionParams['archive'], options?: RequestOptions): Promise<void> {
     if (typeof signedUrl !== 'string' || !URL.canParse(signedUrl) || !/^https?:$/.test(new URL(signedUrl).protocol)) throw new InvalidArgumentError('must be an absolute http(s) URL', 'signedUrl');
+    checkRequestOptions(options, 'uploadNodeVersionArchive()');
     const res = await this.#transport.fetchElsewhere(new URL(signedUrl), options, { method: 'PUT', body: await archiveBody(archive), headers: { 'content-type': 'application/zip' } });
     await res.body?.cancel();
   }
@@ -398,6 +415,11 @@ export class RegistryClient {
    * ```
    */
   findMissingPacks(workflow: unknown, options: FindMissingPacksOptions): Promise<MissingPacks> {
+    try {
+      checkOptions(options, FIND_MISSING_PACKS_OPTIONS, 'findMissingPacks()');
+    } catch (err) {
+      return Promise.reject(err);
+    }
     const signal = options?.signal;
     const lookup = {
       nodeForClass: (className: string) => this.getNodeForClass(className, signal ? { signal } : undefined),

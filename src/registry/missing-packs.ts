@@ -8,6 +8,7 @@
  *
  * @module
  */
+import type { OptionKeys } from '../args.ts';
 import { APIUserAbortError, InvalidArgumentError } from '../errors.ts';
 import type { Node } from '../schemas/registry.ts';
 import { describeValue } from '../schemas/explain.ts';
@@ -45,6 +46,9 @@ export interface FindMissingPacksOptions {
   /** Cancels the lookups; the call then rejects with an `APIUserAbortError`. */
   signal?: AbortSignal;
 }
+
+/** The keys of {@link FindMissingPacksOptions}. */
+export const FIND_MISSING_PACKS_OPTIONS = { objectInfo: 1, signal: 1 } as const satisfies OptionKeys<FindMissingPacksOptions>;
 
 /**
  * One pack to install: the registry node, the workflow's classes it provides,

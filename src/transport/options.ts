@@ -96,6 +96,24 @@ export const CLIENT_OPTIONS = { baseUrl: 1, fetch: 1, timeout: 1, retry: 1, head
 /** The keys of {@link RequestOptions}. */
 export const REQUEST_OPTIONS = { signal: 1, timeout: 1, headers: 1, retry: 1 } as const satisfies OptionKeys<RequestOptions>;
 const RETRY_OPTIONS = { limit: 1, backoffLimit: 1, maxRetryAfter: 1, allowPost: 1 } as const satisfies OptionKeys<RetryOptions>;
+/** The keys of {@link Hooks}. */
+export const HOOKS = { beforeRequest: 1, afterResponse: 1, beforeRetry: 1 } as const satisfies OptionKeys<Hooks>;
+
+/**
+ * Refuses an unknown key of a method's {@link RequestOptions} (`tiemout`), naming the closest,
+ * before any request: the check of every method that takes only these.
+ *
+ * @param where The method, for the message (`getJob()`).
+ */
+export function checkRequestOptions(options: unknown, where: string): void {
+  checkOptions(options, REQUEST_OPTIONS, where);
+}
+
+/** The {@link RequestOptions} of a wider options object, without its other keys (for a method called on its behalf). */
+export function requestOptionsOf(o: RequestOptions): RequestOptions {
+  const { signal, timeout, headers, retry } = o;
+  return { ...(signal ? { signal } : {}), ...(timeout !== undefined ? { timeout } : {}), ...(headers ? { headers } : {}), ...(retry !== undefined ? { retry } : {}) };
+}
 
 /** Normalized retry policy. */
 export interface ResolvedRetry {

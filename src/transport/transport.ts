@@ -23,10 +23,11 @@ import {
   errorClassFor,
   type ServiceKind,
 } from '../errors.ts';
+import { checkOptions } from '../args.ts';
 import { article } from '../schemas/explain.ts';
 import type { Rule } from '../schemas/rule.ts';
 import { validate } from '../schemas/validate.ts';
-import { checkTimeout, fromEnv, resolveRetry, type ClientOptions, type Credential, type Hooks, type RequestOptions, type ResolvedRetry } from './options.ts';
+import { checkTimeout, fromEnv, HOOKS, resolveRetry, type ClientOptions, type Credential, type Hooks, type RequestOptions, type ResolvedRetry } from './options.ts';
 import { guardBody } from './body.ts';
 import { createLog, describeError, errorDetails, nextRequestId, type Log } from './log.ts';
 import type { WithResponse } from './promise.ts';
@@ -178,6 +179,7 @@ export class Transport {
     this.fetch = o.fetch ?? ((input, init) => globalThis.fetch(input, init));
     this.#customFetch = o.fetch !== undefined;
     const h = o.hooks;
+    checkOptions(h, HOOKS, 'hooks', 'hooks.');
     this.#hooks = h && (h.beforeRequest?.length || h.afterResponse?.length || h.beforeRetry?.length) ? h : undefined;
   }
 

@@ -28,6 +28,7 @@
  *
  * @module
  */
+import { checkOptions, type OptionKeys } from '../args.ts';
 import { InvalidArgumentError } from '../errors.ts';
 import type { ObjectInfo } from '../schemas/cloud.ts';
 import { describeValue } from '../schemas/explain.ts';
@@ -46,6 +47,8 @@ export interface GenerateTypesOptions {
    */
   maxComboValues?: number;
 }
+
+const GENERATE_TYPES_OPTIONS = { typeName: 1, importFrom: 1, maxComboValues: 1 } as const satisfies OptionKeys<GenerateTypesOptions>;
 
 /** The longest tooltip kept in a doc comment, in characters. */
 const MAX_DOC = 160;
@@ -79,6 +82,7 @@ const RESERVED: ReadonlySet<string> = new Set(
  * ```
  */
 export function generateTypes(objectInfo: ObjectInfo, options: GenerateTypesOptions = {}): string {
+  checkOptions(options, GENERATE_TYPES_OPTIONS, 'generateTypes()', 'options.');
   const typeName = options.typeName ?? 'Nodes';
   const ctx: Context = { maxCombo: options.maxComboValues ?? 1000, used: new Set() };
   if (!isObject(objectInfo)) throw new InvalidArgumentError(`must be the server's object_info (an object of node classes), got ${describeValue(objectInfo)}`, 'objectInfo');

@@ -12,6 +12,7 @@
  *
  * @module
  */
+import type { OptionKeys } from '../args.ts';
 import type { MissingPacks } from '../registry/missing-packs.ts';
 import type { ObjectInfo } from '../schemas/cloud.ts';
 import { describeValue } from '../schemas/explain.ts';
@@ -39,6 +40,9 @@ export interface EditorOptions {
   /** Random numbers for dynamic prompts (`{a|b|c}` in a text with `dynamicPrompts`), as `Math.random` gives them (the default). */
   random?: () => number;
 }
+
+/** The keys of {@link EditorOptions}. */
+export const EDITOR_OPTIONS = { widgetValues: 1, packs: 1, random: 1 } as const satisfies OptionKeys<EditorOptions>;
 
 /** One input the saved file names as the workflow's interface (its app mode's `extra.linearData.inputs`). */
 export interface ExposedInput {

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { closest } from '../args.ts';
+import { checkOptions, closest, type OptionKeys } from '../args.ts';
 import type { MissingPacks } from '../registry/missing-packs.ts';
 import type { ObjectInfo } from '../schemas/cloud.ts';
 import { describeValue, rangeText as boundsText } from '../schemas/explain.ts';
@@ -162,6 +162,8 @@ export interface ValidateOptions {
   packs?: MissingPacks;
 }
 
+const VALIDATE_OPTIONS = { everyNode: 1, packs: 1 } as const satisfies OptionKeys<ValidateOptions>;
+
 /**
  * Checks an API-format workflow against a server's `object_info` and returns
  * every issue at once: errors (the server would reject the workflow, or the
@@ -178,6 +180,7 @@ export interface ValidateOptions {
  * ```
  */
 export function validateWorkflow(workflow: unknown, objectInfo: ObjectInfo, options: ValidateOptions = {}): WorkflowIssue[] {
+  checkOptions(options, VALIDATE_OPTIONS, 'validateWorkflow()', 'options.');
   const issues: WorkflowIssue[] = [];
   if (!isObject(workflow)) {
     return [whole('invalid_prompt', `a workflow must be an object of nodes keyed by id (the API format), got ${describeValue(workflow)}`)];

@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { checkId, closest } from '../args.ts';
+import { checkId, checkOptions, closest, type OptionKeys } from '../args.ts';
 import { InvalidArgumentError } from '../errors.ts';
 import type { ObjectInfo, UploadResponse } from '../schemas/cloud.ts';
 import { describeValue } from '../schemas/explain.ts';
@@ -17,8 +17,11 @@ import { isObject } from '../schemas/rule.ts';
 import type { AddOptions, InputPath, InputsOf, NodeSelector, NodeTypes, Untyped, WorkflowJSON } from './types.ts';
 import { copyJSON, inspectAs, NodeHandle, setOwn, type StoredNode } from './node-handle.ts';
 import { asLink, at, byId, DIGITS, firstOf, isEditorFormat, label, titleOf, validateWorkflow, type WorkflowIssue } from './validate.ts';
-import { convertEditorWorkflow, type EditorOptions, type ExposedInput } from './editor.ts';
+import { convertEditorWorkflow, EDITOR_OPTIONS, type EditorOptions, type ExposedInput } from './editor.ts';
 import { namedInputs, resolveInputs, type NamedInput } from './inputs.ts';
+
+/** The keys of {@link AddOptions} (`types.ts` holds types only). */
+const ADD_OPTIONS = { id: 1, title: 1 } as const satisfies OptionKeys<AddOptions>;
 
 /**
  * An API-format workflow (node id → `{ class_type, inputs, _meta }`), to edit
@@ -129,6 +132,7 @@ export class Workflow<N extends NodeTypes<N> = Untyped> {
    * ```
    */
   static fromEditor<M extends NodeTypes<M> = Untyped>(json: string | object, objectInfo: ObjectInfo, options: EditorOptions = {}): Workflow<M> {
+    checkOptions(options, EDITOR_OPTIONS, 'Workflow.fromEditor()', 'options.');
     const value = typeof json === 'string' ? parseJSON(json) : json;
     if (!isObject(objectInfo)) throw new InvalidArgumentError(`must be the server's object_info (an object of node classes), got ${describeValue(objectInfo)}`, 'objectInfo');
     const { workflow, issues, exposed } = convertEditorWorkflow(value, objectInfo, options);
@@ -173,6 +177,7 @@ export class Workflow<N extends NodeTypes<N> = Untyped> {
     checkId(classType, 'classType');
     if (!isObject(inputs)) throw new InvalidArgumentError(`must be an object of input values, got ${describeValue(inputs)}`, 'inputs');
     if (!isObject(options)) throw new InvalidArgumentError(`must be an object, got ${describeValue(options)}`, 'options');
+    checkOptions(options, ADD_OPTIONS, 'Workflow.add()', 'options.');
     const id = options.id === undefined ? String(this.#nextId) : checkId(options.id, 'options.id');
     if (this.#nodes.has(id)) throw new InvalidArgumentError(`the workflow has a node "${id}" already (${this.#nodes.get(id)!.class_type})`, 'options.id');
     // Members in the order the editor exports them (inputs, class_type, _meta), so each node diffs cleanly against

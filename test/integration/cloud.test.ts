@@ -561,6 +561,26 @@ describe('error statuses, on every endpoint', () => {
     expect(emu.requests).toHaveLength(0);
   });
 
+  it('a misspelt option of any other method is refused before any request, naming the closest (issue 32)', async () => {
+    const c = client();
+    const errs: any[] = [
+      await c.getJob('p1', { tiemout: 5 } as object).catch((e) => e),
+      await c.uploadImage(new Blob(['x']), { overwite: true } as object).catch((e) => e),
+      await c.stopJob('p1', { confirmWithn: 5 } as object).catch((e) => e),
+      await c.validateWorkflow({ '1': { class_type: 'SaveImage', inputs: {} } }, { refrsh: true } as object).catch((e) => e),
+    ];
+    for (const err of errs) expect(err).toBeInstanceOf(InvalidArgumentError);
+    expect(errs.map((e) => e.message)).toEqual([
+      'tiemout: unknown option of getJob() (did you mean "timeout"?)',
+      'overwite: unknown option of uploadImage() (did you mean "overwrite"?)',
+      'confirmWithn: unknown option of stopJob() (did you mean "confirmWithin"?)',
+      'refrsh: unknown option of validateWorkflow() (did you mean "refresh"?)',
+    ]);
+    expect(() => c.connect({ reconnect: { maxAtempts: 1 } } as object)).toThrow('reconnect.maxAtempts: unknown option of reconnect (did you mean "maxAttempts"?)');
+    expect(emu.requests).toHaveLength(0);
+    expect(emu.sockets.count()).toBe(0);
+  });
+
   it('a GET recovers from one 500 by retrying', async () => {
     emu.faults.next(500, { method: 'GET', path: '/api/queue' });
     const log = recorder();

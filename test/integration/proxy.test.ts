@@ -297,3 +297,21 @@ describe('request() against the emulator', () => {
     expect(emu.requests.filter((r) => r.method === 'GET')).toHaveLength(2);
   });
 });
+
+describe('unknown options (issue 32)', () => {
+  it('a misspelt option of a method is refused, naming the closest, and nothing reaches the proxy', async () => {
+    const errs: any[] = [
+      await proxy().relightImageAndWait({ image: 'https://example.com/a.jpg' }, { onStarterd: () => {} } as object).catch((e) => e),
+      await proxy().request({ method: 'POST', path: '/proxy/vendor/v1/ai/image-relight', body: { image: 'https://example.com/a.jpg' }, options: { retyr: 0 } as object }).catch((e) => e),
+      await proxy().downloadResult(`${emu.resultsUrl}/r.png`, { tiemout: 5 } as object).catch((e) => e),
+    ];
+    for (const err of errs) expect(err).toBeInstanceOf(InvalidArgumentError);
+    expect(errs.map((e) => e.message)).toEqual([
+      'onStarterd: unknown option of relightImageAndWait() (did you mean "onStarted"?)',
+      'options.retyr: unknown option of request() (did you mean "retry"?)',
+      'tiemout: unknown option of downloadResult() (did you mean "timeout"?)',
+    ]);
+    expect(emu.requests).toHaveLength(0);
+    expect(emu.proxy.resultRequests).toHaveLength(0);
+  });
+});

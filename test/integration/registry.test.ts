@@ -5,6 +5,7 @@ import {
   BadRequestError,
   ConflictError,
   InternalServerError,
+  InvalidArgumentError,
   MissingCredentialsError,
   NotFoundError,
   PermissionDeniedError,
@@ -140,5 +141,23 @@ describe('publishers and nodes', () => {
     const err: any = await registry.listPublisherNodes('no/such?pub%').catch((e) => e);
     expect(err).toBeInstanceOf(NotFoundError);
     expect(emu.requests[0]!.path).toContain('/publishers/no%2Fsuch%3Fpub%25/nodes/v2');
+  });
+});
+
+describe('unknown options (issue 32)', () => {
+  it('a misspelt option of a method is refused, naming the closest, and nothing reaches the registry', async () => {
+    const registry = new RegistryClient(options());
+    const errs: any[] = [
+      await registry.getNode('comfyui-impact-pack', { tiemout: 5 } as object).catch((e) => e),
+      await registry.listNodeVersions('comfyui-impact-pack', { statuss: ['NodeVersionStatusActive'] } as object).catch((e) => e),
+      await registry.searchNodes({ search: 'impact' }, { singal: undefined } as object).catch((e) => e),
+    ];
+    for (const err of errs) expect(err).toBeInstanceOf(InvalidArgumentError);
+    expect(errs.map((e) => e.message)).toEqual([
+      'tiemout: unknown option of getNode() (did you mean "timeout"?)',
+      'statuss: unknown option of listNodeVersions() (did you mean "statuses"?)',
+      'singal: unknown option of searchNodes() (did you mean "signal"?)',
+    ]);
+    expect(emu.requests).toHaveLength(0);
   });
 });

@@ -14,7 +14,8 @@
  * @module
  */
 import { JobNotStoppedError, NotFoundError } from '../../errors.ts';
-import type { RequestOptions } from '../../transport/options.ts';
+import { joinKeys, type OptionKeys } from '../../args.ts';
+import { REQUEST_OPTIONS, type RequestOptions } from '../../transport/options.ts';
 import type { WithResponse } from '../../transport/promise.ts';
 import { sleep } from '../../transport/sleep.ts';
 import type { Transport } from '../../transport/transport.ts';
@@ -31,6 +32,9 @@ export interface StopJobOptions extends RequestOptions {
    */
   confirmWithin?: number;
 }
+
+/** The keys of {@link StopJobOptions}. */
+export const STOP_JOB_OPTIONS = /* @__PURE__ */ joinKeys(REQUEST_OPTIONS, { confirmWithin: 1 } as const) satisfies OptionKeys<StopJobOptions>;
 
 /** The default of {@link StopJobOptions.confirmWithin}. */
 export const STOP_CONFIRM_MS = 10_000;
