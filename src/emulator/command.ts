@@ -207,15 +207,9 @@ export async function runEmulatorCommand(argv: readonly string[], io: EmulatorCo
   const cloudKey = emulator.cloud.personality.requireKey
     ? `Cloud API key (X-API-Key): ${keys.join(', ')}`
     : 'Cloud API key: none needed (local server: X-API-Key and the socket token are ignored; routes also without /api)';
-  stdout(
-    `platformui emulator listening on ${emulator.url}\nBearer tokens:\n${tokens.join('\n')}\n` +
-      `Cloud personality: ${emulator.cloud.personality.name}\n${cloudKey}\n` +
-      (outputs.length ? `Synthetic outputs:\n${outputs.join('\n')}\n` : '') +
-      environmentLine(emulator.url, emulator.cloud.personality.requireKey ? keys[0] : undefined),
-  );
-
-  // Runs until a signal: the caller exits with the code this resolves to.
-  const signal = await new Promise<string>((resolve) => {
+  // Runs until a signal: the caller exits with the code this resolves to. Listened for before the banner is
+  // printed: a signal sent as soon as the banner is read (a script, a loaded machine) must not find none.
+  const stopped = new Promise<string>((resolve) => {
     const on = (name: string) => () => {
       process.off('SIGINT', onInt);
       process.off('SIGTERM', onTerm);
@@ -226,6 +220,14 @@ export async function runEmulatorCommand(argv: readonly string[], io: EmulatorCo
     process.once('SIGINT', onInt);
     process.once('SIGTERM', onTerm);
   });
+  stdout(
+    `platformui emulator listening on ${emulator.url}\nBearer tokens:\n${tokens.join('\n')}\n` +
+      `Cloud personality: ${emulator.cloud.personality.name}\n${cloudKey}\n` +
+      (outputs.length ? `Synthetic outputs:\n${outputs.join('\n')}\n` : '') +
+      environmentLine(emulator.url, emulator.cloud.personality.requireKey ? keys[0] : undefined),
+  );
+
+  const signal = await stopped;
   stdout(`\n${signal}: stopping\n`);
   return emulator.close().then(
     () => {
