@@ -53,10 +53,15 @@ export class QueueJobHandle implements QueueJob {
     return (await this.#claim()).lane;
   }
 
+  /** The job in `lane`, as BullMQ holds it now (`undefined`: not added yet, or removed). */
+  async #job(lane: string): Promise<Job<JobData> | undefined> {
+    return (await (await this.#ctx.bull(lane)).getJob(this.id)) as Job<JobData> | undefined;
+  }
+
   async state(): Promise<QueueJobState> {
     const claim = await this.#ctx.claimOf(this.id);
     if (claim === undefined) return 'unknown';
-    const job = await (await this.#ctx.bull(claim.lane)).getJob(this.id);
+    const job = await this.#job(claim.lane);
     if (!job) return 'unknown';
     const state = await job.getState();
     // Every job carries a BullMQ priority (so that `priority` orders as in CloudPool): "prioritized" is waiting.
@@ -65,7 +70,7 @@ export class QueueJobHandle implements QueueJob {
 
   async #outcome(): Promise<Outcome> {
     const claim = await this.#claim();
-    const job = (await (await this.#ctx.bull(claim.lane)).getJob(this.id)) as Job<JobData> | undefined;
+    const job = await this.#job(claim.lane);
     if (!job) {
       const redis = await this.#ctx.redis();
       // Removed while waiting by cancel() (or cancelled before its add() completed): the flag says why.
@@ -76,7 +81,7 @@ export class QueueJobHandle implements QueueJob {
     }
     const state = await job.getState();
     // Read before it completed, the job object has no return value yet: read it again.
-    if (state === 'completed') return { result: (job.returnvalue ?? (await (await this.#ctx.bull(claim.lane)).getJob(this.id))?.returnvalue) as QueueJobResult };
+    if (state === 'completed') return { result: (job.returnvalue ?? (await this.#job(claim.lane))?.returnvalue) as QueueJobResult };
     if (state === 'failed') {
       const stored = job.data.error;
       return { error: stored ? rebuildError(stored) : rebuildError({ name: 'PlatformUIError', message: job.failedReason || 'the job failed', fields: {} }) };
@@ -125,7 +130,7 @@ export class QueueJobHandle implements QueueJob {
     const redis = await this.#ctx.redis();
     // The flag first: a worker that takes the job from now on sees it.
     await redis.set(this.#ctx.keys.cancelled(this.id), '1', 'EX', 7 * 24 * 3600);
-    const job = (await (await this.#ctx.bull(lane)).getJob(this.id)) as Job<JobData> | undefined;
+    const job = await this.#job(lane);
     if (!job) return;
     const state = await job.getState();
     if (state === 'completed' || state === 'failed') return void (await redis.del(this.#ctx.keys.cancelled(this.id)));

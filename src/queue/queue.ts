@@ -167,14 +167,14 @@ export class JobQueue {
     const data: JobData = { workflow: copy, ...(inputs ? { inputs } : {}), ...(options.timeout !== undefined ? { timeout: options.timeout } : {}), work: workOf(copy, inputs) };
     // Every job gets a BullMQ priority (1 runs first): one without would go before all prioritized ones.
     const age = Math.ceil(this.#keep / 1000);
-    const bullOptions: JobsOptions = { attempts: 1 + (options.retries ?? 0), priority: MAX_PRIORITY + 1 - (options.priority ?? 0), removeOnComplete: { age }, removeOnFail: { age } };
+    const jobOptions: JobsOptions = { attempts: 1 + (options.retries ?? 0), priority: MAX_PRIORITY + 1 - (options.priority ?? 0), removeOnComplete: { age }, removeOnFail: { age } };
 
     const redis = await this.#redisClient();
     const id = options.jobId ?? randomUuid();
     const key = this.#keys.job(id);
     for (;;) {
       const held = await redis.get(key);
-      if (held !== null) return this.#claimed(id, parseClaim(held), data, bullOptions);
+      if (held !== null) return this.#claimed(id, parseClaim(held), data, jobOptions);
       const lane = await this.#place(json as Workflow, uploaded, options.waitForWorker ?? 0);
       // The lane's events are read from before the job exists: a listener the caller attaches to the handle as
       // soon as add() resolves hears the job from its first event.
@@ -184,7 +184,7 @@ export class JobQueue {
       const claim = pendingClaim(lane);
       if (!(await redis.set(key, claim, 'PX', this.#keep + MAX_WAIT_MS, 'NX'))) continue; // claimed meanwhile: read it
       try {
-        await (await this.#queue(lane)).add('run', data, { ...bullOptions, jobId: id });
+        await (await this.#queue(lane)).add('run', data, { ...jobOptions, jobId: id });
       } catch (err) {
         // The id is free again (if Redis takes even that, else the next add() of it repairs the claim).
         await releaseClaim(redis, key, claim).catch(() => undefined);
@@ -215,7 +215,7 @@ export class JobQueue {
    * `add()` of an id already claimed: that job's handle, saying whether it runs this add's work. A pending claim
    * without its job (an add that failed or died, or one landing now) gets the job added to its lane, under the id.
    */
-  async #claimed(id: string, claim: Claim, data: JobData, bullOptions: JobsOptions): Promise<QueueJob> {
+  async #claimed(id: string, claim: Claim, data: JobData, jobOptions: JobsOptions): Promise<QueueJob> {
     const queue = await this.#queue(claim.lane);
     let job = (await queue.getJob(id)) as Job<JobData> | undefined;
     let result: 'created' | 'existing' = 'existing';
@@ -224,7 +224,7 @@ export class JobQueue {
       // A job cancelled while waiting was removed on purpose: not added again.
       if (!job && !(await redis.exists(this.#keys.cancelled(id)))) {
         try {
-          await queue.add('run', data, { ...bullOptions, jobId: id });
+          await queue.add('run', data, { ...jobOptions, jobId: id });
         } catch (err) {
           throw new QueueAddError(id, this.name, err);
         }
@@ -294,7 +294,7 @@ export class JobQueue {
   async #cancelled(redis: Redis, lanes: readonly string[]): Promise<Array<QueueEndedJob & { inFailed: boolean }>> {
     const key = this.#keys.cancelledJobs;
     await redis.zremrangebyscore(key, '-inf', Date.now() - this.#keep);
-    const ids = (await redis.zrange(key, 0, -1, 'WITHSCORES')).reduce<Array<[string, number]>>((acc, v, i, a) => (i % 2 ? acc : [...acc, [v, Number(a[i + 1])]]), []);
+    const ids = withScores(await redis.zrange(key, 0, -1, 'WITHSCORES'));
     if (ids.length === 0) return [];
     const claims = await redis.mget(ids.map(([id]) => this.#keys.job(id)));
     const out: Array<QueueEndedJob & { inFailed: boolean }> = [];
@@ -328,13 +328,18 @@ const LATEST_ENDED = 10;
 
 /** The newest `count` jobs of a BullMQ finished set (score: when it ended), with their reason. */
 async function endedIn(redis: Redis, set: string, jobKey: (id: string) => string, count: number): Promise<QueueEndedJob[]> {
-  const flat = await redis.zrevrange(set, 0, count - 1, 'WITHSCORES');
   const out: QueueEndedJob[] = [];
-  for (let i = 0; i < flat.length; i += 2) {
-    const id = flat[i]!;
-    out.push({ id, state: 'failed', reason: (await redis.hget(jobKey(id), 'failedReason')) ?? '', at: Number(flat[i + 1]) });
+  for (const [id, at] of withScores(await redis.zrevrange(set, 0, count - 1, 'WITHSCORES'))) {
+    out.push({ id, state: 'failed', reason: (await redis.hget(jobKey(id), 'failedReason')) ?? '', at });
   }
   return out;
+}
+
+/** A sorted set's `WITHSCORES` reply (member, score, member, score, …) as pairs. */
+function withScores(flat: readonly string[]): Array<[member: string, score: number]> {
+  const pairs: Array<[string, number]> = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) pairs.push([flat[i]!, Number(flat[i + 1])]);
+  return pairs;
 }
 
 /** Input files as kept in Redis: base64, with the name of a path (its extension names the upload). */
