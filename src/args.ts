@@ -34,6 +34,11 @@ export function checkId(value: unknown, name: string): string {
   return value;
 }
 
+/** Throws {@link InvalidArgumentError} naming `name` unless `value` is a function or absent (a callback option). */
+export function checkFunction(value: unknown, name: string): void {
+  if (value !== undefined && typeof value !== 'function') throw new InvalidArgumentError('must be a function', name);
+}
+
 /**
  * The options an options type takes, listed once beside it: `{ baseUrl: 1, … } satisfies OptionKeys<T>`
  * makes the compiler refuse a list that misses one of `T`'s keys or names one it does not have.

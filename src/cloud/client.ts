@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { checkArgs, checkId, checkOptions, joinKeys, type OptionKeys } from '../args.ts';
+import { checkArgs, checkFunction, checkId, checkOptions, joinKeys, type OptionKeys } from '../args.ts';
 import { APIError, DownloadError, InvalidArgumentError, SubmissionError, WorkflowValidationError } from '../errors.ts';
 import { platform } from '../platform/node.ts';
 import type {
@@ -31,7 +31,7 @@ import { localProtocol } from './protocol/local.ts';
 import { deleteFromQueue } from './protocol/routes.ts';
 import { STOP_JOB_OPTIONS, type StopJobOptions } from './protocol/stop.ts';
 import type { ServerKind, ServerProtocol } from './protocol/types.ts';
-import { checkBeforeSubmit, submitWithId } from './submission.ts';
+import { submitWithId } from './submission.ts';
 import { randomUuid } from './uuid.ts';
 import { FOLLOW_OPTIONS, followJob, RUN_OPTIONS, runJob, WAIT_FOR_JOB_OPTIONS, waitForJob, type FollowOptions, type JobResult, type RunOptions, type WaitForJobOptions } from './run.ts';
 import { checkSocketOptions, CloudSocket, type CloudSocketOptions } from './socket.ts';
@@ -445,7 +445,7 @@ export class CloudClient implements JobBackend {
     return APIPromise.from(async () => {
       checkOptions(options, SUBMIT_OPTIONS, 'submit()');
       checkArgs(rules.SubmitOptionsParams, options, 'options');
-      checkBeforeSubmit(options.beforeSubmit);
+      checkFunction(options.beforeSubmit, 'beforeSubmit');
       const converted = await this.#prompt(workflow, options);
       const prompt = checkArgs(rules.Workflow, converted.prompt, 'workflow');
       if (Object.keys(prompt).length === 0) throw new InvalidArgumentError('has no nodes', 'workflow');
@@ -730,7 +730,7 @@ export class CloudClient implements JobBackend {
     checkFollowOptions(options);
     // Before the conversion fetches object_info: submit() checks them too, but only after that request.
     checkArgs(rules.SubmitOptionsParams, options, 'options');
-    checkBeforeSubmit(options.beforeSubmit);
+    checkFunction(options.beforeSubmit, 'beforeSubmit');
     // Converted here, not in submit(): the job's log lines count the nodes the server gets.
     const { prompt, extraData } = await this.#prompt(workflow, options);
     return this.#withSocket(options, (socket) => runJob(this, socket, prompt, extraData ? { ...options, extraData } : options));

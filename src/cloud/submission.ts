@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { APIConnectionError, APIError, APIUserAbortError, InvalidArgumentError } from '../errors.ts';
+import { APIConnectionError, APIError, APIUserAbortError } from '../errors.ts';
 import type { SubmissionResponse } from '../schemas/cloud.ts';
 import { describeError, type Log } from '../transport/log.ts';
 import type { WithResponse } from '../transport/promise.ts';
@@ -43,11 +43,6 @@ export interface SubmissionOptions {
   stopBefore?: AbortSignal | undefined;
   /** Awaited immediately before each send; a throw sends nothing and rejects with it (see `SubmitOptions.beforeSubmit`). */
   beforeSubmit?: ((promptId: string) => void | Promise<void>) | undefined;
-}
-
-/** Throws unless `beforeSubmit` is a function or absent: checked before any request, since it gates a paid one. */
-export function checkBeforeSubmit(beforeSubmit: unknown): void {
-  if (beforeSubmit !== undefined && typeof beforeSubmit !== 'function') throw new InvalidArgumentError('must be a function', 'beforeSubmit');
 }
 
 /**

@@ -13,7 +13,7 @@ import { randomUuid } from '../cloud/uuid.ts';
 import { createLog, describeError, type Log } from '../transport/log.ts';
 import { checkInterval } from '../transport/options.ts';
 import { isObject } from '../schemas/rule.ts';
-import { checkOptions } from '../args.ts';
+import { checkFunction, checkOptions } from '../args.ts';
 import { QUEUE_WORKER_OPTIONS } from './options.ts';
 import type { ObjectInfo, WorkflowJSON as Workflow } from '@platformui/sdk';
 import { bullOptions, checkName, checkRedis, keysOf, loadQueueDeps, quiet, redisOptions, type QueueDeps, type QueueKeys } from './connection.ts';
@@ -135,7 +135,7 @@ export class QueueWorker {
     this.id = options.id === undefined ? randomUuid() : checkName(options.id, 'id');
     if (options.concurrency !== undefined && (!Number.isInteger(options.concurrency) || options.concurrency < 1)) throw new InvalidArgumentError('must be a positive integer', 'concurrency');
     for (const f of ['stalledInterval', 'lockDuration'] as const) if (options[f] !== undefined) checkInterval(options[f], f);
-    if (options.onOutputs !== undefined && typeof options.onOutputs !== 'function') throw new InvalidArgumentError('must be a function', 'onOutputs');
+    checkFunction(options.onOutputs, 'onOutputs');
     this.#options = options;
     this.#lostAfter = options.serverLostAfter ?? SERVER_LOST_AFTER_MS;
     const previews = options.previews;

@@ -8,14 +8,13 @@ import { InvalidArgumentError } from '../../errors.ts';
 import type { Workflow } from '../../schemas/cloud.ts';
 import { isObject } from '../../schemas/rule.ts';
 import { SubmitOptionsParams } from '../../schemas/rules.generated.ts';
-import { checkArgs, checkOptions } from '../../args.ts';
+import { checkArgs, checkFunction, checkOptions } from '../../args.ts';
 import { checkInterval, checkTimeout } from '../../transport/options.ts';
 import { isEditorFormat } from '../../workflow/validate.ts';
 import { jsonOf, type EditorWorkflowJSON, type WorkflowInput } from '../client.ts';
 import type { Server } from './health.ts';
 import type { Converted, Convertible, Judged } from './placement.ts';
 import { POOL_RUN_OPTIONS, type PoolJob, type PoolJobResult, type PoolRunOptions } from './types.ts';
-import { checkBeforeSubmit } from '../submission.ts';
 import { checkInputs, type InputFile } from './uploads.ts';
 
 /** A job of the pool, from `submit()` until it settles. */
@@ -62,8 +61,8 @@ export function newJob(workflow: WorkflowInput, options: PoolRunOptions, cancel:
   // Here, not on the server it lands on: a bad extraData would otherwise be spread into the saved workflow's.
   checkOptions(options, POOL_RUN_OPTIONS, 'CloudPool.run()');
   checkArgs(SubmitOptionsParams, options, 'options');
-  if (options.onPlaced !== undefined && typeof options.onPlaced !== 'function') throw new InvalidArgumentError('must be a function', 'onPlaced');
-  checkBeforeSubmit(options.beforeSubmit);
+  checkFunction(options.onPlaced, 'onPlaced');
+  checkFunction(options.beforeSubmit, 'beforeSubmit');
   checkTimeout(options.timeout, 'timeout');
   checkInterval(options.pollInterval, 'pollInterval');
   if (options.serverLostAfter !== Infinity) checkInterval(options.serverLostAfter, 'serverLostAfter', ' or Infinity');
