@@ -37,6 +37,11 @@ const PHASES: Readonly<Record<string, JobPhase>> = {
   error: 'failed',
   non_retryable_error: 'failed',
   lost: 'failed',
+  // Comfy API v2's states (`canceling` is not final: it reads as running).
+  queued: 'pending',
+  succeeded: 'completed',
+  canceled: 'cancelled',
+  expired: 'failed',
 };
 
 /**
