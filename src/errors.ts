@@ -69,6 +69,12 @@ export class APIError extends PlatformUIError {
    * (a 401 to a request sent without a key: how to send one). Absent otherwise.
    */
   declare readonly hint?: string;
+  /**
+   * The server's machine-readable reason, where its error body has one
+   * (Comfy API v2's `{"error":{"code"}}`: `queue_full`, `rate_limited`,
+   * `idempotency_key_reuse`, …). Absent otherwise.
+   */
+  declare readonly code?: string;
 
   constructor(init: APIErrorInit) {
     const body = init.body;
@@ -92,6 +98,8 @@ export class APIError extends PlatformUIError {
     this.retryAfter = init.headers?.get('retry-after') ?? undefined;
     // Set only when there is one: an error's fields (and toJSON) stay as they were otherwise.
     if (init.hint) (this as { hint?: string }).hint = init.hint;
+    const reason = error !== null && typeof error === 'object' ? (error as { code?: unknown }).code : undefined;
+    if (typeof reason === 'string') (this as { code?: string }).code = reason;
   }
 }
 
@@ -114,8 +122,8 @@ export class SubscriptionInactiveError extends APIError { override name = 'Subsc
 /** 5xx: the service failed. */
 export class InternalServerError extends APIError { override name = 'InternalServerError'; }
 
-/** Which service a status is interpreted for: the cloud gives 429 another meaning. */
-export type ServiceKind = 'registry' | 'proxy' | 'cloud';
+/** Which service a status is interpreted for: the cloud gives 429 another meaning (Comfy API v2, `v2`, does not). */
+export type ServiceKind = 'registry' | 'proxy' | 'cloud' | 'v2';
 
 /** The one status → class table. */
 const STATUS_CLASSES: Record<number, typeof APIError> = {
@@ -502,9 +510,11 @@ export class SubmissionError extends PlatformUIError {
   readonly body: unknown;
   /** HTTP status of the response. */
   readonly status: number;
-  /** The id the submission was sent with (a rejected workflow created no job by it). */
+  /** The id the submission was sent with (a rejected workflow created no job by it); on Comfy API v2, its Idempotency-Key. */
   readonly promptId: string | undefined;
-  constructor(status: number, body: Record<string, unknown>, promptId?: string) {
+  /** Comfy API v2's reason (`invalid_workflow`, `workflow_format_ui`, `missing_asset`, `deployment_stopped`, …). Absent elsewhere. */
+  declare readonly code?: string;
+  constructor(status: number, body: Record<string, unknown>, promptId?: string, code?: string) {
     const e = body.error;
     const text =
       typeof e === 'string' ? e : e && typeof e === 'object' ? describeWireError(e as Record<string, unknown>) ?? JSON.stringify(e) : JSON.stringify(e);
@@ -516,6 +526,7 @@ export class SubmissionError extends PlatformUIError {
     this.body = body;
     this.status = status;
     this.promptId = promptId;
+    if (code !== undefined) (this as { code?: string }).code = code;
   }
 }
 
@@ -639,6 +650,76 @@ export class JobCancelledError extends PlatformUIError {
     super(`Job ${promptId} was cancelled`);
     this.promptId = promptId;
     this.data = data;
+  }
+}
+
+/**
+ * A Comfy API v2 job ended `expired`: the server no longer has it (its
+ * retention passed, it was dequeued, or the server behind a proxy restarted).
+ * Read twice before it is believed (a proxy can report a job that just
+ * finished as `expired` for one poll). Final, like a failure.
+ *
+ * @example
+ * ```ts
+ * catch (err) { if (err instanceof JobExpiredError) console.log(`job ${err.promptId} is gone from the server`); }
+ * ```
+ */
+export class JobExpiredError extends PlatformUIError {
+  override name = 'JobExpiredError';
+  /** The job (its v2 id). */
+  readonly promptId: string;
+  constructor(promptId: string) {
+    super(`Job ${promptId} expired: the server no longer has it (retention passed, dequeued, or the server behind the proxy restarted)`);
+    this.promptId = promptId;
+  }
+}
+
+/**
+ * A Comfy API v2 submission whose `Idempotency-Key` the server has seen
+ * already (`422 idempotency_key_reuse`): a job exists under this key (an
+ * earlier send whose answer was lost, or another process with the same
+ * key), and the server let the SDK find neither it nor its id (no job list,
+ * no labels). Nothing was sent twice. Find the job in the server's console,
+ * or submit under a new key.
+ *
+ * @example
+ * ```ts
+ * catch (err) { if (err instanceof JobExistsError) console.log(`a job exists under key ${err.idempotencyKey}`); }
+ * ```
+ */
+export class JobExistsError extends PlatformUIError {
+  override name = 'JobExistsError';
+  /** The `Idempotency-Key` the job was submitted under (the run's `promptId` option, or the one the SDK chose). */
+  readonly idempotencyKey: string;
+  constructor(idempotencyKey: string, why: string) {
+    super(`A job exists under Idempotency-Key ${idempotencyKey} (this server answered idempotency_key_reuse), but its id could not be found: ${why}. It was not submitted again`);
+    this.idempotencyKey = idempotencyKey;
+  }
+}
+
+/**
+ * A method this kind of server has no equivalent for (Comfy API v2 has no
+ * queue listing, no account-wide interrupt, no `object_info`, no history),
+ * thrown before any request. The message says what to use instead.
+ *
+ * @example
+ * ```ts
+ * try { await v2.getQueue(); } catch (err) { if (err instanceof UnsupportedError) console.log(err.server, err.instead); }
+ * ```
+ */
+export class UnsupportedError extends InvalidArgumentError {
+  override name = 'UnsupportedError';
+  /** The kind of server (`'v2'`). */
+  readonly server: string;
+  /** The method that was called. */
+  readonly method: string;
+  /** What to use instead. */
+  readonly instead: string;
+  constructor(server: string, method: string, instead: string) {
+    super(`${method} has no equivalent on a ${server === 'v2' ? 'Comfy API v2' : server} server: ${instead}`);
+    this.server = server;
+    this.method = method;
+    this.instead = instead;
   }
 }
 

@@ -6,7 +6,7 @@
  * @module
  */
 import { checkArgs, checkFunction, checkId, checkOptions, joinKeys, type OptionKeys } from '../args.ts';
-import { APIError, DownloadError, InvalidArgumentError, SubmissionError, WorkflowValidationError } from '../errors.ts';
+import { APIError, DownloadError, InvalidArgumentError, SubmissionError, UnsupportedError, WorkflowValidationError } from '../errors.ts';
 import { platform } from '../platform/node.ts';
 import type {
   FileRef,
@@ -28,6 +28,7 @@ import { Transport, type RequestBody } from '../transport/transport.ts';
 import { JobPage, toQueueState, type JobBackend, type JobRecord, type JobStatusResult, type QueueState } from './jobs.ts';
 import { cloudProtocol } from './protocol/cloud.ts';
 import { localProtocol } from './protocol/local.ts';
+import { v2Protocol } from './protocol/v2.ts';
 import { deleteFromQueue } from './protocol/routes.ts';
 import { STOP_JOB_OPTIONS, type StopJobOptions } from './protocol/stop.ts';
 import type { ServerKind, ServerProtocol } from './protocol/types.ts';
@@ -35,9 +36,11 @@ import { submitWithId } from './submission.ts';
 import { randomUuid } from './uuid.ts';
 import { FOLLOW_OPTIONS, followJob, RUN_OPTIONS, runJob, WAIT_FOR_JOB_OPTIONS, waitForJob, type FollowOptions, type JobResult, type RunOptions, type WaitForJobOptions } from './run.ts';
 import { checkSocketOptions, CloudSocket, type CloudSocketOptions } from './socket.ts';
+import type { FollowSocket } from './follow/follower.ts';
 import { firstOf, isEditorFormat, validateWorkflow, type WorkflowIssue } from '../workflow/validate.ts';
 import type { EditorOptions } from '../workflow/editor.ts';
 import type { RegistryClient } from '../registry/client.ts';
+import type { V2Backend, V2JobLogs } from './v2/backend.ts';
 
 /** A Node `Readable` (typed structurally so browser users need no Node types). */
 export interface NodeReadableLike {
@@ -60,11 +63,38 @@ export interface CloudClientOptions extends ClientOptions {
    * `'local'`: a self-hosted server of the same protocol; no key needed, and
    * a running job is stopped with the atomic cancel where the server has it,
    * else `POST /interrupt { prompt_id }`.
+   * `'v2'`: Comfy API v2 (`/api/v2/…`: Comfy Cloud's current API, a
+   * serverless deployment, or `comfy-api-proxy` in front of a self-hosted
+   * server): the same methods where v2 has the concept, submissions under an
+   * `Idempotency-Key`, inputs as content-addressed assets, one event stream
+   * per job; its code loads on first use. The key goes as
+   * `Authorization: Bearer`; none is needed on a loopback host.
    * `'auto'` (default): `'local'` when no API key is configured and the host
-   * is loopback (`localhost`, `127.x.x.x`, `[::1]`), else `'cloud'`. A
-   * `keyless` client is always `'cloud'` (its relay may listen on loopback).
+   * is loopback (`localhost`, `127.x.x.x`, `[::1]`), else `'cloud'`; never
+   * `'v2'`. A `keyless` client is always `'cloud'` (its relay may listen on
+   * loopback).
+   *
+   * @example
+   * ```ts
+   * const cloud = new CloudClient({ baseUrl: 'https://cloud.comfy.org', apiKey, server: 'v2' });
+   * ```
    */
-  server?: 'auto' | 'cloud' | 'local';
+  server?: 'auto' | 'cloud' | 'local' | 'v2';
+  /**
+   * Where `object_info` comes from for validation (`validate: true`,
+   * {@link CloudClient.validateWorkflow}) and the editor's saved format:
+   * the object itself, or the base URL of a server that serves
+   * `GET /api/object_info` (the self-hosted server behind a v2 proxy, the
+   * cloud's v1 route). Default: this client's own server. A v2 server has
+   * none: without this option, an editor file or `validate: true` is refused
+   * before any request, and API-format workflows run unvalidated.
+   *
+   * @example
+   * ```ts
+   * const v2 = new CloudClient({ baseUrl: 'http://127.0.0.1:8189', server: 'v2', objectInfo: 'http://127.0.0.1:8188' });
+   * ```
+   */
+  objectInfo?: ObjectInfo | string;
   /**
    * Send no API key, not even from the environment: a backend of yours in
    * front of the cloud (a relay) adds it, so that the key never reaches, for
@@ -81,7 +111,7 @@ export interface CloudClientOptions extends ClientOptions {
 }
 
 /** The keys of {@link CloudClientOptions} (a pool's server entries take them too). */
-export const CLOUD_CLIENT_OPTIONS = /* @__PURE__ */ joinKeys(CLIENT_OPTIONS, { apiKey: 1, server: 1, keyless: 1 } as const) satisfies OptionKeys<CloudClientOptions>;
+export const CLOUD_CLIENT_OPTIONS = /* @__PURE__ */ joinKeys(CLIENT_OPTIONS, { apiKey: 1, server: 1, keyless: 1, objectInfo: 1 } as const) satisfies OptionKeys<CloudClientOptions>;
 
 /** Options of {@link CloudClient.interrupt}. */
 export interface InterruptOptions extends RequestOptions {
@@ -235,11 +265,12 @@ const VALIDATE_WORKFLOW_OPTIONS = /* @__PURE__ */ joinKeys(REQUEST_OPTIONS, { re
 const STATUS_OVER_SUBMISSION = new Set([401, 402, 403, 429]);
 const SAFE_HTTP_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 const isLoopback = (host: string) => SAFE_HTTP_HOSTS.has(host) || /^127(\.\d{1,3}){3}$/.test(host);
-const SERVER_KINDS = new Set(['auto', 'cloud', 'local']);
+const SERVER_KINDS = new Set(['auto', 'cloud', 'local', 'v2']);
 
 /** The kind of server the options name: `keyless` is the cloud behind a relay; `auto` is local for a loopback URL without a key. */
 function serverKind(options: CloudClientOptions, baseUrl: string | undefined): ServerKind {
   const server = options.server ?? 'auto';
+  if (server === 'v2') return 'v2';
   if (options.keyless || server === 'cloud') return 'cloud';
   if (server === 'local') return 'local';
   // The environment's key goes with the environment's URL: a key kept for the cloud
@@ -261,12 +292,16 @@ function serverKind(options: CloudClientOptions, baseUrl: string | undefined): S
  */
 export class CloudClient implements JobBackend {
   readonly #transport: Transport;
-  /** `'cloud'` or `'local'`: the kind of server this client talks to, decided once from the options (see {@link CloudClientOptions.server}). */
+  /** `'cloud'`, `'local'` or `'v2'`: the kind of server this client talks to, decided once from the options (see {@link CloudClientOptions.server}). */
   readonly server: ServerKind;
   /** The server's base URL as errors and logs show it (credentials in it redacted). */
   readonly baseUrl: string;
   /** Everything that differs between the kinds of server, chosen once. */
   readonly #protocol: ServerProtocol;
+  /** Comfy API v2's code, loaded on first use (only a `server: 'v2'` client has it). */
+  readonly #v2: (() => Promise<V2Backend>) | undefined;
+  /** Where `object_info` comes from when not from this server (the `objectInfo` option). */
+  readonly #objectInfoSource: ObjectInfo | string | undefined;
   /** Whether this server uses the job ids it is sent; `undefined` until it has answered a submission. */
   readonly #honoursIds: { value: boolean | undefined } = { value: undefined };
   /** `object_info`, fetched once for {@link validateWorkflow}. */
@@ -281,16 +316,23 @@ export class CloudClient implements JobBackend {
     const server = options.server ?? 'auto';
     if (!SERVER_KINDS.has(server)) throw new InvalidArgumentError("must be 'auto', 'cloud' or 'local'", 'server');
     if (options.keyless && options.apiKey !== undefined) throw new InvalidArgumentError('a keyless client takes no apiKey: the relay in front of the cloud adds it', 'apiKey');
-    this.server = serverKind(options, options.baseUrl ?? fromEnv('PLATFORMUI_CLOUD_URL'));
+    const url = options.baseUrl ?? fromEnv('PLATFORMUI_CLOUD_URL');
+    this.server = serverKind(options, url);
+    const v2 = this.server === 'v2';
+    if (options.objectInfo !== undefined && (typeof options.objectInfo !== 'string' || !URL.canParse(options.objectInfo)) && (typeof options.objectInfo !== 'object' || options.objectInfo === null || Array.isArray(options.objectInfo))) {
+      throw new InvalidArgumentError('must be an object_info object or the http(s) URL of a server that serves /api/object_info', 'objectInfo');
+    }
+    this.#objectInfoSource = options.objectInfo;
     this.#transport = new Transport({
-      service: 'cloud',
+      service: v2 ? 'v2' : 'cloud',
       options,
       baseUrlEnv: 'PLATFORMUI_CLOUD_URL',
       credential: options.keyless ? undefined : options.apiKey,
       credentialEnv: this.server === 'local' || options.keyless ? undefined : 'PLATFORMUI_API_KEY',
-      authScheme: 'apiKey',
+      authScheme: v2 ? 'bearer' : 'apiKey',
       credentialName: 'apiKey',
-      credentialOptional: this.server === 'local' || options.keyless === true,
+      // comfy-api-proxy takes no key by default and refuses a non-loopback bind without one.
+      credentialOptional: this.server === 'local' || options.keyless === true || (v2 && url !== undefined && URL.canParse(url) && isLoopback(new URL(url).hostname)),
       credentialHint: server === 'cloud' ? '' : " (a self-hosted server needs none: use a loopback baseUrl or pass server: 'local')",
       // A keyless client's relay adds the key: a 401 there is the relay's own refusal.
       noCredentialHint:
@@ -299,7 +341,16 @@ export class CloudClient implements JobBackend {
           : undefined,
     });
     this.baseUrl = redactUrl(this.#transport.baseUrl);
-    this.#protocol = this.server === 'local' ? localProtocol(this.#transport) : cloudProtocol(this.#transport);
+    if (v2) {
+      const protocol = v2Protocol(this.#transport);
+      this.#protocol = protocol;
+      this.#v2 = protocol.backend;
+    } else this.#protocol = this.server === 'local' ? localProtocol(this.#transport) : cloudProtocol(this.#transport);
+  }
+
+  /** Throws {@link UnsupportedError} on a v2 server, before any request: `method` has no v2 equivalent. */
+  #notOnV2(method: string, instead: string): void {
+    if (this.server === 'v2') throw new UnsupportedError('v2', method, instead);
   }
 
   /**
@@ -316,8 +367,16 @@ export class CloudClient implements JobBackend {
    * (and `validate: true`) check against from then on.
    */
   getObjectInfo(options?: RequestOptions): APIPromise<ObjectInfo> {
-    const answer = APIPromise.from(() => {
+    const answer = APIPromise.from(async () => {
       checkRequestOptions(options, 'getObjectInfo()');
+      const source = this.#objectInfoSource;
+      if (typeof source === 'object') return { data: source, response: new Response(null, { status: 200 }) };
+      if (typeof source === 'string') {
+        // Another server (the one behind a v2 proxy): nothing of this client goes there.
+        const response = await this.#transport.fetchElsewhere(new URL('api/object_info', source.endsWith('/') ? source : `${source}/`), options);
+        return { data: (await response.json()) as ObjectInfo, response };
+      }
+      this.#notOnV2('getObjectInfo()', 'a v2 server serves no object_info: pass the objectInfo option (the object, or the URL of the server behind the proxy)');
       return this.#transport.request<ObjectInfo>({ method: 'GET', path: 'api/object_info', auth: true, schema: rules.ObjectInfo, options });
     });
     answer.then((info) => void (this.#objectInfo = Promise.resolve(info)), () => undefined);
@@ -357,6 +416,9 @@ export class CloudClient implements JobBackend {
 
   /** `object_info`, fetched on first use (or with `refresh`) and kept; a failed fetch is not kept. */
   #cachedObjectInfo(request: RequestOptions, refresh?: boolean): Promise<ObjectInfo> {
+    if (this.server === 'v2' && this.#objectInfoSource === undefined) {
+      return Promise.reject(new InvalidArgumentError("a Comfy API v2 server serves no object_info, which validation and the editor's saved format need: pass the client's objectInfo option (the object_info object, or the URL of a server that serves /api/object_info, such as the one behind the proxy), or submit the workflow in API format without validate", 'objectInfo'));
+    }
     if (refresh || !this.#objectInfo) {
       const fetching = Promise.resolve(this.getObjectInfo(request));
       this.#objectInfo = fetching;
@@ -381,7 +443,8 @@ export class CloudClient implements JobBackend {
     const errors = issues.filter((i) => i.severity === 'error');
     if (errors.length > 0) throw new InvalidArgumentError(firstOf(errors), 'workflow', errors);
     for (const w of issues) this.log.warn?.(w.message, { nodeId: w.nodeId, code: w.code });
-    return { prompt, extraData: withSavedWorkflow(json, options.extraData) };
+    // v2 takes no extra_pnginfo (the real server refuses unknown extra_data keys).
+    return { prompt, ...(this.server === 'v2' ? (options.extraData ? { extraData: options.extraData } : {}) : { extraData: withSavedWorkflow(json, options.extraData) }) };
   }
 
   /**
@@ -414,6 +477,7 @@ export class CloudClient implements JobBackend {
   uploadMask(file: UploadInput, options: UploadMaskOptions): APIPromise<UploadResponse> {
     return this.#upload('api/upload/mask', file, options ?? {}, () => {
       checkOptions(options, UPLOAD_MASK_OPTIONS, 'uploadMask()');
+      this.#notOnV2('uploadMask()', 'v2 has no mask upload: upload the mask as an image with uploadImage() and give it to a LoadImageMask node');
       const ref = checkArgs(rules.FileRef, options?.originalRef, 'originalRef');
       return { type: 'input', subfolder: ref.subfolder ?? '', original_ref: JSON.stringify(ref) };
     });
@@ -457,9 +521,12 @@ export class CloudClient implements JobBackend {
       }
       const extra: Record<string, unknown> = { ...(converted.extraData ?? options.extraData) };
       if (options.partnerApiKey !== undefined) {
-        extra.api_key_platform_org = options.partnerApiKey === true ? await this.#transport.credential() : options.partnerApiKey;
-        this.#transport.rememberSecret(extra.api_key_platform_org as string);
+        // v2 names the partner key `api_key_comfy_org`.
+        const name = this.server === 'v2' ? 'api_key_comfy_org' : 'api_key_platform_org';
+        extra[name] = options.partnerApiKey === true ? await this.#transport.credential() : options.partnerApiKey;
+        this.#transport.rememberSecret(extra[name] as string);
       }
+      if (this.#v2) return this.#submitV2(prompt, extra, id, options);
       const body: Record<string, unknown> = { prompt };
       if (Object.keys(extra).length) body.extra_data = extra;
       if (options.clientId) body.client_id = options.clientId;
@@ -490,6 +557,13 @@ export class CloudClient implements JobBackend {
       }
       return r as WithResponse<SubmissionResponse & { prompt_id: string }>;
     });
+  }
+
+  /** A v2 submission: `promptId` is its Idempotency-Key, the server's job id is the answer's `prompt_id` (`v2/submit.ts`). */
+  async #submitV2(workflow: Workflow, extra: Record<string, unknown>, key: string, options: SubmitOptions): Promise<WithResponse<SubmissionResponse & { prompt_id: string }>> {
+    const body = { workflow, ...(Object.keys(extra).length ? { extra_data: extra } : {}) };
+    const r = await (await this.#v2!()).submit(body, { key, confirmWithin: options.confirmWithin, request: requestOptionsOf(options), stopBefore: options.stopBefore, beforeSubmit: options.beforeSubmit });
+    return { data: { prompt_id: r.data.id, node_errors: {}, job: r.data } as SubmissionResponse & { prompt_id: string }, response: r.response };
   }
 
   /**
@@ -549,12 +623,62 @@ export class CloudClient implements JobBackend {
     return new PagePromise(async () => {
       const p = checkArgs(this.#protocol.listJobsParams, params, 'params');
       checkRequestOptions(options, 'listJobs()');
+      if (this.#v2) return this.#listJobsV2(p as Parameters<V2Backend['listJobs']>[0], options);
       const query = { ...p, status: Array.isArray(p.status) ? p.status.join(',') : p.status };
       const fetchPage = (offset: number) =>
         this.#transport.request<JobList>({ method: 'GET', path: 'api/jobs', query: offset === (p.offset ?? 0) ? query : { ...query, offset }, auth: true, schema: rules.JobList, options });
       const r = await fetchPage(p.offset ?? 0);
       return { data: new JobPage(r, fetchPage, options?.signal), response: r.response };
     });
+  }
+
+  /** v2's job list as pages: the server's cursors kept by the offset each page starts at. */
+  async #listJobsV2(params: Parameters<V2Backend['listJobs']>[0], options: RequestOptions | undefined): Promise<WithResponse<JobPage>> {
+    const backend = await this.#v2!();
+    const cursors = new Map<number, string>();
+    const fetchPage = async (offset: number): Promise<WithResponse<JobList>> => {
+      const r = await backend.listJobs(offset === 0 ? params : { ...params, cursor: cursors.get(offset)! }, options);
+      if (r.data.nextCursor !== undefined) cursors.set(offset + r.data.jobs.length, r.data.nextCursor);
+      return { data: { ...(r.data.body as object), jobs: r.data.jobs, pagination: { offset, limit: params.limit ?? null, has_more: r.data.nextCursor !== undefined } } as JobList, response: r.response };
+    };
+    const r = await fetchPage(0);
+    return { data: new JobPage(r, fetchPage, options?.signal), response: r.response };
+  }
+
+  /**
+   * Comfy API v2: the workflow a job ran (`GET /api/v2/jobs/{id}/workflow`),
+   * `format` `api` for v2 submissions (assets already resolved to file names
+   * on comfy-api-proxy).
+   *
+   * @example
+   * ```ts
+   * const { workflow } = await v2.getJobWorkflow(promptId);
+   * ```
+   */
+  getJobWorkflow(promptId: string, options?: RequestOptions): APIPromise<{ workflow: Record<string, unknown>; format: string; [member: string]: unknown }> {
+    return APIPromise.from(async () => {
+      const id = checkId(promptId, 'promptId');
+      checkRequestOptions(options, 'getJobWorkflow()');
+      if (!this.#v2) throw new UnsupportedError(this.server, 'getJobWorkflow()', 'read the workflow from getJob(id).workflow');
+      return (await this.#v2()).workflow(id, options);
+    });
+  }
+
+  /**
+   * Comfy API v2: a job's logs (`GET /api/v2/jobs/{id}/logs`), `undefined`
+   * when there are none (a 204, or a server without the route).
+   *
+   * @example
+   * ```ts
+   * const logs = await v2.getJobLogs(promptId);
+   * if (logs) console.log(logs.text);
+   * ```
+   */
+  async getJobLogs(promptId: string, options?: RequestOptions): Promise<V2JobLogs | undefined> {
+    const id = checkId(promptId, 'promptId');
+    checkRequestOptions(options, 'getJobLogs()');
+    if (!this.#v2) throw new UnsupportedError(this.server, 'getJobLogs()', 'a job record carries its execution_error; the server keeps no logs for the SDK');
+    return (await this.#v2()).logs(id, options);
   }
 
   /**
@@ -565,6 +689,7 @@ export class CloudClient implements JobBackend {
   getQueue(options?: RequestOptions): APIPromise<QueueState> {
     return APIPromise.from(async () => {
       checkRequestOptions(options, 'getQueue()');
+      this.#notOnV2('getQueue()', "v2 has no queue listing: a job's queue_position is on getJob(id)");
       const r = await this.#transport.request<Queue>({ method: 'GET', path: 'api/queue', auth: true, schema: rules.Queue, options });
       return { data: toQueueState(r.data), response: r.response };
     });
@@ -579,6 +704,7 @@ export class CloudClient implements JobBackend {
     return APIPromise.from(() => {
       const ids = checkArgs(rules.PromptIds, typeof promptIds === 'string' ? [promptIds] : promptIds, 'promptIds');
       checkRequestOptions(options, 'cancel()');
+      this.#notOnV2('cancel()', 'v2 has no queue to delete from: stop each job with stopJob(id)');
       return deleteFromQueue(this.#transport, ids, options);
     });
   }
@@ -595,6 +721,7 @@ export class CloudClient implements JobBackend {
       checkOptions(options, INTERRUPT_OPTIONS, 'interrupt()');
       const { promptId, ...request } = options;
       const id = promptId === undefined ? undefined : checkId(promptId, 'promptId');
+      if (id === undefined) this.#notOnV2('interrupt()', 'v2 has no account-wide interrupt: stop one job with stopJob(id), or interrupt({ promptId })');
       const json = this.#protocol.interruptBody(id);
       if (id !== undefined && json === undefined) return { data: undefined, response: await this.#protocol.stopJob(id, request) };
       return this.#transport.request({ method: 'POST', path: 'api/interrupt', auth: true, ...(json ? { json } : {}), options: request });
@@ -647,6 +774,8 @@ export class CloudClient implements JobBackend {
   async download(fileRef: FileRef, options: RequestOptions = {}): Promise<Response> {
     const ref = checkArgs(rules.FileRef, fileRef, 'fileRef');
     checkRequestOptions(options, 'download()');
+    // v2: the output's asset (its id or url), kept on the file reference by run() and getJob().
+    if (this.#v2) return (await this.#v2()).download(fileRef as FileRef & { id?: unknown; url?: unknown }, options);
     const query = { filename: ref.filename, subfolder: ref.subfolder ?? '', type: ref.type ?? 'output' };
     const res = await this.#transport.send({ method: 'GET', path: 'api/view', query, auth: true, redirect: 'manual', options });
     // A local counterpart server answers 200 with the file itself, from its own origin.
@@ -689,6 +818,7 @@ export class CloudClient implements JobBackend {
    * ```
    */
   connect(options?: CloudSocketOptions): CloudSocket {
+    this.#notOnV2('connect()', "v2 has one event stream per job, no account-wide socket: follow a job with run() or follow() and their onEvent, onProgress, onPreview");
     checkSocketOptions(options);
     this.#closeWhenIdle = false; // asked for: stays open until close()
     return this.#openSocket(options);
@@ -733,7 +863,13 @@ export class CloudClient implements JobBackend {
     checkFunction(options.beforeSubmit, 'beforeSubmit');
     // Converted here, not in submit(): the job's log lines count the nodes the server gets.
     const { prompt, extraData } = await this.#prompt(workflow, options);
-    return this.#withSocket(options, (socket) => runJob(this, socket, prompt, extraData ? { ...options, extraData } : options));
+    const opts = extraData ? { ...options, extraData } : options;
+    if (this.#v2) {
+      // The key the job is submitted under, chosen now: the follower waits under it until the server names the job.
+      const key = options.promptId ?? randomUuid();
+      return this.#withJobStream(options, key, (stream) => runJob(this, stream, prompt, { ...opts, promptId: key }));
+    }
+    return this.#withSocket(options, (socket) => runJob(this, socket, prompt, opts));
   }
 
   /**
@@ -752,7 +888,19 @@ export class CloudClient implements JobBackend {
   async follow(promptId: string, options: FollowOptions = {}): Promise<JobResult> {
     checkOptions(options, FOLLOW_OPTIONS, 'follow()');
     const id = checkId(promptId, 'promptId');
+    if (this.#v2) return this.#withJobStream(options, undefined, (stream) => followJob(this, stream, id, options));
     return this.#withSocket(options, (socket) => followJob(this, socket, id, options));
+  }
+
+  /** v2: the job's own event stream (`v2/stream.ts`), closed when the run ends. */
+  async #withJobStream(options: FollowOptions, defer: string | undefined, task: (stream: FollowSocket) => Promise<JobResult>): Promise<JobResult> {
+    checkFollowOptions(options);
+    const stream = (await this.#v2!()).events(defer);
+    try {
+      return await task(stream);
+    } finally {
+      stream.close();
+    }
   }
 
   /** Runs `task` on the shared socket, checking the timing options first; a socket opened only for runs closes after the last. */

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { ExecutionError, InvalidArgumentError, JobCancelledError } from '../errors.ts';
+import { ExecutionError, InvalidArgumentError, JobCancelledError, JobExpiredError } from '../errors.ts';
 import type { FileRef, History, JobExecutionError, JobList, JobRecordBody, JobStatus, JobSummary, NodeOutputs, Queue, Workflow } from '../schemas/cloud.ts';
 import * as rules from '../schemas/rules.generated.ts';
 import { isValid } from '../schemas/validate.ts';
@@ -226,11 +226,13 @@ export function filesOf(outputs: Readonly<Record<string, NodeOutputs>> | null | 
 
 /**
  * The error a failed or cancelled job ends with: {@link JobCancelledError},
- * or {@link ExecutionError} carrying the record's `execution_error` (else the
+ * {@link JobExpiredError} (Comfy API v2's `expired`), or {@link ExecutionError} carrying the record's `execution_error` (else the
  * status's `error_message`, else the seed's `error` object).
  */
 export function jobEndError(promptId: string, phase: 'failed' | 'cancelled', found: { status?: JobStatusResult | undefined; record?: JobRecord | undefined }): Error {
   if (phase === 'cancelled') return new JobCancelledError(promptId);
+  // Comfy API v2's `expired`: no error to read, the job is gone.
+  if ((found.record ?? found.status)?.status === 'expired') return new JobExpiredError(promptId);
   const fromRecord = asObject(found.record?.execution_error);
   if (fromRecord) return new ExecutionError(promptId, fromRecord);
   const message = found.status?.error_message;
@@ -243,8 +245,8 @@ export function jobEndError(promptId: string, phase: 'failed' | 'cancelled', fou
  * of servers) need. `CloudClient` implements it; tests and other backends may too.
  */
 export interface JobBackend {
-  /** The kind of server, when known: a local server's records are final once written. */
-  readonly server?: 'cloud' | 'local';
+  /** The kind of server, when known: a local server's records (and a v2 server's) are final once written. */
+  readonly server?: 'cloud' | 'local' | 'v2';
   /** The server's base URL, credentials redacted: a lost job's error names it. */
   readonly baseUrl?: string;
   /** Submits a workflow; resolves with its `prompt_id`. */

@@ -10,7 +10,7 @@
 
 /** What the rule looks at. */
 export interface ResendQuestion {
-  method: 'GET' | 'POST' | 'DELETE' | 'PUT';
+  method: 'GET' | 'HEAD' | 'POST' | 'DELETE' | 'PUT';
   /** The request starts paid work (or work with effects that must not repeat). */
   paid: boolean;
   /** The caller's `retry.allowPost`. */

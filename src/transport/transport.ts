@@ -84,7 +84,7 @@ function appendQuery(params: URLSearchParams, query: Query): void {
 
 /** One request, as a client method describes it. */
 export interface RequestSpec {
-  method: 'GET' | 'POST' | 'DELETE';
+  method: 'GET' | 'HEAD' | 'POST' | 'DELETE';
   /** Path below the base URL, already encoded (see {@link path}). */
   path: string;
   query?: Query | undefined;
@@ -113,7 +113,7 @@ export interface RequestSpec {
 }
 
 // 429 means "subscription inactive" on the cloud and 402 "insufficient credits":
-// waiting does not fix either, so neither is ever retried there.
+// waiting does not fix either, so neither is ever retried there. (Comfy API v2's 429s say "wait": `rate_limited`, `queue_full`.)
 const retryable = (status: number, service: ServiceKind): boolean => status === 408 || (status === 429 && service !== 'cloud') || (status >= 500 && status < 600);
 
 const CREDENTIAL_HEADERS = ['authorization', 'x-api-key', 'cookie', 'proxy-authorization'];

@@ -516,6 +516,8 @@ function selectorParts(selector: unknown): { title?: string; classType?: string 
  * value). The caller copies it.
  */
 export function toValue(value: unknown): unknown {
+  // A Comfy API v2 upload: the workflow takes its asset reference.
+  if (isObject(value) && isObject(value.reference) && value.reference.__type === 'core/ASSET') return value.reference;
   if (isObject(value) && typeof value.name === 'string' && (typeof value.subfolder === 'string' || typeof value.type === 'string')) {
     const { name, subfolder, type } = value as unknown as UploadResponse;
     const path = subfolder ? `${subfolder}/${name}` : name;

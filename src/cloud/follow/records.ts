@@ -44,8 +44,8 @@ export async function readCompletedRecord(jobs: JobBackend, promptId: string, op
   for (let read = 1; ; read++) {
     try {
       last = await jobs.getJob(promptId, options);
-      // A local server writes a job's outputs together with its ending: nothing comes later.
-      if (hasOutputs(last) || jobs.server === 'local') return last;
+      // A local server writes a job's outputs together with its ending, and a v2 job's final record is authoritative: nothing comes later.
+      if (hasOutputs(last) || jobs.server === 'local' || jobs.server === 'v2') return last;
     } catch (err) {
       if (err instanceof NotFoundError && last === undefined) {
         const status = await Promise.resolve(jobs.getJobStatus(promptId, options)).catch((e: unknown) => {

@@ -14,8 +14,8 @@ import type { WithResponse } from '../../transport/promise.ts';
 import type { JobRecord, JobStatusResult } from '../jobs.ts';
 import type { StopJobOptions } from './stop.ts';
 
-/** The kind of server a client talks to. */
-export type ServerKind = 'cloud' | 'local';
+/** The kind of server a client talks to: the cloud (v1), a self-hosted local server, or Comfy API v2. */
+export type ServerKind = 'cloud' | 'local' | 'v2';
 
 /** One kind of server's answers to the questions whose routes differ. */
 export interface ServerProtocol {

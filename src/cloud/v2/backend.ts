@@ -1,0 +1,187 @@
+/**
+ * Comfy API v2's protocol (`spec/cloud-v2.md`): what `CloudClient` does on a
+ * v2 server, behind the same seam as the cloud's and a local server's
+ * (`protocol/types.ts`). This module and everything it imports from `v2/`
+ * load on first use (`import()`), only in a client that names
+ * `server: 'v2'`.
+ *
+ * - A job's status and record are one `GET /api/v2/jobs/{id}` (the poll is
+ *   the truth; it carries the outputs), mapped once (`wire.ts`). An
+ *   `expired` is read again before it is believed.
+ * - One job is stopped with `POST /jobs/{id}/cancel`, then looked at until
+ *   it is final (`canceling` is not), within `confirmWithin`.
+ * - Submission: `submit.ts` (an Idempotency-Key on every send).
+ * - Outputs: `/assets/{id}/content` (a 302 to a signed URL is followed with
+ *   no credential), else the output's `url`.
+ *
+ * @module
+ */
+import { DownloadError, JobNotStoppedError, NotFoundError, ResponseValidationError } from '../../errors.ts';
+import type { Log } from '../../transport/log.ts';
+import type { RequestOptions } from '../../transport/options.ts';
+import type { WithResponse } from '../../transport/promise.ts';
+import { sleep } from '../../transport/sleep.ts';
+import { path, type Transport } from '../../transport/transport.ts';
+import type { FollowSocket } from '../follow/follower.ts';
+import { isFinalPhase, type JobRecord, type JobStatusResult } from '../jobs.ts';
+import { requestOptions, STOP_CONFIRM_MS, type StopJobOptions } from '../protocol/stop.ts';
+import { submitV2, type LabelStyle, type V2SubmitOptions } from './submit.ts';
+import { isV2Job, toJobState, type V2Job } from './wire.ts';
+
+/** An `expired` is read this many more times, this far apart, before it is believed (a proxy's read race, §9.6). */
+const EXPIRED_REREADS = 2;
+const EXPIRED_REREAD_MS = 300;
+/** Looks after a cancel: 50 ms doubling to 1 s (a cancel lands at the running node's end). */
+const FIRST_LOOK_MS = 50;
+const MAX_LOOK_MS = 1000;
+
+/** A job as every kind of server reads it: its status and its record at once. */
+export type V2JobState = JobStatusResult & JobRecord;
+
+/** The v2 job list as the SDK reads it: the jobs (mapped), and where the next page starts when the server pages. */
+export interface V2JobList {
+  /** The jobs, each as {@link toJobState} maps it. */
+  jobs: V2JobState[];
+  /** The next page's cursor (`next_cursor`); absent on the last page and on servers that do not page. */
+  nextCursor: string | undefined;
+  /** Whether the server cut the list short (comfy-api-proxy's `truncated`). */
+  truncated: boolean;
+  /** The answer as sent. */
+  body: unknown;
+}
+
+/** A v2 job's logs (`GET /jobs/{id}/logs`); `undefined` where there are none (204, or a server without the route). */
+export interface V2JobLogs {
+  text: string;
+  truncated?: boolean;
+  captured_at?: string;
+  complete?: boolean;
+  [member: string]: unknown;
+}
+
+/** Comfy API v2 behind the seam every kind of server shares. */
+export class V2Backend {
+  readonly #t: Transport;
+  readonly #log: Log;
+  /** How this server takes labels, learnt from its first refusal (`submit.ts`). */
+  readonly #labels: { style: LabelStyle } = { style: 'map' };
+
+  constructor(transport: Transport) {
+    this.#t = transport;
+    this.#log = transport.log;
+  }
+
+  /** `GET /api/v2/jobs/{id}` as a status and record; an `expired` read again before it is believed. */
+  async job(id: string, options?: RequestOptions): Promise<WithResponse<V2JobState>> {
+    for (let read = 0; ; read++) {
+      const r = await this.#t.request<V2Job>({ method: 'GET', path: path`api/v2/jobs/${id}`, auth: true, options });
+      if (!isV2Job(r.data)) throw new ResponseValidationError('GET', this.#t.displayUrl(path`api/v2/jobs/${id}`), [{ code: 'invalid_type', path: [], message: 'must be a job (an object with string id and status)' }], r.data);
+      if (r.data.status !== 'expired' || read >= EXPIRED_REREADS) return { data: toJobState(r.data), response: r.response };
+      this.#log.debug?.(`job ${id}: reads expired; reading it again in ${EXPIRED_REREAD_MS} ms before believing it`, { promptId: id, read });
+      await sleep(EXPIRED_REREAD_MS, options?.signal);
+    }
+  }
+
+  /** Submits under an Idempotency-Key (`submit.ts`). */
+  submit(body: Record<string, unknown>, options: V2SubmitOptions): Promise<WithResponse<V2Job>> {
+    return submitV2({ transport: this.#t, log: this.#log, labels: this.#labels }, body, options);
+  }
+
+  /**
+   * `POST /api/v2/jobs/{id}/cancel` (idempotent), then looks until the job is
+   * final; {@link JobNotStoppedError} when it is not within `confirmWithin`.
+   * An unknown job has nothing to stop.
+   */
+  async stopJob(id: string, options?: StopJobOptions): Promise<Response> {
+    const confirmWithin = options?.confirmWithin ?? STOP_CONFIRM_MS;
+    const request = requestOptions(options);
+    const deadline = AbortSignal.timeout(confirmWithin);
+    const bounded = { ...request, signal: request.signal ? AbortSignal.any([request.signal, deadline]) : deadline };
+    let phase: 'pending' | 'running' | undefined;
+    try {
+      const answer = await this.#t.request<unknown>({ method: 'POST', path: path`api/v2/jobs/${id}/cancel`, auth: true, options: bounded });
+      let seen = isV2Job(answer.data) ? toJobState(answer.data) : undefined;
+      for (let gap = FIRST_LOOK_MS; !seen || !isFinalPhase(seen.phase); gap = Math.min(gap * 2, MAX_LOOK_MS)) {
+        if (seen) phase = seen.phase === 'pending' ? 'pending' : 'running';
+        await sleep(gap, bounded.signal);
+        seen = (await this.job(id, bounded)).data;
+      }
+      return answer.response;
+    } catch (err) {
+      if (err instanceof NotFoundError) return new Response(null, { status: 404 });
+      if (deadline.aborted && !request.signal?.aborted) throw new JobNotStoppedError(id, phase, confirmWithin, { cause: err });
+      throw err;
+    }
+  }
+
+  /** `GET /api/v2/jobs`: `status`, `limit`, `cursor`, `metadata` labels (a map, as `metadata[k]=v`). */
+  async listJobs(params: { status?: string | string[]; limit?: number; cursor?: string; metadata?: Record<string, string> }, options?: RequestOptions): Promise<WithResponse<V2JobList>> {
+    const query: Record<string, string | number | undefined> = { status: Array.isArray(params.status) ? params.status.join(',') : params.status, limit: params.limit, cursor: params.cursor };
+    for (const [k, v] of Object.entries(params.metadata ?? {})) query[`metadata[${k}]`] = v;
+    const r = await this.#t.request<Record<string, unknown>>({ method: 'GET', path: 'api/v2/jobs', query, auth: true, options });
+    const body = r.data ?? {};
+    const list = body.jobs ?? body.items ?? body.data;
+    const jobs = (Array.isArray(list) ? list.filter(isV2Job) : []).map(toJobState);
+    return { data: { jobs, nextCursor: typeof body.next_cursor === 'string' ? body.next_cursor : undefined, truncated: body.truncated === true, body }, response: r.response };
+  }
+
+  /** `GET /api/v2/jobs/{id}/workflow`: the workflow the job ran (`format` `api` for v2 submissions). */
+  workflow(id: string, options?: RequestOptions): Promise<WithResponse<{ workflow: Record<string, unknown>; format: string; [member: string]: unknown }>> {
+    return this.#t.request({ method: 'GET', path: path`api/v2/jobs/${id}/workflow`, auth: true, options });
+  }
+
+  /** `GET /api/v2/jobs/{id}/logs`; `undefined` for a 204 (no log) and for a server without the route (a plain-text 404). */
+  async logs(id: string, options?: RequestOptions): Promise<V2JobLogs | undefined> {
+    try {
+      const r = await this.#t.request<V2JobLogs | undefined>({ method: 'GET', path: path`api/v2/jobs/${id}/logs`, auth: true, options });
+      return r.response.status === 204 || r.data === undefined ? undefined : r.data;
+    } catch (err) {
+      // The real proxy has no such route: its 404 is plain text, not the JSON envelope of an unknown job.
+      if (err instanceof NotFoundError && typeof err.body === 'string') return undefined;
+      throw err;
+    }
+  }
+
+  /**
+   * One job's live feed for the follower (`follow/follower.ts`): its event
+   * stream, opened once the job has an id (`defer`: the key a run waits
+   * under before the server names the job).
+   */
+  events(defer?: string): FollowSocket & { close(): void } {
+    void defer;
+    // Until the stream lands: no feed, so the follower polls (the poll is the truth either way).
+    return { clientId: undefined, state: 'closed', on: () => () => undefined, subscribe: () => () => undefined, close: () => undefined } as unknown as FollowSocket & { close(): void };
+  }
+
+  /** `GET /api/v2/jobs/{id}/events`: the response, its body not read (an error status throws the SDK's error). */
+  openEvents(id: string, signal: AbortSignal): Promise<Response> {
+    return this.#t.send({ method: 'GET', path: path`api/v2/jobs/${id}/events`, auth: true, headers: { accept: 'text/event-stream' }, options: { signal, timeout: false, retry: { limit: 0 } } });
+  }
+
+  /**
+   * An output's bytes: `/assets/{id}/content` (its `id`), else its `url`.
+   * Redirects are followed by hand: the signed URL gets no credential.
+   */
+  async download(file: { id?: unknown; url?: unknown; filename: string }, options: RequestOptions = {}): Promise<Response> {
+    const base = new URL(`${this.#t.baseUrl}/`);
+    let target: URL;
+    if (typeof file.id === 'string' && file.id) target = new URL(path`api/v2/assets/${file.id}/content`, base);
+    else if (typeof file.url === 'string' && URL.canParse(file.url, base)) target = new URL(file.url, base);
+    else throw new DownloadError('missing_location', `${file.filename}: a Comfy API v2 output needs its asset id or url (a result's files have them)`);
+    // The key goes only to the service's own URLs; any other (a signed URL) gets none.
+    if (target.origin !== base.origin || !target.pathname.startsWith(base.pathname)) return this.#t.fetchElsewhere(target, options);
+    const res = await this.#t.send({ method: 'GET', path: target.pathname.slice(base.pathname.length) + target.search, auth: true, redirect: 'manual', options });
+    if (res.status >= 200 && res.status < 300) return res;
+    if (res.type === 'opaqueredirect' || res.status === 0) throw new DownloadError('opaque_redirect', 'The asset redirect is opaque in this runtime (browsers hide manual redirects); the signed URL cannot be read without forwarding the API key');
+    const location = res.headers.get('location');
+    await res.body?.cancel();
+    if (!location) throw new DownloadError('missing_location', `${target.pathname} answered ${res.status} without a location`);
+    const signed = new URL(location, target);
+    if (signed.protocol !== 'https:' && !(signed.protocol === 'http:' && isLoopbackHost(signed.hostname))) {
+      throw new DownloadError('insecure_location', `Refusing to fetch a signed URL over ${signed.protocol} on ${signed.host}`);
+    }
+    return this.#t.fetchElsewhere(signed, options);
+  }
+}
+
+const isLoopbackHost = (host: string) => host === 'localhost' || host === '[::1]' || /^127(\.\d{1,3}){3}$/.test(host);
