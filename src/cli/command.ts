@@ -59,6 +59,7 @@ export interface Command {
 /** The options every command takes, in `parseArgs` terms. */
 export const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
   server: { type: 'string', multiple: true, value: 'URL', help: 'the server (default: PLATFORMUI_CLOUD_URL, or PLATFORMUI_BASE_URL for registry commands); run takes several: a pool' },
+  'server-kind': { type: 'string', value: 'KIND', help: "what the cloud commands' servers speak: auto (default), cloud, local or v2 (Comfy API v2); default PLATFORMUI_SERVER_KIND" },
   'api-key-file': { type: 'string', value: 'FILE', help: 'read the cloud API key from FILE (default: PLATFORMUI_API_KEY); never a key on the command line' },
   'token-file': { type: 'string', value: 'FILE', help: 'read the registry token from FILE (default: PLATFORMUI_TOKEN)' },
   timeout: { type: 'string', value: 'DURATION', help: 'the longest wait for an answer from the server: 90s, 10m, 1h or ms (default 60s); run: also the longest a job may send nothing' },
@@ -70,7 +71,7 @@ export const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
 };
 
 /** Global options that only mean something to a command that talks to a server. */
-export const SERVER_OPTIONS = ['server', 'api-key-file', 'token-file', 'timeout'];
+export const SERVER_OPTIONS = ['server', 'server-kind', 'api-key-file', 'token-file', 'timeout'];
 
 /** Option lines, aligned: `  --out DIR    where to write …`. */
 export function optionLines(options: Record<string, OptionSpec>): string[] {

@@ -37,6 +37,8 @@ export interface GlobalOptions {
   server: string | undefined;
   /** Every `--server`, in order: `run` with several runs through a pool. */
   servers: string[];
+  /** `--server-kind KIND` (else `PLATFORMUI_SERVER_KIND`): what the cloud servers speak; `undefined`: `auto`. */
+  serverKind?: 'auto' | 'cloud' | 'local' | 'v2' | undefined;
   /** `--api-key-file PATH`: the cloud API key, read from a file (never from the command line). */
   apiKeyFile: string | undefined;
   /** `--token-file PATH`: the registry token, read from a file. */
@@ -138,6 +140,11 @@ export class Context {
   }
 
   /** What every client gets: the log, `--timeout`, and the hooks of the "waiting for …" line. */
+  /** `server` for the cloud clients: `--server-kind`, else `PLATFORMUI_SERVER_KIND`, else the client's own `auto`. */
+  get #serverKind(): { server?: 'auto' | 'cloud' | 'local' | 'v2' } {
+    return this.global.serverKind ? { server: this.global.serverKind } : {};
+  }
+
   get #clientOptions(): ClientOptions {
     return {
       ...this.log,
@@ -158,6 +165,7 @@ export class Context {
     const apiKey = (await this.#apiKey()) ?? this.#envKeyFor(this.global.server);
     this.#cloud = new CloudClient({
       ...this.#clientOptions,
+      ...this.#serverKind,
       ...(this.global.server !== undefined ? { baseUrl: this.global.server } : {}),
       ...(apiKey !== undefined ? { apiKey } : {}),
     });
@@ -184,7 +192,7 @@ export class Context {
     const fileKey = await this.#apiKey();
     return urls.map((baseUrl) => {
       const apiKey = fileKey ?? this.#envKeyFor(baseUrl);
-      return { ...this.#clientOptions, id: baseUrl, baseUrl, ...(apiKey !== undefined ? { apiKey } : {}) };
+      return { ...this.#clientOptions, ...this.#serverKind, id: baseUrl, baseUrl, ...(apiKey !== undefined ? { apiKey } : {}) };
     });
   }
 

@@ -100,6 +100,18 @@ interface Parsed {
   unknown: string | undefined;
 }
 
+const SERVER_KINDS = ['auto', 'cloud', 'local', 'v2'] as const;
+
+/** `--server-kind`, else `PLATFORMUI_SERVER_KIND`: one of {@link SERVER_KINDS}, or a usage error naming them. */
+function serverKindOf(option: string | undefined): GlobalOptions['serverKind'] {
+  const value = option ?? (process.env.PLATFORMUI_SERVER_KIND || undefined);
+  if (value === undefined) return undefined;
+  if (!(SERVER_KINDS as readonly string[]).includes(value)) {
+    throw new UsageError(`${option === undefined ? 'PLATFORMUI_SERVER_KIND' : '--server-kind'}: ${JSON.stringify(value)} is not a kind of server: ${SERVER_KINDS.join(', ')}${didYouMean(value, SERVER_KINDS)}`);
+  }
+  return value as GlobalOptions['serverKind'];
+}
+
 /** Takes the command name(s) and the global options out of `argv`, wherever they stand. */
 function split(argv: readonly string[]): Parsed {
   const secret = argv.find((a) => SECRET_FLAGS.test(a));
@@ -166,6 +178,7 @@ function split(argv: readonly string[]): Parsed {
     global: {
       server: (values.server as string[] | undefined)?.at(-1),
       servers: (values.server as string[] | undefined) ?? [],
+      serverKind: serverKindOf(values['server-kind'] as string | undefined),
       apiKeyFile: values['api-key-file'] as string | undefined,
       tokenFile: values['token-file'] as string | undefined,
       timeout: typeof values.timeout === 'string' ? parseDuration(values.timeout, '--timeout') : undefined,

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { InvalidArgumentError } from '../../errors.ts';
+import { InvalidArgumentError, NotFoundError, UnsupportedError } from '../../errors.ts';
 import type { ObjectInfo, UploadResponse } from '../../schemas/cloud.ts';
 import { describeError, type Log } from '../../transport/log.ts';
 import { isObject } from '../../schemas/rule.ts';
@@ -25,11 +25,17 @@ const PROBE_FIRST_MS = 250;
 const PROBE_MAX_MS = 5_000;
 const PROBE_TIMEOUT_MS = 5_000;
 
+/** What the pool reads of a server's socket: none on a Comfy API v2 server (one stream per job), which never opens. */
+export type ServerSocket = Pick<CloudSocket, 'state' | 'on'>;
+const NO_SOCKET: ServerSocket = { state: 'closed', on: () => () => undefined };
+/** The job id a v2 server is asked about to see it answer (it has no queue to read): a 404 is an answer. */
+const PROBE_JOB_ID = '00000000-0000-0000-0000-000000000000';
+
 /** One server of the pool, and what the pool knows of it. */
 export interface Server extends Placeable, UploadTarget {
   id: string;
   client: CloudClient;
-  socket: CloudSocket;
+  socket: ServerSocket;
   weight: number;
   maxConcurrent: number;
   state: 'starting' | 'up' | 'down';
@@ -41,7 +47,8 @@ export interface Server extends Placeable, UploadTarget {
   /** This pool's accepted jobs that no queue count has shown yet (a status event or a `/queue` read resets it). */
   unseen: number;
   readonly load: number;
-  info: ObjectInfo | undefined;
+  /** Its nodes; `'unknown'` where nobody can read them (v2 without `objectInfo`: placed by load). */
+  info: ObjectInfo | 'unknown' | undefined;
   downSince: number;
   probing: boolean;
   /** Aborted when the server leaves the pool (removeServer, close): ends its probes and their requests. */
@@ -77,7 +84,7 @@ export function newServer(server: PoolServer, taken: (id: string) => boolean): S
   return {
     id: name,
     client,
-    socket: client.connect(),
+    socket: client.server === 'v2' ? NO_SOCKET : client.connect(),
     weight,
     maxConcurrent,
     state: 'starting',
@@ -101,7 +108,7 @@ export function newServer(server: PoolServer, taken: (id: string) => boolean): S
 /** What the pool does when a server's health changes. */
 export interface HealthHooks {
   /** The server answered with its nodes, and is up: judge the waiting jobs against them and place what can go. */
-  nodes(s: Server, info: ObjectInfo): void;
+  nodes(s: Server, info: ObjectInfo | 'unknown'): void;
   /** The server went down (or failed its first answer). */
   down(s: Server): void;
 }
@@ -170,10 +177,14 @@ export class Health {
 
   /** Reads the server's nodes and queue; up when both answer, down (and probed) otherwise. */
   async #readNodes(s: Server, why: string): Promise<void> {
-    let info: ObjectInfo;
+    let info: ObjectInfo | 'unknown';
     try {
       // object_info at the client's own timeout: a server with many nodes takes seconds to list them.
-      [info] = await Promise.all([s.client.getObjectInfo({ signal: s.gone.signal }), this.#readQueue(s, {})]);
+      const nodes = Promise.resolve(s.client.getObjectInfo({ signal: s.gone.signal })).catch((err: unknown) => {
+        if (err instanceof UnsupportedError) return 'unknown' as const;
+        throw err;
+      });
+      [info] = await Promise.all([nodes, this.#readQueue(s, {})]);
     } catch (err) {
       if (!s.removed && !this.#closed()) this.failed(s, err);
       return;
@@ -207,6 +218,13 @@ export class Health {
 
   /** The server's queue as the load: everything it holds, which includes this pool's accepted jobs. Not retried unless `retry` says. */
   async #readQueue(s: Server, retry: { retry?: { limit: number } } = { retry: { limit: 0 } }): Promise<void> {
+    if (s.client.server === 'v2') {
+      // No queue to read: its load is this pool's own jobs there. Any answer says it is up.
+      await Promise.resolve(s.client.getJobStatus(PROBE_JOB_ID, { timeout: PROBE_TIMEOUT_MS, ...retry, signal: s.gone.signal })).catch((err: unknown) => {
+        if (!(err instanceof NotFoundError)) throw err;
+      });
+      return;
+    }
     const queue = await s.client.getQueue({ timeout: PROBE_TIMEOUT_MS, ...retry, signal: s.gone.signal });
     s.queued = queue.queue_running.length + queue.queue_pending.length;
     s.unseen = 0;

@@ -76,7 +76,10 @@ export interface Convertible {
  * may lay a node's widgets out differently): what stops the conversion there
  * is a miss, and the workflow converted for the server is kept for it.
  */
-export function judge(job: Convertible, serverId: string, objectInfo: ObjectInfo): string[] {
+export function judge(job: Convertible, serverId: string, objectInfo: ObjectInfo | 'unknown'): string[] {
+  // A server whose nodes nobody can read (Comfy API v2 without an objectInfo source): placed by load, as able as any,
+  // except for an editor file, which cannot be converted without them.
+  if (objectInfo === 'unknown') return isEditorFormat(job.workflow) ? [`its nodes are unknown (a Comfy API v2 server without the objectInfo option), and a workflow in the editor's format needs them to be converted`] : [];
   if (!isEditorFormat(job.workflow)) return missingOn(job.workflow as Workflow, objectInfo, job.uploaded);
   const { workflow, issues } = convertEditorWorkflow(job.workflow, objectInfo, job.options.widgetValues ? { widgetValues: job.options.widgetValues } : {});
   const errors = issues.filter((i) => i.severity === 'error').map((i) => i.message);

@@ -25,7 +25,7 @@ import { path, type Transport } from '../../transport/transport.ts';
 import type { FollowSocket } from '../follow/follower.ts';
 import { isFinalPhase, type JobRecord, type JobStatusResult } from '../jobs.ts';
 import { requestOptions, STOP_CONFIRM_MS, type StopJobOptions } from '../protocol/stop.ts';
-import { submitV2, type LabelStyle, type V2SubmitOptions } from './submit.ts';
+import { findByKey, submitV2, type LabelStyle, type V2SubmitOptions } from './submit.ts';
 import { isV2Job, toJobState, type V2Job } from './wire.ts';
 
 /** An `expired` is read this many more times, this far apart, before it is believed (a proxy's read race, §9.6). */
@@ -65,16 +65,32 @@ export class V2Backend {
   readonly #log: Log;
   /** How this server takes labels, learnt from its first refusal (`submit.ts`). */
   readonly #labels: { style: LabelStyle } = { style: 'map' };
+  /** Job ids by the Idempotency-Key they were submitted under: a key names its job too (a queue records the key first). */
+  readonly #ids = new Map<string, string>();
 
   constructor(transport: Transport) {
     this.#t = transport;
     this.#log = transport.log;
   }
 
-  /** `GET /api/v2/jobs/{id}` as a status and record; an `expired` read again before it is believed. */
-  async job(id: string, options?: RequestOptions): Promise<WithResponse<V2JobState>> {
+  /**
+   * `GET /api/v2/jobs/{id}` as a status and record; an `expired` read again
+   * before it is believed. `id` may also be the Idempotency-Key the job was
+   * submitted under (by this process or another): a key the server does not
+   * know as an id is looked up by its label, once.
+   */
+  async job(idOrKey: string, options?: RequestOptions): Promise<WithResponse<V2JobState>> {
+    let id = this.#ids.get(idOrKey) ?? idOrKey;
     for (let read = 0; ; read++) {
-      const r = await this.#t.request<V2Job>({ method: 'GET', path: path`api/v2/jobs/${id}`, auth: true, options });
+      let r: WithResponse<V2Job>;
+      try {
+        r = await this.#t.request<V2Job>({ method: 'GET', path: path`api/v2/jobs/${id}`, auth: true, options });
+      } catch (err) {
+        const found = err instanceof NotFoundError && id === idOrKey && typeof err.body === 'object' ? await findByKey(this.#submitInit, idOrKey, options).catch(() => undefined) : undefined;
+        if (!found) throw err;
+        this.#ids.set(idOrKey, (id = found.data.id));
+        r = found;
+      }
       if (!isV2Job(r.data)) throw new ResponseValidationError('GET', this.#t.displayUrl(path`api/v2/jobs/${id}`), [{ code: 'invalid_type', path: [], message: 'must be a job (an object with string id and status)' }], r.data);
       if (r.data.status !== 'expired' || read >= EXPIRED_REREADS) return { data: toJobState(r.data), response: r.response };
       this.#log.debug?.(`job ${id}: reads expired; reading it again in ${EXPIRED_REREAD_MS} ms before believing it`, { promptId: id, read });
@@ -82,9 +98,15 @@ export class V2Backend {
     }
   }
 
-  /** Submits under an Idempotency-Key (`submit.ts`). */
-  submit(body: Record<string, unknown>, options: V2SubmitOptions): Promise<WithResponse<V2Job>> {
-    return submitV2({ transport: this.#t, log: this.#log, labels: this.#labels }, body, options);
+  get #submitInit() {
+    return { transport: this.#t, log: this.#log, labels: this.#labels };
+  }
+
+  /** Submits under an Idempotency-Key (`submit.ts`); the key names the job from then on. */
+  async submit(body: Record<string, unknown>, options: V2SubmitOptions): Promise<WithResponse<V2Job>> {
+    const r = await submitV2(this.#submitInit, body, options);
+    this.#ids.set(options.key, r.data.id);
+    return r;
   }
 
   /**
@@ -92,13 +114,15 @@ export class V2Backend {
    * final; {@link JobNotStoppedError} when it is not within `confirmWithin`.
    * An unknown job has nothing to stop.
    */
-  async stopJob(id: string, options?: StopJobOptions): Promise<Response> {
+  async stopJob(idOrKey: string, options?: StopJobOptions): Promise<Response> {
     const confirmWithin = options?.confirmWithin ?? STOP_CONFIRM_MS;
     const request = requestOptions(options);
     const deadline = AbortSignal.timeout(confirmWithin);
     const bounded = { ...request, signal: request.signal ? AbortSignal.any([request.signal, deadline]) : deadline };
     let phase: 'pending' | 'running' | undefined;
     try {
+      // A key: the job it names (read once), then its cancel.
+      const id = this.#ids.get(idOrKey) ?? (await this.job(idOrKey, bounded)).data.id;
       const answer = await this.#t.request<unknown>({ method: 'POST', path: path`api/v2/jobs/${id}/cancel`, auth: true, options: bounded });
       let seen = isV2Job(answer.data) ? toJobState(answer.data) : undefined;
       for (let gap = FIRST_LOOK_MS; !seen || !isFinalPhase(seen.phase); gap = Math.min(gap * 2, MAX_LOOK_MS)) {
@@ -109,7 +133,7 @@ export class V2Backend {
       return answer.response;
     } catch (err) {
       if (err instanceof NotFoundError) return new Response(null, { status: 404 });
-      if (deadline.aborted && !request.signal?.aborted) throw new JobNotStoppedError(id, phase, confirmWithin, { cause: err });
+      if (deadline.aborted && !request.signal?.aborted) throw new JobNotStoppedError(idOrKey, phase, confirmWithin, { cause: err });
       throw err;
     }
   }
@@ -154,7 +178,8 @@ export class V2Backend {
   }
 
   /** `GET /api/v2/jobs/{id}/events`: the response, its body not read (an error status throws the SDK's error). */
-  openEvents(id: string, signal: AbortSignal): Promise<Response> {
+  openEvents(idOrKey: string, signal: AbortSignal): Promise<Response> {
+    const id = this.#ids.get(idOrKey) ?? idOrKey;
     return this.#t.send({ method: 'GET', path: path`api/v2/jobs/${id}/events`, auth: true, headers: { accept: 'text/event-stream' }, options: { signal, timeout: false, retry: { limit: 0 } } });
   }
 

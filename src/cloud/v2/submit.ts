@@ -111,7 +111,13 @@ export async function submitV2(init: V2SubmitInit, body: Record<string, unknown>
     const code = failure instanceof APIError ? failure.code : undefined;
     if (code === 'idempotency_key_reuse') {
       // The first send made a job (this is a later one), or another process used the key.
-      return findByKey(init, key, options.request, lostSince !== undefined);
+      if (labels.style === 'none') throw new JobExistsError(key, 'this server takes no labels to find it by');
+      const found = await findByKey(init, key, options.request).catch((err: unknown) => {
+        throw new JobExistsError(key, `the job list could not be read (${describeError(err)})`);
+      });
+      if (!found) throw new JobExistsError(key, "no job in the server's list carries its label");
+      log.info?.(`job ${found.data.id}: ${lostSince !== undefined ? 'found under its Idempotency-Key after a lost answer' : 'already submitted under this Idempotency-Key'}; not sent again`, { promptId: found.data.id, idempotencyKey: key });
+      return found;
     }
     const style = refusesLabel(failure);
     if (style !== undefined && labels.style !== style) {
@@ -164,23 +170,22 @@ export function asSubmissionError(err: APIError, key: string | undefined): Submi
 /**
  * The job submitted under `key`, found by its label: `GET /api/v2/jobs`
  * filtered by it (the published spec), or the recent jobs whose label is it
- * (comfy-api-proxy, which lists every job with its `metadata`).
+ * (comfy-api-proxy, which lists every job with its `metadata`). `undefined`
+ * when none carries it, or the server takes no labels.
+ *
+ * @example
+ * ```ts
+ * const found = await findByKey({ transport, log, labels }, key);
+ * ```
  */
-async function findByKey(init: V2SubmitInit, key: string, request: RequestOptions | undefined, lostBefore: boolean): Promise<WithResponse<V2Job>> {
-  const { transport, log, labels } = init;
-  if (labels.style === 'none') throw new JobExistsError(key, 'this server takes no labels to find it by');
+export async function findByKey(init: V2SubmitInit, key: string, request?: RequestOptions): Promise<WithResponse<V2Job> | undefined> {
+  const { transport, labels } = init;
+  if (labels.style === 'none') return undefined;
   const query = labels.style === 'map' ? { [`metadata[${KEY_LABEL}]`]: key, limit: 100 } : { limit: 100 };
-  let r: WithResponse<unknown>;
-  try {
-    r = await transport.request<unknown>({ method: 'GET', path: 'api/v2/jobs', query, auth: true, options: request });
-  } catch (err) {
-    throw new JobExistsError(key, `the job list could not be read (${describeError(err)})`);
-  }
+  const r = await transport.request<unknown>({ method: 'GET', path: 'api/v2/jobs', query, auth: true, options: request });
   const want = labelOf(labels.style, key);
   const found = jobsOf(r.data).find((j) => (labels.style === 'map' ? (j.metadata as Record<string, unknown> | undefined)?.[KEY_LABEL] === key : j.metadata === want));
-  if (!found) throw new JobExistsError(key, 'no job in the server\'s list carries its label');
-  log.info?.(`job ${found.id}: ${lostBefore ? 'found under its Idempotency-Key after a lost answer' : 'already submitted under this Idempotency-Key'}; not sent again`, { promptId: found.id, idempotencyKey: key });
-  return { data: found, response: r.response };
+  return found ? { data: found, response: r.response } : undefined;
 }
 
 /** The jobs of a list answer: `jobs` (the real server), `items` or `data` (other surfaces). */
