@@ -33,6 +33,7 @@ import { deleteFromQueue } from './protocol/routes.ts';
 import { STOP_JOB_OPTIONS, type StopJobOptions } from './protocol/stop.ts';
 import type { ServerKind, ServerProtocol } from './protocol/types.ts';
 import { submitWithId } from './submission.ts';
+import { withInputs } from './inputs.ts';
 import { randomUuid } from './uuid.ts';
 import { FOLLOW_OPTIONS, followJob, RUN_OPTIONS, runJob, WAIT_FOR_JOB_OPTIONS, waitForJob, type FollowOptions, type JobResult, type RunOptions, type WaitForJobOptions } from './run.ts';
 import { checkSocketOptions, CloudSocket, type CloudSocketOptions } from './socket.ts';
@@ -40,7 +41,8 @@ import type { FollowSocket } from './follow/follower.ts';
 import { firstOf, isEditorFormat, validateWorkflow, type WorkflowIssue } from '../workflow/validate.ts';
 import type { EditorOptions } from '../workflow/editor.ts';
 import type { RegistryClient } from '../registry/client.ts';
-import type { V2Backend, V2JobLogs } from './v2/backend.ts';
+import type { V2Backend, V2JobLogs, V2UploadResponse } from './v2/backend.ts';
+import type { V2Asset } from './v2/wire.ts';
 
 /** A Node `Readable` (typed structurally so browser users need no Node types). */
 export interface NodeReadableLike {
@@ -459,6 +461,7 @@ export class CloudClient implements JobBackend {
    * ```
    */
   uploadImage(file: UploadInput, options: UploadImageOptions = {}): APIPromise<UploadResponse> {
+    if (this.#v2) return this.#uploadV2(file, options);
     return this.#upload('api/upload/image', file, options, () => {
       checkOptions(options, UPLOAD_IMAGE_OPTIONS, 'uploadImage()');
       const type = options.type ?? 'input';
@@ -468,6 +471,51 @@ export class CloudClient implements JobBackend {
       if (options.overwrite !== undefined) fields.overwrite = String(options.overwrite);
       return fields;
     });
+  }
+
+  /** v2: the file as a content-addressed asset; `type: 'temp'` and `overwrite` have no v2 meaning. */
+  #uploadV2(file: UploadInput, options: UploadImageOptions): APIPromise<V2UploadResponse> {
+    return APIPromise.from(async () => {
+      checkOptions(options, UPLOAD_IMAGE_OPTIONS, 'uploadImage()');
+      if (options.type === 'temp') throw new InvalidArgumentError("a Comfy API v2 server keeps assets, not temporary files: leave type out (or 'input')", 'type');
+      const { type: _type, overwrite: _overwrite, ...rest } = options;
+      return (await this.#v2!()).upload(file, rest);
+    });
+  }
+
+  /**
+   * Comfy API v2: an asset (`GET /api/v2/assets/{id}`), with a fresh `url`.
+   *
+   * @example
+   * ```ts
+   * const { reference } = await v2.uploadImage('./photo.png');
+   * const asset = await v2.getAsset(reference.info.id);
+   * ```
+   */
+  getAsset(assetId: string, options?: RequestOptions): APIPromise<V2Asset> {
+    return APIPromise.from(async () => {
+      const id = checkId(assetId, 'assetId');
+      checkRequestOptions(options, 'getAsset()');
+      if (!this.#v2) throw new UnsupportedError(this.server, 'getAsset()', "this server keeps uploads as files named by uploadImage()'s answer");
+      return (await this.#v2()).getAsset(id, options);
+    });
+  }
+
+  /**
+   * Comfy API v2: deletes an asset's record (`DELETE /api/v2/assets/{id}`;
+   * bytes another record shares stay). {@link NotFoundError} when it is gone
+   * already; {@link ConflictError} (`code` `asset_in_use`) while a job holds it.
+   *
+   * @example
+   * ```ts
+   * await v2.deleteAsset(upload.asset.id);
+   * ```
+   */
+  async deleteAsset(assetId: string, options?: RequestOptions): Promise<void> {
+    const id = checkId(assetId, 'assetId');
+    checkRequestOptions(options, 'deleteAsset()');
+    if (!this.#v2) throw new UnsupportedError(this.server, 'deleteAsset()', 'this server has no asset records');
+    await (await this.#v2()).deleteAsset(id, options);
   }
 
   /**
@@ -862,8 +910,12 @@ export class CloudClient implements JobBackend {
     checkArgs(rules.SubmitOptionsParams, options, 'options');
     checkFunction(options.beforeSubmit, 'beforeSubmit');
     // Converted here, not in submit(): the job's log lines count the nodes the server gets.
-    const { prompt, extraData } = await this.#prompt(workflow, options);
-    const opts = extraData ? { ...options, extraData } : options;
+    const converted = await this.#prompt(workflow, options);
+    const { extraData } = converted;
+    // Uploaded here, where the inputs option ends: the follower submits a workflow that names them.
+    const { inputs, ...rest } = options;
+    const prompt = inputs === undefined ? converted.prompt : await withInputs(converted.prompt, inputs, (file) => this.uploadImage(file, options.signal ? { signal: options.signal } : {}));
+    const opts = extraData ? { ...rest, extraData } : rest;
     if (this.#v2) {
       // The key the job is submitted under, chosen now: the follower waits under it until the server names the job.
       const key = options.promptId ?? randomUuid();

@@ -15,7 +15,7 @@
 import type { NodeOutputs, Workflow } from '../schemas/cloud.ts';
 import { joinKeys, type OptionKeys } from '../args.ts';
 import { checkInterval, REQUEST_OPTIONS, type RequestOptions } from '../transport/options.ts';
-import type { SubmitOptions } from './client.ts';
+import type { SubmitOptions, UploadInput } from './client.ts';
 import { sleep } from '../transport/sleep.ts';
 import { realClock, type Clock } from './follow/clock.ts';
 import { JobFollower, type FollowSocket } from './follow/follower.ts';
@@ -84,6 +84,19 @@ export interface RunOptions extends FollowOptions, Pick<SubmitOptions, 'partnerA
    * rejects, the job is stopped and `run()` rejects with that error.
    */
   onSubmitted?: (promptId: string) => void | Promise<void>;
+  /**
+   * Files for the workflow's inputs, by path (`'10.inputs.image'`): each is
+   * uploaded (`uploadImage()`: on Comfy API v2 as a content-addressed asset,
+   * whose bytes are not sent again when the server has them) and its value
+   * set, before the submission. A value is anything `uploadImage()` takes: a
+   * path (Node), a Blob, bytes, a stream. Every path is checked first.
+   *
+   * @example
+   * ```ts
+   * await cloud.run(workflow, { inputs: { '10.inputs.image': './photo.png' } });
+   * ```
+   */
+  inputs?: Record<string, UploadInput>;
 }
 
 /** What a completed job produced. */
@@ -117,6 +130,7 @@ export const RUN_OPTIONS = /* @__PURE__ */ joinKeys(FOLLOW_OPTIONS, {
   widgetValues: 1,
   onSubmitted: 1,
   beforeSubmit: 1,
+  inputs: 1,
 } as const) satisfies OptionKeys<RunOptions>;
 export const WAIT_FOR_JOB_OPTIONS = /* @__PURE__ */ joinKeys(REQUEST_OPTIONS, { pollInterval: 1 } as const) satisfies OptionKeys<WaitForJobOptions>;
 

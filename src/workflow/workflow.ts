@@ -19,6 +19,7 @@ import { copyJSON, inspectAs, NodeHandle, setOwn, type StoredNode } from './node
 import { asLink, at, byId, DIGITS, firstOf, isEditorFormat, label, titleOf, validateWorkflow, type WorkflowIssue } from './validate.ts';
 import { convertEditorWorkflow, EDITOR_OPTIONS, type EditorOptions, type ExposedInput } from './editor.ts';
 import { namedInputs, resolveInputs, type NamedInput } from './inputs.ts';
+import { uploadValue } from '../cloud/inputs.ts';
 
 /** The keys of {@link AddOptions} (`types.ts` holds types only). */
 const ADD_OPTIONS = { id: 1, title: 1 } as const satisfies OptionKeys<AddOptions>;
@@ -515,16 +516,7 @@ function selectorParts(selector: unknown): { title?: string; classType?: string 
  * anything else as it is (an object with a `name` may be a custom node's
  * value). The caller copies it.
  */
-export function toValue(value: unknown): unknown {
-  // A Comfy API v2 upload: the workflow takes its asset reference.
-  if (isObject(value) && isObject(value.reference) && value.reference.__type === 'core/ASSET') return value.reference;
-  if (isObject(value) && typeof value.name === 'string' && (typeof value.subfolder === 'string' || typeof value.type === 'string')) {
-    const { name, subfolder, type } = value as unknown as UploadResponse;
-    const path = subfolder ? `${subfolder}/${name}` : name;
-    return type === 'temp' || type === 'output' ? `${path} [${type}]` : path;
-  }
-  return value;
-}
+export const toValue = uploadValue;
 
 function parseJSON(text: string): unknown {
   try {

@@ -9,7 +9,7 @@ import { InvalidArgumentError } from '../../errors.ts';
 import { platform } from '../../platform/node.ts';
 import type { UploadResponse, Workflow } from '../../schemas/cloud.ts';
 import { isObject } from '../../schemas/rule.ts';
-import { toValue } from '../../workflow/workflow.ts';
+import { inputTargets, splitInputPath, uploadValue } from '../inputs.ts';
 import type { CloudClient } from '../client.ts';
 import type { PoolInput } from './types.ts';
 
@@ -33,11 +33,8 @@ export interface UploadTarget {
 /** Checks `inputs` against the workflow (when its node ids are known: API format) before anything is queued; returns their paths. */
 export function checkInputs(workflow: Workflow | undefined, inputs: Record<string, PoolInput> | undefined): Set<string> {
   if (inputs === undefined) return new Set();
-  if (!isObject(inputs)) throw new InvalidArgumentError("must be an object of files by input path ('10.inputs.image')", 'inputs');
+  inputTargets(workflow, inputs);
   for (const [at, file] of Object.entries(inputs)) {
-    const [nodeId, input] = split(at) ?? [];
-    const node = nodeId && workflow ? workflow[nodeId] : { inputs: {} };
-    if (!nodeId || !node || !isObject(node.inputs) || !input) throw new InvalidArgumentError(`must name an input of a node of the workflow, as 'nodeId.inputs.name'`, `inputs.${at}`);
     const ok = file instanceof Blob || file instanceof Uint8Array || file instanceof ArrayBuffer || typeof file === 'string';
     if (!ok) throw new InvalidArgumentError('must be a Blob, bytes or (Node) a file path: a stream can be read only once, and a job may need its file on a second server', `inputs.${at}`);
   }
@@ -48,7 +45,7 @@ export function checkInputs(workflow: Workflow | undefined, inputs: Record<strin
 export function readInputs(inputs: Record<string, PoolInput>): Promise<InputFile[]> {
   return Promise.all(
     Object.entries(inputs).map(async ([at, file]) => {
-      const [nodeId, input] = split(at)!;
+      const [nodeId, input] = splitInputPath(at)!;
       const blob = typeof file === 'string' ? await platform.fileBlob(file) : file instanceof Blob ? file : new Blob([file as BlobPart]);
       return { nodeId, input, blob, hash: await sha256(blob), extension: extensionOf(file) };
     }),
@@ -71,7 +68,7 @@ export async function uploadInputs(workflow: Workflow, files: readonly InputFile
         upload.catch(() => server.uploads.get(hash) === upload && server.uploads.delete(hash));
       }
       const ref = await untilAborted(upload, signal);
-      (copy[nodeId]!.inputs as Record<string, unknown>)[input] = toValue(ref);
+      (copy[nodeId]!.inputs as Record<string, unknown>)[input] = uploadValue(ref);
     }),
   );
   return copy;
@@ -85,12 +82,6 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
     signal.addEventListener('abort', onAbort, { once: true });
     promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
   });
-}
-
-/** `'10.inputs.image'` → `['10', 'image']`; the node id may hold dots, the input name not. `undefined` without `.inputs.`. */
-function split(at: string): [nodeId: string, input: string] | undefined {
-  const i = at.lastIndexOf('.inputs.');
-  return i < 0 ? undefined : [at.slice(0, i), at.slice(i + '.inputs.'.length)];
 }
 
 async function sha256(blob: Blob): Promise<string> {

@@ -125,7 +125,7 @@ export async function hasAssetHash(t: Transport, hash: Blake3Hash, options: Requ
   if (!isBlake3Hash(hash)) throw new InvalidArgumentError('must be "blake3:" and 64 lowercase hex digits', 'hash');
   try {
     // HEAD is not in RequestSpec's methods (the transport sends it as given; its body is empty, read as no data).
-    await t.request<undefined>({ method: 'HEAD' as 'GET', path: path`api/v2/assets/by-hash/${hash}`, auth: true, options });
+    await t.request<undefined>({ method: 'HEAD', path: path`api/v2/assets/by-hash/${hash}`, auth: true, options });
     return true;
   } catch (err) {
     if (err instanceof NotFoundError || (err instanceof APIError && (err.status === 405 || err.status === 501))) return false;

@@ -25,8 +25,10 @@ import { path, type Transport } from '../../transport/transport.ts';
 import type { FollowSocket } from '../follow/follower.ts';
 import { isFinalPhase, type JobRecord, type JobStatusResult } from '../jobs.ts';
 import { requestOptions, STOP_CONFIRM_MS, type StopJobOptions } from '../protocol/stop.ts';
+import { assetReference, deleteAsset, getAsset, uploadAsset, type UploadAssetOptions } from './assets.ts';
+import type { UploadInput } from '../client.ts';
 import { findByKey, submitV2, type LabelStyle, type V2SubmitOptions } from './submit.ts';
-import { isV2Job, toJobState, type V2Job } from './wire.ts';
+import { isV2Job, toJobState, type AssetReference, type V2Asset, type V2Job } from './wire.ts';
 
 /** An `expired` is read this many more times, this far apart, before it is believed (a proxy's read race, §9.6). */
 const EXPIRED_REREADS = 2;
@@ -34,6 +36,20 @@ const EXPIRED_REREAD_MS = 300;
 /** Looks after a cancel: 50 ms doubling to 1 s (a cancel lands at the running node's end). */
 const FIRST_LOOK_MS = 50;
 const MAX_LOOK_MS = 1000;
+
+/** What `uploadImage()` answers on v2: an upload's `name`, `subfolder`, `type`, and the asset it made. */
+export interface V2UploadResponse {
+  /** The asset's `file_path`. */
+  name: string;
+  subfolder: '';
+  type: 'input';
+  /** The asset as the server answered. */
+  asset: V2Asset;
+  /** What a workflow input takes for it (`Workflow.set()` and the `inputs` option use it). */
+  reference: AssetReference;
+  /** Bytes of the file sent: 0 when the server had them already. */
+  bytesSent: number;
+}
 
 /** A job as every kind of server reads it: its status and its record at once. */
 export type V2JobState = JobStatusResult & JobRecord;
@@ -164,6 +180,28 @@ export class V2Backend {
       if (err instanceof NotFoundError && typeof err.body === 'string') return undefined;
       throw err;
     }
+  }
+
+  /**
+   * `uploadImage()` on v2: the file as a content-addressed asset (`assets.ts`:
+   * hashed here, sent only when the server lacks the bytes), answered in the
+   * shape of every server's upload (`name`, `subfolder`, `type`) with the
+   * asset and the `core/ASSET` reference a workflow input takes.
+   */
+  async upload(file: UploadInput, options: UploadAssetOptions): Promise<WithResponse<V2UploadResponse>> {
+    const r = await uploadAsset(this.#t, file, options);
+    const name = r.data.file_path ?? options.filename ?? 'upload.bin';
+    return { data: { name, subfolder: '', type: 'input', asset: r.data, reference: assetReference(r.data), bytesSent: r.bytesSent }, response: r.response };
+  }
+
+  /** `GET /api/v2/assets/{id}`: the asset, with a fresh `url`. */
+  getAsset(id: string, options?: RequestOptions): Promise<WithResponse<V2Asset>> {
+    return getAsset(this.#t, id, options);
+  }
+
+  /** `DELETE /api/v2/assets/{id}` (the record; shared bytes stay). */
+  deleteAsset(id: string, options?: RequestOptions): Promise<void> {
+    return deleteAsset(this.#t, id, options);
   }
 
   /**
