@@ -137,9 +137,16 @@ export class V2Backend {
     const bounded = { ...request, signal: request.signal ? AbortSignal.any([request.signal, deadline]) : deadline };
     let phase: 'pending' | 'running' | undefined;
     try {
-      // A key: the job it names (read once), then its cancel.
-      const id = this.#ids.get(idOrKey) ?? (await this.job(idOrKey, bounded)).data.id;
-      const answer = await this.#t.request<unknown>({ method: 'POST', path: path`api/v2/jobs/${id}/cancel`, auth: true, options: bounded });
+      const cancel = (id: string) => this.#t.request<unknown>({ method: 'POST', path: path`api/v2/jobs/${id}/cancel`, auth: true, options: bounded });
+      const known = this.#ids.get(idOrKey);
+      // Not a job id this server knows: the key of one (found by its label, once), or nothing to stop.
+      const answer = await cancel(known ?? idOrKey).catch(async (err: unknown) => {
+        const found = !known && err instanceof NotFoundError && typeof err.body === 'object' ? await findByKey(this.#submitInit, idOrKey, bounded).catch(() => undefined) : undefined;
+        if (!found) throw err;
+        this.#ids.set(idOrKey, found.data.id);
+        return cancel(found.data.id);
+      });
+      const id = this.#ids.get(idOrKey) ?? idOrKey;
       let seen = isV2Job(answer.data) ? toJobState(answer.data) : undefined;
       for (let gap = FIRST_LOOK_MS; !seen || !isFinalPhase(seen.phase); gap = Math.min(gap * 2, MAX_LOOK_MS)) {
         if (seen) phase = seen.phase === 'pending' ? 'pending' : 'running';
