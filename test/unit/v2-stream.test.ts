@@ -7,6 +7,8 @@ import { APIConnectionError, APIError } from '../../src/errors.ts';
 import { isJobStatusEvent, jobSent, translate } from '../../src/cloud/v2/events.ts';
 import { JobEventStream, STREAM_AFTER_END_MS, STREAM_MOVES, STREAM_STABLE_AFTER_MS, type StreamInput, type StreamPhase } from '../../src/cloud/v2/stream.ts';
 import type { BinaryEvent, SocketEvent } from '../../src/cloud/socket.ts';
+import { JobFollower, type FollowSocket } from '../../src/cloud/follow/follower.ts';
+import type { JobBackend, JobRecord, JobStatusResult } from '../../src/cloud/jobs.ts';
 import { recorder } from './log-recorder.ts';
 import { ManualClock, settle } from './manual-clock.ts';
 
@@ -372,5 +374,38 @@ describe('JobEventStream', () => {
     expect(t.srv.requests).toHaveLength(1);
     expect(t.seen).toEqual(['open', 'close']);
     expect(t.lost()).toBe(0);
+  });
+});
+
+describe('JobEventStream under the job follower as it is today', () => {
+  it('a run listens under its key, streams the id the server chose, ends by the poll, and lets the stream go', async () => {
+    const t = setup(undefined, { defer: 'key-1' });
+    let done = false;
+    const calls: string[] = [];
+    const jobs: JobBackend = {
+      submit: async (_w, options) => (calls.push(`submit ${options.promptId}`), { prompt_id: 'srv-1' }),
+      getJobStatus: async (id) => (calls.push(`status ${id}`), (done ? { status: 'succeeded', phase: 'completed', outputs: { '9': { images: [{ filename: 'a.png', subfolder: '', type: 'output' }] } } } : { status: 'running', phase: 'running' }) as unknown as JobStatusResult),
+      getJob: async (id) => ({ id, status: 'succeeded', phase: 'completed', outputs: {} }) as unknown as JobRecord,
+      stopJob: async () => undefined,
+    };
+    const progress: string[] = [];
+    // clientId: the one member FollowSocket types as a string (see the report).
+    const follower = new JobFollower(jobs, t.stream as unknown as FollowSocket, 'key-1', { pollInterval: 1000, onProgress: (p) => void progress.push(`${p.value}/${p.max}`) }, t.clock, true);
+    const outcome = follower.submit({ '9': { class_type: 'SaveImage', inputs: {} } });
+    await t.clock.advance(0);
+    expect(calls[0]).toBe('submit key-1');
+    expect(t.srv.conns.map((c) => c.id)).toEqual(['srv-1']);
+    expect(follower.state).toBe('live');
+    t.srv.last().push(frame('status', { status: 'running' }) + frame('progress', { value: 1, nodes_done: 1, nodes_total: 1 }) + frame('progress', { value: 0, nodes_done: 0, nodes_total: 0 }));
+    await settle();
+    done = true;
+    t.srv.last().push(frame('status', { status: 'succeeded' }));
+    t.srv.last().end();
+    await t.clock.advance(100);
+    const result = await outcome;
+    expect(result).toMatchObject({ promptId: 'srv-1', files: [{ filename: 'a.png' }] });
+    expect(progress).toEqual(['1/1', '1/1']);
+    expect(t.srv.requests).toHaveLength(1);
+    expect(t.stream.phase).toBe('idle');
   });
 });

@@ -26,7 +26,15 @@ import type { CloudMessage, UnknownMessage } from '../messages.ts';
 import type { BinaryEvent, SocketEvent } from '../socket.ts';
 import { fileOfOutput } from './wire.ts';
 
-/** The `rawType` of the event a status frame becomes: `{ prompt_id, status, terminal, queue_position? }`. */
+/**
+ * The `rawType` of the event a status frame becomes: an `unknown` event (no
+ * such type exists on other servers) with `data: { prompt_id, status, terminal, queue_position? }`.
+ *
+ * @example
+ * ```ts
+ * socket.subscribe(id, (e) => { if (e.type === 'unknown' && e.rawType === JOB_STATUS_EVENT) console.log(e.data); });
+ * ```
+ */
 export const JOB_STATUS_EVENT = 'job_status';
 
 /** `data` of a {@link JOB_STATUS_EVENT} event. */

@@ -31,7 +31,17 @@ import type { SocketEvent, SocketState } from '../socket.ts';
 import { jobSent, translate, type JobSent } from './events.ts';
 import { readEvents, type SseItem } from './sse.ts';
 
-/** The first reconnect waits between half and all of this (ms); each failed attempt in a row doubles it. */
+/**
+ * The first reconnect waits between half and all of this (ms); each failed
+ * attempt in a row doubles it, up to {@link STREAM_BACKOFF_MAX_MS}.
+ *
+ * @example
+ * ```ts
+ * // attempt n waits between half and all of:
+ * Math.min(STREAM_BACKOFF_MAX_MS, STREAM_BACKOFF_BASE_MS * 2 ** (n - 1)); // 500, 1000, 2000, 4000, 8000, 10000, …
+ * // so the shortest waits (250, 500, 1000, 2000, 4000, 5000) allow at most 6 connects in any 10 s.
+ * ```
+ */
 export const STREAM_BACKOFF_BASE_MS = 500;
 /** The longest step of the backoff (ms): a wait is between half and all of it. */
 export const STREAM_BACKOFF_MAX_MS = 10_000;
@@ -57,7 +67,15 @@ export type StreamPhase = 'idle' | 'connecting' | 'open' | 'waiting' | 'ended' |
 /** What moves the stream. */
 export type StreamInput = 'follow' | 'unfollow' | 'opened' | 'failed' | 'dropped' | 'finished' | 'timer' | 'refused' | 'close';
 
-/** Every move; an input a phase does not list changes nothing there. */
+/**
+ * Every move; an input a phase does not list changes nothing there.
+ *
+ * @example
+ * ```ts
+ * STREAM_MOVES.open.dropped; // 'waiting'
+ * STREAM_MOVES.closed.follow; // undefined: closed is for good
+ * ```
+ */
 export const STREAM_MOVES: Readonly<Record<StreamPhase, Partial<Record<StreamInput, StreamPhase>>>> = {
   idle: { follow: 'connecting', close: 'closed' },
   connecting: { opened: 'open', failed: 'waiting', refused: 'closed', unfollow: 'idle', close: 'closed' },
