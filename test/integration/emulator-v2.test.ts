@@ -264,3 +264,50 @@ describe('v2 personality: events and cancel', () => {
     emu.cloud.stepMs = 5;
   });
 });
+
+describe('v2 personality: assets', () => {
+  it('hashes uploads with BLAKE3, dedups, checks expected_hash, and mints from a hash', async () => {
+    expect(input.hash).toBe(await blake3Of(PNG));
+    expect(v2().counters).toMatchObject({ uploads: 0, uploadBytes: 0 });
+    const again = await json(await upload(PNG, 'copy.png'), 200);
+    expect(again).toMatchObject({ created_new: false, hash: input.hash, file_path: 'copy.png' });
+    expect(v2().counters).toMatchObject({ uploads: 1, uploadBytes: PNG.length });
+    const wrong = await json(await upload(makePng(4, 4, 1), 'w.png', { expected_hash: `blake3:${'0'.repeat(64)}` }), 409);
+    expect(wrong.error.code).toBe('hash_mismatch');
+    expect((await api(`/api/v2/assets/by-hash/${await blake3Of(makePng(4, 4, 1))}`, { method: 'HEAD' })).status).toBe(404);
+    const head = await api(`/api/v2/assets/by-hash/${input.hash}`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(await head.text()).toBe('');
+    const minted = await json(await post('/api/v2/assets/from-hash', { hash: input.hash, file_path: 'again.png', tags: ['t1'] }), 201);
+    expect(minted).toMatchObject({ hash: input.hash, file_path: 'again.png', tags: ['t1'], created_new: false });
+    expect((await json(await post('/api/v2/assets/from-hash', { hash: input.hash, file_path: 'again.png' }), 200)).id).toBe(minted.id);
+    expect((await json(await post('/api/v2/assets/from-hash', { hash: `blake3:${'1'.repeat(64)}` }), 404)).error.code).toBe('blob_not_found');
+    // Idempotency-Key on uploads: reject-on-duplicate in the spec.
+    await json(await upload(makePng(5, 5, 5), 'k.png', {}, { 'Idempotency-Key': 'up-1' }), 201);
+    expect((await json(await upload(makePng(5, 5, 5), 'k.png', {}, { 'Idempotency-Key': 'up-1' }), 422)).error.code).toBe('idempotency_key_reuse');
+  });
+
+  it('gets, deletes (204, then 404; the blob survives) and serves ranges (206; 416 past the end)', async () => {
+    const got = await json(await api(`/api/v2/assets/${input.id}`), 200);
+    expect(got).toMatchObject({ id: input.id, size_bytes: PNG.length, content_type: 'image/png', file_path: 'in.png', url: `${emu.url}/api/v2/assets/${input.id}/content` });
+    const location = (await api(`/api/v2/assets/${input.id}/content`)).headers.get('location')!;
+    const part = await fetch(location, { headers: { Range: 'bytes=0-9' } });
+    expect(part.status).toBe(206);
+    expect(part.headers.get('content-range')).toBe(`bytes 0-9/${PNG.length}`);
+    expect(Buffer.from(await part.arrayBuffer())).toEqual(PNG.subarray(0, 10));
+    const past = await fetch(location, { headers: { Range: 'bytes=5000-' } });
+    expect(past.status).toBe(416);
+    expect(past.headers.get('content-range')).toBe(`bytes */${PNG.length}`);
+    expect((await api(`/api/v2/assets/${input.id}`, { method: 'DELETE' })).status).toBe(204);
+    expect((await json(await api(`/api/v2/assets/${input.id}`, { method: 'DELETE' }), 404)).error.code).toBe('not_found');
+    expect((await api(`/api/v2/assets/by-hash/${input.hash}`, { method: 'HEAD' })).status).toBe(200);
+    expect((await json(await post('/api/v2/jobs', { workflow: chain({ __type: 'core/ASSET', info: { id: input.id } }) }), 422)).error.details).toEqual({ missing_ids: [input.id] });
+  });
+
+  it('serves object_info without a key (for clients that validate or convert editor files)', async () => {
+    const info = await json(await api('/api/object_info', { key: null }), 200);
+    expect(info.LoadImage.input.required.image[0]).toContain('in.png');
+    // No v1 routes on a v2 server.
+    expect((await post('/api/prompt', { prompt: {} })).status).toBe(404);
+  });
+});

@@ -47,6 +47,8 @@ export interface V2Behaviour {
   readonly progressFrames: 'fraction' | 'started';
   /** Asset records carry `expires_at` and `tags` (spec). */
   readonly assetExpiry: boolean;
+  /** `GET /jobs/{id}/workflow`: the workflow as submitted (`submitted`), or with `core/ASSET` references resolved to file names (`resolved`). */
+  readonly workflowEcho: 'submitted' | 'resolved';
 }
 
 /** The published spec. */
@@ -69,6 +71,7 @@ export const V2_SPEC: V2Behaviour = Object.freeze({
   outputsReused: false,
   progressFrames: 'fraction',
   assetExpiry: true,
+  workflowEcho: 'submitted',
 });
 
 /** The real local server (comfy-api-proxy on ComfyUI 0.8.0, `spec/cloud-v2.md` §9.7). */
@@ -91,4 +94,5 @@ export const V2_REAL: V2Behaviour = Object.freeze({
   outputsReused: true,
   progressFrames: 'started',
   assetExpiry: false,
+  workflowEcho: 'resolved',
 });

@@ -106,7 +106,7 @@ function getJob(state: V2State, ctx: RequestContext): void {
 /** `GET /api/v2/jobs/{id}/workflow`: `{ workflow, format: 'api' }`, as submitted (spec) or with assets resolved to file names (real). */
 function getWorkflow(state: V2State, ctx: RequestContext): void {
   const r = jobOf(state, ctx, enter(state, ctx));
-  const workflow = state.behaviour.outputIds === 'token' ? r.job.prompt : r.submitted;
+  const workflow = state.behaviour.workflowEcho === 'resolved' ? r.job.prompt : r.submitted;
   sendJson(ctx.res, 200, { workflow: structuredClone(workflow), format: 'api' });
 }
 
