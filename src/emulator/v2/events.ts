@@ -87,8 +87,7 @@ function replay(state: V2State, r: V2JobRecord, send: (frame: V2Frame) => void):
   const status = state.statusFrame(r);
   const terminal = isTerminal(String(status.data.status));
   if (!terminal) send(status);
-  if (r.progress && status.data.status !== 'queued') send({ event: 'progress', data: { ...r.progress } });
-  else if (status.data.status === 'running') send({ event: 'progress', data: { value: 0.0, nodes_done: 0, nodes_total: 0 } });
+  if (status.data.status !== 'queued') send(state.progressFrame(r));
   if (r.preview) send({ event: 'preview', data: r.preview });
   if (!terminal) return;
   for (const entry of r.outputs) send({ event: 'output', entry });

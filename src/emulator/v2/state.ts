@@ -213,6 +213,13 @@ export class V2State {
     return { event: 'status', data };
   }
 
+  /** The progress frame of a job now: the poll's snapshot, or (`started`) the nodes finished of those started, 1.0 once one is done. */
+  progressFrame(r: V2JobRecord): V2Frame & { event: 'progress' } {
+    if (this.behaviour.progressFrames === 'fraction') return { event: 'progress', data: { ...(r.progress ?? { value: 0, nodes_done: 0, nodes_total: r.job.order.length }) } };
+    const n = r.nodesDone;
+    return { event: 'progress', data: { value: n > 0 ? 1.0 : 0.0, nodes_done: n, nodes_total: n, current_node: null, step: null, steps: null } };
+  }
+
   /** Listens to one job's frames; returns the unsubscribe function. */
   listen(r: V2JobRecord, listener: (frame: V2Frame) => void): () => void {
     r.listeners.add(listener);
@@ -223,7 +230,9 @@ export class V2State {
 
   /** The real server's output id: base64url JSON of the file, a dot, an HMAC. */
   outputToken(jobId: string, filename: string, type: string): string {
-    const body = Buffer.from(JSON.stringify({ j: jobId, f: filename, s: '', t: type }), 'utf8').toString('base64url');
+    // Python's json.dumps spacing, as the real server's tokens (`eyJqIjog…`).
+    const json = `{"j": ${JSON.stringify(jobId)}, "f": ${JSON.stringify(filename)}, "s": "", "t": ${JSON.stringify(type)}}`;
+    const body = Buffer.from(json, 'utf8').toString('base64url');
     return `${body}.${createHmac('sha256', this.#secret).update(body).digest('base64url').slice(0, 22)}`;
   }
 
@@ -293,8 +302,7 @@ export class V2State {
     } else if (type === 'progress_state' && isFinishedState(data.nodes, r.job.executed.length)) {
       r.nodesDone = r.job.executed.length + 1;
       this.#snapshot(r, null, null, null);
-      const frame = this.behaviour.progressFrames === 'fraction' ? { ...r.progress } : { value: 1.0, nodes_done: r.nodesDone, nodes_total: r.nodesDone, current_node: null, step: null, steps: null };
-      this.#send(r, { event: 'progress', data: frame });
+      this.#send(r, this.progressFrame(r));
     } else if (ENDINGS.has(type)) {
       if (type === 'execution_success') {
         r.nodesDone = r.job.order.length;
