@@ -24,7 +24,7 @@ const chain = (image: unknown, prefix = 'real', extra: Json = {}): Json => ({
 async function upload(bytes: Uint8Array, filePath = 'in.png', headers: Record<string, string> = {}): Promise<Response> {
   const form = new FormData();
   // The real server takes the file part first.
-  form.set('file', new Blob([bytes], { type: 'image/png' }), filePath);
+  form.set('file', new Blob([new Uint8Array(bytes)], { type: 'image/png' }), filePath);
   form.set('file_path', filePath);
   return api('/api/v2/assets', { method: 'POST', body: form, headers });
 }

@@ -37,7 +37,7 @@ async function upload(bytes: Uint8Array, filePath = 'in.png', fields: Record<str
   form.set('file_path', filePath);
   form.set('content_type', 'image/png');
   for (const [k, v] of Object.entries(fields)) form.append(k, v);
-  form.set('file', new Blob([bytes], { type: 'image/png' }), filePath);
+  form.set('file', new Blob([new Uint8Array(bytes)], { type: 'image/png' }), filePath);
   return api('/api/v2/assets', { method: 'POST', body: form, headers });
 }
 
