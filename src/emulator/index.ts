@@ -49,7 +49,8 @@ export type { Personality, PersonalityName } from './personality.ts';
 export type { CloudSocketServer } from './ws.ts';
 export type { V2State, V2Counters, V2Faults, V2JobRecord, V2OutputEntry, V2Frame } from './v2/state.ts';
 export type { AssetRecord, AssetStore, BlobRef } from './v2/assets.ts';
-export { V2_REAL, V2_SPEC, type V2Behaviour } from './v2/behaviour.ts';
+// The v2 behaviours are reachable as PERSONALITIES.v2.v2 and PERSONALITIES['v2-real'].v2 (no new runtime export).
+export type { V2Behaviour } from './v2/behaviour.ts';
 
 /** Options of {@link startEmulator}. */
 export interface EmulatorOptions {

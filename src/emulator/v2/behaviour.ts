@@ -4,7 +4,7 @@
  * front of ComfyUI, §9.7). The `v2` and `v2-real` personalities carry one of
  * these as `personality.v2`; the v2 routes read the members that concern
  * them. Build a variant by spreading one, e.g.
- * `{ ...PERSONALITIES.v2, v2: { ...V2_SPEC, jobList: 'truncated' } }`.
+ * `{ ...PERSONALITIES.v2, v2: { ...PERSONALITIES.v2.v2!, jobList: 'truncated' } }`.
  *
  * @module
  */

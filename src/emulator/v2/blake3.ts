@@ -1,8 +1,8 @@
 /**
  * BLAKE3 for the emulator's v2 assets, as `blake3:<hex>`: `@noble/hashes`
- * when installed (the library the SDK's client hashes with), else
- * `hash-wasm`, else the emulator's own implementation
- * (`blake3-fallback.ts`). Loaded with `import()` on first use, so the
+ * when installed (the library the SDK's client hashes with), else the
+ * emulator's own implementation (`blake3-fallback.ts`, checked against the
+ * reference vectors; ~45 MB/s). Loaded with `import()` on first use, so the
  * emulator's start-up never pays for it.
  *
  * @module
