@@ -22,12 +22,12 @@ import type { RequestOptions } from '../../transport/options.ts';
 import type { WithResponse } from '../../transport/promise.ts';
 import { sleep } from '../../transport/sleep.ts';
 import { path, type Transport } from '../../transport/transport.ts';
-import type { FollowSocket } from '../follow/follower.ts';
 import { isFinalPhase, type JobRecord, type JobStatusResult } from '../jobs.ts';
 import { requestOptions, STOP_CONFIRM_MS, type StopJobOptions } from '../protocol/stop.ts';
 import { assetReference, deleteAsset, getAsset, uploadAsset, type UploadAssetOptions } from './assets.ts';
 import type { UploadInput } from '../client.ts';
 import { findByKey, submitV2, type LabelStyle, type V2SubmitOptions } from './submit.ts';
+import { JobEventStream } from './stream.ts';
 import { isV2Job, toJobState, type AssetReference, type V2Asset, type V2Job } from './wire.ts';
 
 /** An `expired` is read this many more times, this far apart, before it is believed (a proxy's read race, §9.6). */
@@ -216,10 +216,8 @@ export class V2Backend {
    * stream, opened once the job has an id (`defer`: the key a run waits
    * under before the server names the job).
    */
-  events(defer?: string): FollowSocket & { close(): void } {
-    void defer;
-    // Until the stream lands: no feed, so the follower polls (the poll is the truth either way).
-    return { clientId: undefined, state: 'closed', on: () => () => undefined, subscribe: () => () => undefined, close: () => undefined } as unknown as FollowSocket & { close(): void };
+  events(defer?: string): JobEventStream {
+    return new JobEventStream({ open: (id, signal) => this.openEvents(id, signal), log: this.#log, ...(defer === undefined ? {} : { defer }) });
   }
 
   /** `GET /api/v2/jobs/{id}/events`: the response, its body not read (an error status throws the SDK's error). */

@@ -124,7 +124,7 @@ interface Sub { handler: Handler; onLost: (() => void) | undefined }
  * // … off() releases the server's stream slot; stream.close() ends it for good.
  * ```
  */
-export class JobEventStream implements Omit<FollowSocket, 'clientId'> {
+export class JobEventStream implements FollowSocket {
   /** v2 streams carry no client id. */
   readonly clientId: undefined = undefined;
   readonly #open: JobEventStreamInit['open'];
