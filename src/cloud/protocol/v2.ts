@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { APIConnectionError, APIError, APIUserAbortError, DownloadError, ExecutionError, InvalidArgumentError, JobCancelledError, JobExistsError, JobExpiredError, JobNotStoppedError, NotFoundError, PlatformUIError, ResponseValidationError, SubmissionError } from '../../errors.ts';
 import type { Rule, Typed } from '../../schemas/rule.ts';
 import type { ListJobsParams } from '../../schemas/cloud.ts';
 import type { Transport } from '../../transport/transport.ts';
@@ -35,7 +36,12 @@ const V2_LIST_JOBS_PARAMS: Rule = {
 /** A v2 server's protocol; `backend()` loads the v2 chunk once. */
 export function v2Protocol(transport: Transport): ServerProtocol & { backend(): Promise<V2Backend> } {
   let loading: Promise<V2Backend> | undefined;
-  const backend = () => (loading ??= import('../v2/backend.ts').then((m) => new m.V2Backend(transport)));
+  const backend = () =>
+    (loading ??= import('../v2/backend.ts').then((m) => {
+      // The browser build's v2 chunk throws and checks these, the root's own (`v2/root-errors.ts`).
+      m.adoptErrors({ PlatformUIError, APIError, APIConnectionError, APIUserAbortError, DownloadError, ExecutionError, InvalidArgumentError, JobCancelledError, JobExistsError, JobExpiredError, JobNotStoppedError, NotFoundError, ResponseValidationError, SubmissionError });
+      return new m.V2Backend(transport);
+    }));
   return {
     backend,
     status: async (id, options) => (await backend()).job(id, options),

@@ -21,7 +21,8 @@ import type { Log } from '../../transport/log.ts';
 import type { RequestOptions } from '../../transport/options.ts';
 import type { WithResponse } from '../../transport/promise.ts';
 import { sleep } from '../../transport/sleep.ts';
-import { path, type Transport } from '../../transport/transport.ts';
+import { path } from '../../transport/path.ts';
+import type { Transport } from '../../transport/transport.ts';
 import { isFinalPhase, type JobRecord, type JobStatusResult } from '../jobs.ts';
 import { requestOptions, STOP_CONFIRM_MS, type StopJobOptions } from '../protocol/stop.ts';
 import { assetReference, deleteAsset, getAsset, uploadAsset, type UploadAssetOptions } from './assets.ts';
@@ -50,6 +51,8 @@ export interface V2UploadResponse {
   /** Bytes of the file sent: 0 when the server had them already. */
   bytesSent: number;
 }
+
+export { adoptErrors } from './root-errors.ts';
 
 /** A job as every kind of server reads it: its status and its record at once. */
 export type V2JobState = JobStatusResult & JobRecord;
