@@ -5,7 +5,7 @@ import { defineConfig, type Options } from 'tsup';
 // generated rules (no zod), HTTP on fetch, and `ws` / `form-data` load lazily when used.
 // zod is for the `/schemas` entry only (external there: it loads the installed zod). bullmq and ioredis
 // are the queue's optional peers: loaded by `/queue` and the command line's Redis commands, never bundled.
-const external = ['zod', 'ws', 'form-data', 'bullmq', 'ioredis', /^node:/];
+const external = ['zod', 'ws', 'form-data', 'bullmq', 'ioredis', 'hash-wasm', /^node:/];
 // Keep `node:` specifiers: bundlers recognise them as Node-only, bare `fs` they try to resolve.
 const removeNodeProtocol = false;
 
@@ -28,6 +28,33 @@ const lazyEditor: NonNullable<Options['esbuildPlugins']>[number] = {
   name: 'lazy-editor',
   setup(build) {
     build.onResolve({ filter: /workflow\/editor\.ts$/ }, (args) => (args.kind === 'dynamic-import' ? { path: './editor.browser.js', external: true } : undefined));
+  },
+};
+
+// A CloudClient of `server: 'v2'` loads Comfy API v2's code on first use (`import()`, issue 33). In the browser
+// build that import names a file of its own (`v2.browser.js`), so an app bundler makes it a chunk that only a v2
+// client loads (with hash-wasm, which it imports on a v2 upload). Unlike the editor converter, v2's code throws and
+// checks the root's error classes: the client hands its own over when it loads the file (errorsByHand), so
+// `err instanceof SubmissionError` holds for its errors too.
+const lazyV2: NonNullable<Options['esbuildPlugins']>[number] = {
+  name: 'lazy-v2',
+  setup(build) {
+    build.onResolve({ filter: /v2\/backend\.ts$/ }, (args) => (args.kind === 'dynamic-import' ? { path: './v2.browser.js', external: true } : undefined));
+  },
+};
+
+// The v2 chunk's imports of the root's errors go to `v2/root-errors.ts`, whose bindings the client fills with its own
+// classes when it loads the chunk (see there why neither an import of the root nor a copy will do).
+const errorsByHand: NonNullable<Options['esbuildPlugins']>[number] = {
+  name: 'errors-by-hand',
+  setup(build) {
+    const errors = fileURLToPath(new URL('./src/errors.ts', import.meta.url));
+    const byHand = fileURLToPath(new URL('./src/cloud/v2/root-errors.ts', import.meta.url));
+    build.onResolve({ filter: /(^|\/)errors(\.ts)?$/ }, async (args) => {
+      if (args.pluginData === 'errors-by-hand') return undefined;
+      const resolved = await build.resolve(args.path, { importer: args.importer, resolveDir: args.resolveDir, kind: args.kind, pluginData: 'errors-by-hand' });
+      return resolved.path === errors ? { path: byHand } : undefined;
+    });
   },
 };
 
@@ -122,7 +149,19 @@ export default defineConfig([
     external,
     removeNodeProtocol,
     treeshake: true,
-    esbuildPlugins: [browserPlatform, lazyEditor],
+    esbuildPlugins: [browserPlatform, lazyEditor, lazyV2],
+  },
+  {
+    // `v2.browser`: what a v2 CloudClient imports on first use (see lazyV2): the root's classes handed over.
+    entry: { 'v2.browser': 'src/cloud/v2/backend.ts' },
+    format: ['esm'],
+    splitting: false,
+    target: 'es2022',
+    platform: 'browser',
+    external,
+    removeNodeProtocol,
+    treeshake: true,
+    esbuildPlugins: [browserPlatform, errorsByHand],
   },
   {
     // The bins: Node only. `cli` (platformui) is loaded by its bin alone: no entry

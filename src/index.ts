@@ -27,6 +27,9 @@ export {
   PoolClosedError,
   APIUserAbortError,
   JobNotStoppedError,
+  JobExpiredError,
+  JobExistsError,
+  UnsupportedError,
   InvalidArgumentError,
   MissingCredentialsError,
   ResponseValidationError,
@@ -73,6 +76,9 @@ export {
   type EditorWorkflowJSON,
 } from './cloud/client.ts';
 export type { StopJobOptions } from './cloud/protocol/stop.ts';
+export type { ServerKind } from './cloud/protocol/types.ts';
+export type { V2JobLogs, V2UploadResponse } from './cloud/v2/backend.ts';
+export type { AssetReference, V2Asset, V2Job, V2Output, V2Status } from './cloud/v2/wire.ts';
 export { validateWorkflow, type ValidateOptions, type WorkflowIssue, type WorkflowIssueCode } from './workflow/validate.ts';
 export { Workflow } from './workflow/workflow.ts';
 export type { EditorOptions, ExposedInput } from './workflow/editor.ts';

@@ -473,14 +473,9 @@ export class CloudClient implements JobBackend {
     });
   }
 
-  /** v2: the file as a content-addressed asset; `type: 'temp'` and `overwrite` have no v2 meaning. */
+  /** v2: the file as a content-addressed asset (`V2Backend.upload`). */
   #uploadV2(file: UploadInput, options: UploadImageOptions): APIPromise<V2UploadResponse> {
-    return APIPromise.from(async () => {
-      checkOptions(options, UPLOAD_IMAGE_OPTIONS, 'uploadImage()');
-      if (options.type === 'temp') throw new InvalidArgumentError("a Comfy API v2 server keeps assets, not temporary files: leave type out (or 'input')", 'type');
-      const { type: _type, overwrite: _overwrite, ...rest } = options;
-      return (await this.#v2!()).upload(file, rest);
-    });
+    return APIPromise.from(async () => (checkOptions(options, UPLOAD_IMAGE_OPTIONS, 'uploadImage()'), (await this.#v2!()).upload(file, options)));
   }
 
   /**
@@ -574,7 +569,8 @@ export class CloudClient implements JobBackend {
         extra[name] = options.partnerApiKey === true ? await this.#transport.credential() : options.partnerApiKey;
         this.#transport.rememberSecret(extra[name] as string);
       }
-      if (this.#v2) return this.#submitV2(prompt, extra, id, options);
+      // v2: `promptId` is the Idempotency-Key; the answer's `prompt_id` is the server's job id.
+      if (this.#v2) return (await this.#v2()).submitWorkflow(prompt, extra, id, options);
       const body: Record<string, unknown> = { prompt };
       if (Object.keys(extra).length) body.extra_data = extra;
       if (options.clientId) body.client_id = options.clientId;
@@ -605,13 +601,6 @@ export class CloudClient implements JobBackend {
       }
       return r as WithResponse<SubmissionResponse & { prompt_id: string }>;
     });
-  }
-
-  /** A v2 submission: `promptId` is its Idempotency-Key, the server's job id is the answer's `prompt_id` (`v2/submit.ts`). */
-  async #submitV2(workflow: Workflow, extra: Record<string, unknown>, key: string, options: SubmitOptions): Promise<WithResponse<SubmissionResponse & { prompt_id: string }>> {
-    const body = { workflow, ...(Object.keys(extra).length ? { extra_data: extra } : {}) };
-    const r = await (await this.#v2!()).submit(body, { key, confirmWithin: options.confirmWithin, request: requestOptionsOf(options), stopBefore: options.stopBefore, beforeSubmit: options.beforeSubmit });
-    return { data: { prompt_id: r.data.id, node_errors: {}, job: r.data } as SubmissionResponse & { prompt_id: string }, response: r.response };
   }
 
   /**
@@ -671,26 +660,13 @@ export class CloudClient implements JobBackend {
     return new PagePromise(async () => {
       const p = checkArgs(this.#protocol.listJobsParams, params, 'params');
       checkRequestOptions(options, 'listJobs()');
-      if (this.#v2) return this.#listJobsV2(p as Parameters<V2Backend['listJobs']>[0], options);
+      if (this.#v2) return (await this.#v2()).listPage(params, options);
       const query = { ...p, status: Array.isArray(p.status) ? p.status.join(',') : p.status };
       const fetchPage = (offset: number) =>
         this.#transport.request<JobList>({ method: 'GET', path: 'api/jobs', query: offset === (p.offset ?? 0) ? query : { ...query, offset }, auth: true, schema: rules.JobList, options });
       const r = await fetchPage(p.offset ?? 0);
       return { data: new JobPage(r, fetchPage, options?.signal), response: r.response };
     });
-  }
-
-  /** v2's job list as pages: the server's cursors kept by the offset each page starts at. */
-  async #listJobsV2(params: Parameters<V2Backend['listJobs']>[0], options: RequestOptions | undefined): Promise<WithResponse<JobPage>> {
-    const backend = await this.#v2!();
-    const cursors = new Map<number, string>();
-    const fetchPage = async (offset: number): Promise<WithResponse<JobList>> => {
-      const r = await backend.listJobs(offset === 0 ? params : { ...params, cursor: cursors.get(offset)! }, options);
-      if (r.data.nextCursor !== undefined) cursors.set(offset + r.data.jobs.length, r.data.nextCursor);
-      return { data: { ...(r.data.body as object), jobs: r.data.jobs, pagination: { offset, limit: params.limit ?? null, has_more: r.data.nextCursor !== undefined } } as JobList, response: r.response };
-    };
-    const r = await fetchPage(0);
-    return { data: new JobPage(r, fetchPage, options?.signal), response: r.response };
   }
 
   /**

@@ -350,6 +350,8 @@ const LACKS: Record<PersonalityName, string> = {
   spec: 'the documents show none',
   cloud: 'the live service has none',
   local: 'a local server has none',
+  v2: 'Comfy API v2 has none: it serves /api/v2/*',
+  'v2-real': 'Comfy API v2 has none: it serves /api/v2/*',
 };
 
 /** The order a hint suggests personalities in: the default first. */
@@ -375,6 +377,8 @@ let builtInTables: Array<[PersonalityName, ReturnType<typeof routeMatcher>]> | u
 export function missingRouteHint(personality: Personality): MissingRouteHint {
   return (method, path, segments) => {
     if (personality.name === 'local') return { text: '404: Not Found' };
+    // A v2 server's missing route: aiohttp's plain 404 on the real one, the usual JSON 404 on the spec's.
+    if (personality.v2) return personality.v2.logs ? undefined : { text: '404: Not Found' };
     // Only the route tables are read: no handler runs, so no state is needed.
     builtInTables ??= SUGGESTED.map((name) => [name, routeMatcher(cloudRoutes({ personality: PERSONALITIES[name] } as CloudState))]);
     const builtIn = PERSONALITIES[personality.name] === personality;

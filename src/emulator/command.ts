@@ -5,7 +5,7 @@
  * then says it stopped. Its `--help` is rendered as every `platformui`
  * command's, from {@link EMULATOR_HELP}.
  *
- *     platformui-emulator [--port N] [--host H] [--personality cloud|spec|local] [--step-ms N]
+ *     platformui-emulator [--port N] [--host H] [--personality cloud|spec|local|v2|v2-real] [--step-ms N]
  *                         [--max-upload-bytes N|Infinity] [--synthetic-output NAME:SIZE]... [--log-level LEVEL]
  *
  * @module
@@ -36,7 +36,7 @@ export const EMULATOR_HELP = {
     personality: {
       type: 'string',
       value: 'NAME',
-      help: 'the cloud server imitated: cloud (default; the live service: raw job states, /api/jobs, late outputs), spec (only what the documents show: no /api/jobs) or local (a self-hosted server: no API key, /history, events by client_id)',
+      help: 'the cloud server imitated: cloud (default; the live service: raw job states, /api/jobs, late outputs), spec (only what the documents show: no /api/jobs), local (a self-hosted server: no API key, /history, events by client_id), v2 (Comfy API v2 as published: /api/v2/*, Authorization: Bearer <key>) or v2-real (Comfy API v2 as the real local server answers: no key, one job at a time)',
     },
     'step-ms': { type: 'string', value: 'N', help: 'simulated step time of cloud jobs and proxy tasks, ms' },
     'max-upload-bytes': { type: 'string', value: 'N', help: 'largest cloud upload in bytes, or Infinity for no limit (default 100 MiB)' },
@@ -204,9 +204,12 @@ export async function runEmulatorCommand(argv: readonly string[], io: EmulatorCo
   });
   const tokens = [...emulator.registry.tokens].map(([token, ids]) => `  ${token} -> ${[...ids].join(', ')}`);
   const keys = [...emulator.cloud.keys.keys()];
+  const v2 = emulator.cloud.personality.v2 !== undefined;
   const cloudKey = emulator.cloud.personality.requireKey
-    ? `Cloud API key (X-API-Key): ${keys.join(', ')}`
-    : 'Cloud API key: none needed (local server: X-API-Key and the socket token are ignored; routes also without /api)';
+    ? `Cloud API key (${v2 ? 'Authorization: Bearer' : 'X-API-Key'}): ${keys.join(', ')}`
+    : v2
+      ? 'Cloud API key: none needed (Comfy API v2 as the real local server: a Bearer token is ignored)'
+      : 'Cloud API key: none needed (local server: X-API-Key and the socket token are ignored; routes also without /api)';
   // Runs until a signal: the caller exits with the code this resolves to. Listened for before the banner is
   // printed: a signal sent as soon as the banner is read (a script, a loaded machine) must not find none.
   const stopped = new Promise<string>((resolve) => {

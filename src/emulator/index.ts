@@ -20,6 +20,8 @@ import { CloudState, type ApiKeyConfig, type CloudOptions } from './cloud.ts';
 import { cloudRoutes, missingRouteHint } from './cloud-routes.ts';
 import type { Personality, PersonalityName } from './personality.ts';
 import { attachCloudSocket, type CloudSocketServer } from './ws.ts';
+import { V2State } from './v2/state.ts';
+import { signedContentRoutes, v2Routes } from './v2/routes.ts';
 
 // What a user of the emulator codes against: startEmulator, its options and handle, the
 // credentials and seed facts to write tests with, the personalities, and the types of
@@ -45,6 +47,10 @@ export { LOCAL_LANE, PERSONALITIES } from './personality.ts';
 export { makePng } from './cloud-files.ts';
 export type { Personality, PersonalityName } from './personality.ts';
 export type { CloudSocketServer } from './ws.ts';
+export type { V2State, V2Counters, V2Faults, V2JobRecord, V2OutputEntry, V2Frame } from './v2/state.ts';
+export type { AssetRecord, AssetStore, BlobRef } from './v2/assets.ts';
+// The v2 behaviours are reachable as PERSONALITIES.v2.v2 and PERSONALITIES['v2-real'].v2 (no new runtime export).
+export type { V2Behaviour } from './v2/behaviour.ts';
 
 /** Options of {@link startEmulator}. */
 export interface EmulatorOptions {
@@ -69,6 +75,8 @@ export interface EmulatorOptions {
    * `/api/jobs` included), `spec` (only what `cloud.md` documents: no
    * `/api/jobs`) or `local` (a self-hosted server: no API key, one shared
    * queue, `/history`, bare routes),
+   * `v2` (Comfy API v2 as published, `/api/v2/*`, Bearer keys) or `v2-real`
+   * (Comfy API v2 as the real local server answers: `spec/cloud-v2.md` §9.7),
    * or a {@link Personality} object, e.g. `{ ...PERSONALITIES.local, jobsApi: false }`.
    * Wins over `cloud.personality`. Exposed as `emulator.cloud.personality`.
    */
@@ -155,6 +163,12 @@ export interface Emulator {
   readonly resultsServer: Server;
   /** The cloud's keys, jobs, files and socket fault switches. */
   readonly cloud: CloudState;
+  /**
+   * The Comfy API v2 server's jobs, assets, fault switches
+   * (`v2.faults`) and counters (`v2.counters`); undefined unless the
+   * personality is a v2 one (`v2`, `v2-real`, or one with a `v2` member).
+   */
+  readonly v2: V2State | undefined;
   /** The cloud WebSocket server (`/ws`). */
   readonly sockets: CloudSocketServer;
   /** Mutable fault switches applied to every service. */
@@ -200,10 +214,11 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   });
   // Its own keys and tokens are scrubbed from every line, wherever they would appear.
   const log = createLog(options, () => [...Object.keys(tokens), ...cloud.keys.keys()], { prefix: '[platformui emulator]', env: false });
-  const router = new Router(faults, REQUEST_LOG_LIMIT, log).add(registryRoutes(registry)).add(proxyRoutes(proxy)).add(cloudRoutes(cloud)).explainMissing(missingRouteHint(cloud.personality));
+  const v2 = cloud.personality.v2 ? new V2State(cloud, cloud.personality.v2) : undefined;
+  const router = new Router(faults, REQUEST_LOG_LIMIT, log).add(registryRoutes(registry)).add(proxyRoutes(proxy)).add(v2 ? v2Routes(v2) : cloudRoutes(cloud)).explainMissing(missingRouteHint(cloud.personality));
   const server = createServer(router.listener);
   const sockets = attachCloudSocket(server, cloud, log);
-  const resultsServer = createServer(resultsListener(proxy, log, uploadRoutes(registry)));
+  const resultsServer = createServer(resultsListener(proxy, log, [...uploadRoutes(registry), ...(v2 ? signedContentRoutes(v2) : [])]));
 
   try {
     await listen(server, options.port ?? 0, host);
@@ -212,6 +227,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   } catch (err) {
     // e.g. EADDRINUSE: nothing may keep running.
     proxy.close();
+    v2?.close();
     cloud.close();
     void sockets.close();
     if (server.listening) server.close();
@@ -223,6 +239,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const resultsUrl = `http://${urlHost(host)}:${(resultsServer.address() as AddressInfo).port}`;
   proxy.resultsOrigin = resultsUrl;
   registry.uploadOrigin = resultsUrl;
+  if (v2) v2.resultsOrigin = resultsUrl;
   log.info?.(`listening on http://${urlHost(host)}:${port} (results on ${resultsUrl}; cloud personality ${cloud.personality.name})`, { url: `http://${urlHost(host)}:${port}`, resultsUrl, personality: cloud.personality.name });
   let closing: Promise<void> | undefined;
   return {
@@ -234,6 +251,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     resultsUrl,
     resultsServer,
     cloud,
+    v2,
     sockets,
     faults,
     requests: router.requests,
@@ -241,6 +259,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     close() {
       closing ??= (async () => {
         proxy.close();
+        v2?.close();
         cloud.close();
         // Upgraded sockets are not HTTP connections any more: closeAllConnections() misses them.
         const socketsClosed = sockets.close();

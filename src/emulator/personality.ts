@@ -16,12 +16,18 @@
  *   one shared queue running one job at a time, `/history`, `/api/jobs` in its
  *   own shape, routes also without `/api`, events only to the submitting
  *   client's socket, `/view` answering 200.
+ * - `v2`: Comfy API v2 as its published spec describes it (`spec/cloud-v2.md`
+ *   §1–§5), on `/api/v2/*` with `Authorization: Bearer <key>`: the v1 routes
+ *   are not served (but `GET /api/object_info`, for clients that validate).
+ * - `v2-real`: Comfy API v2 as the real local server answers
+ *   (comfy-api-proxy on ComfyUI 0.8.0, §9.7): no key, one job at a time.
  *
  * @module
  */
+import { V2_REAL, V2_SPEC, type V2Behaviour } from './v2/behaviour.ts';
 
 /** Name of a built-in personality. */
-export type PersonalityName = 'spec' | 'cloud' | 'local';
+export type PersonalityName = 'spec' | 'cloud' | 'local' | 'v2' | 'v2-real';
 
 /**
  * What one emulated server does differently. Build a variant by spreading a
@@ -116,6 +122,12 @@ export interface Personality {
    * atomicCancel: false }` is the real 0.8.0 kit.
    */
   readonly atomicCancel: boolean;
+  /**
+   * A Comfy API v2 server (`/api/v2/*`) instead of the v1 routes, behaving
+   * as this says (`v2/behaviour.ts`: the spec's {@link V2_SPEC} or the real
+   * server's {@link V2_REAL}). Absent for the v1 personalities.
+   */
+  readonly v2?: V2Behaviour;
 }
 
 /** The one lane (queue, cache, sockets) every client shares when the personality requires no key. */
@@ -179,10 +191,14 @@ const LOCAL: Personality = Object.freeze({
   atomicCancel: true,
 });
 
-/** The built-in personalities. */
-export const PERSONALITIES: Readonly<Record<PersonalityName, Personality>> = Object.freeze({ cloud: CLOUD, spec: SPEC, local: LOCAL });
+// The v1 members of the v2 personalities only tune the shared job engine and key checks.
+const V2: Personality = Object.freeze({ ...SPEC, name: 'v2', v2: V2_SPEC });
+const V2_REAL_PERSONALITY: Personality = Object.freeze({ ...SPEC, name: 'v2-real', requireKey: false, parallel: 1, v2: V2_REAL });
 
-/** The built-in names for messages, the default first: `cloud, spec or local`. */
+/** The built-in personalities. */
+export const PERSONALITIES: Readonly<Record<PersonalityName, Personality>> = Object.freeze({ cloud: CLOUD, spec: SPEC, local: LOCAL, v2: V2, 'v2-real': V2_REAL_PERSONALITY });
+
+/** The built-in names for messages, the default first: `cloud, spec, local, v2 or v2-real`. */
 export const PERSONALITY_CHOICES = Object.keys(PERSONALITIES).join(', ').replace(/, (?=[^,]*$)/, ' or ');
 
 /** Whether `name` names a built-in personality. */

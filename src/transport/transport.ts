@@ -118,20 +118,7 @@ const retryable = (status: number, service: ServiceKind): boolean => status === 
 
 const CREDENTIAL_HEADERS = ['authorization', 'x-api-key', 'cookie', 'proxy-authorization'];
 
-/**
- * Encodes each interpolated value as one path segment, so an id containing
- * `/`, `?` or `%` can never change the path.
- *
- * @example
- * ```ts
- * path`publishers/${id}/nodes`; // id 'a/b' → 'publishers/a%2Fb/nodes'
- * ```
- */
-export function path(strings: TemplateStringsArray, ...values: string[]): string {
-  let out = strings[0] ?? '';
-  for (let i = 0; i < values.length; i++) out += encodeURIComponent(values[i]!) + (strings[i + 1] ?? '');
-  return out;
-}
+export { path } from './path.ts';
 
 /** The HTTP core shared by the clients. */
 export class Transport {

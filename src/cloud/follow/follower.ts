@@ -24,8 +24,11 @@ import { asRecord, failureOf, hasOutputs, readCompletedRecord, stopAndConfirm, s
 import { nextState, type FollowInput, type FollowState } from './states.ts';
 import { answerLost } from '../submission.ts';
 
-/** The part of `CloudSocket` a follower uses. */
-export type FollowSocket = Pick<CloudSocket, 'clientId' | 'state' | 'on' | 'subscribe'>;
+/**
+ * The part of `CloudSocket` a follower uses: the client's socket, or one
+ * Comfy API v2 job's event stream (`v2/stream.ts`), which has no client id.
+ */
+export type FollowSocket = Pick<CloudSocket, 'state' | 'on' | 'subscribe'> & { readonly clientId: string | undefined };
 
 /** The longest a submission waits for a first socket connection still under way. */
 const FIRST_ATTEMPT_MS = 1000;
@@ -476,6 +479,11 @@ export class JobFollower {
         break;
       case 'execution_interrupted':
         this.#giveUp(new JobCancelledError(this.#promptId, (e as { data?: Record<string, unknown> }).data));
+        break;
+      case 'unknown':
+        // A v2 stream's status (`v2/events.ts`, not imported: the v2 chunk stays out of this one): its end is
+        // confirmed by the poll, which carries the outputs (the poll is the truth).
+        if (e.type === 'unknown' && e.rawType === 'job_status' && (e.data as { terminal?: unknown } | undefined)?.terminal === true) this.#pollNow();
         break;
     }
   };

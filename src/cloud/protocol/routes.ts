@@ -11,7 +11,8 @@ import type { History, JobRecordBody, Queue } from '../../schemas/cloud.ts';
 import * as rules from '../../schemas/rules.generated.ts';
 import type { RequestOptions } from '../../transport/options.ts';
 import type { WithResponse } from '../../transport/promise.ts';
-import { path, type Transport } from '../../transport/transport.ts';
+import { path } from '../../transport/path.ts';
+import type { Transport } from '../../transport/transport.ts';
 import { recordFromHistory, toJobRecord, toQueueState, type JobRecord } from '../jobs.ts';
 import { requestOptions, type StopJobOptions } from './stop.ts';
 

@@ -5,43 +5,29 @@
  *
  * @module
  */
-import type { Rule, Typed } from '../../schemas/rule.ts';
+import { APIConnectionError, APIError, APIUserAbortError, DownloadError, ExecutionError, InvalidArgumentError, JobCancelledError, JobExistsError, JobExpiredError, JobNotStoppedError, NotFoundError, PlatformUIError, ResponseValidationError, SubmissionError } from '../../errors.ts';
+import type { Typed } from '../../schemas/rule.ts';
 import type { ListJobsParams } from '../../schemas/cloud.ts';
 import type { Transport } from '../../transport/transport.ts';
 import type { V2Backend } from '../v2/backend.ts';
 import type { ServerProtocol } from './types.ts';
 
-/** Parameters of a v2 `GET /api/v2/jobs`: its statuses, `limit` (1–100 on the real server), a `cursor`, label filters. */
-const V2_LIST_JOBS_PARAMS: Rule = {
-  type: 'object',
-  fields: {
-    status: {
-      type: 'optional',
-      of: {
-        type: 'union',
-        of: [
-          { type: 'values', values: ['queued', 'running', 'succeeded', 'canceling', 'canceled', 'failed', 'expired'] },
-          { type: 'array', of: { type: 'values', values: ['queued', 'running', 'succeeded', 'canceling', 'canceled', 'failed', 'expired'] } },
-        ],
-      },
-    },
-    limit: { type: 'optional', of: { type: 'number', int: true, min: 1, max: 1000 } },
-    cursor: 'string?',
-    metadata: { type: 'optional', of: { type: 'record', of: 'string' } },
-  },
-  rest: 'reject',
-};
-
 /** A v2 server's protocol; `backend()` loads the v2 chunk once. */
 export function v2Protocol(transport: Transport): ServerProtocol & { backend(): Promise<V2Backend> } {
   let loading: Promise<V2Backend> | undefined;
-  const backend = () => (loading ??= import('../v2/backend.ts').then((m) => new m.V2Backend(transport)));
+  const backend = () =>
+    (loading ??= import('../v2/backend.ts').then((m) => {
+      // The browser build's v2 chunk throws and checks these, the root's own (`v2/root-errors.ts`).
+      m.adoptErrors({ PlatformUIError, APIError, APIConnectionError, APIUserAbortError, DownloadError, ExecutionError, InvalidArgumentError, JobCancelledError, JobExistsError, JobExpiredError, JobNotStoppedError, NotFoundError, ResponseValidationError, SubmissionError });
+      return new m.V2Backend(transport);
+    }));
   return {
     backend,
     status: async (id, options) => (await backend()).job(id, options),
     record: async (id, options) => (await backend()).job(id, options),
     stopJob: async (id, options) => (await backend()).stopJob(id, options),
     interruptBody: () => undefined,
-    listJobsParams: V2_LIST_JOBS_PARAMS as Typed<ListJobsParams>,
+    // Checked in the v2 chunk (`V2Backend.listPage`), still before any request.
+    listJobsParams: 'unknown' as Typed<ListJobsParams>,
   };
 }

@@ -11,7 +11,8 @@
  */
 import { InvalidArgumentError, NotFoundError, APIError } from '../../errors.ts';
 import { platform } from '../../platform/node.ts';
-import { path, type Transport } from '../../transport/transport.ts';
+import { path } from '../../transport/path.ts';
+import type { Transport } from '../../transport/transport.ts';
 import type { RequestOptions } from '../../transport/options.ts';
 import type { WithResponse } from '../../transport/promise.ts';
 import type { UploadInput } from '../client.ts';

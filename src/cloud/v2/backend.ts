@@ -16,18 +16,23 @@
  *
  * @module
  */
-import { DownloadError, JobNotStoppedError, NotFoundError, ResponseValidationError } from '../../errors.ts';
+import { DownloadError, InvalidArgumentError, JobNotStoppedError, NotFoundError, ResponseValidationError } from '../../errors.ts';
+import { checkArgs } from '../../args.ts';
+import type { JobList, SubmissionResponse } from '../../schemas/cloud.ts';
+import type { Rule, Typed } from '../../schemas/rule.ts';
+import { requestOptionsOf } from '../../transport/options.ts';
 import type { Log } from '../../transport/log.ts';
 import type { RequestOptions } from '../../transport/options.ts';
 import type { WithResponse } from '../../transport/promise.ts';
 import { sleep } from '../../transport/sleep.ts';
-import { path, type Transport } from '../../transport/transport.ts';
-import type { FollowSocket } from '../follow/follower.ts';
-import { isFinalPhase, type JobRecord, type JobStatusResult } from '../jobs.ts';
+import { path } from '../../transport/path.ts';
+import type { Transport } from '../../transport/transport.ts';
+import { isFinalPhase, JobPage, type JobRecord, type JobStatusResult } from '../jobs.ts';
 import { requestOptions, STOP_CONFIRM_MS, type StopJobOptions } from '../protocol/stop.ts';
-import { assetReference, deleteAsset, getAsset, uploadAsset, type UploadAssetOptions } from './assets.ts';
-import type { UploadInput } from '../client.ts';
+import { assetReference, deleteAsset, getAsset, uploadAsset } from './assets.ts';
+import type { SubmitOptions, UploadImageOptions, UploadInput } from '../client.ts';
 import { findByKey, submitV2, type LabelStyle, type V2SubmitOptions } from './submit.ts';
+import { JobEventStream } from './stream.ts';
 import { isV2Job, toJobState, type AssetReference, type V2Asset, type V2Job } from './wire.ts';
 
 /** An `expired` is read this many more times, this far apart, before it is believed (a proxy's read race, §9.6). */
@@ -49,6 +54,37 @@ export interface V2UploadResponse {
   reference: AssetReference;
   /** Bytes of the file sent: 0 when the server had them already. */
   bytesSent: number;
+}
+
+export { adoptErrors } from './root-errors.ts';
+
+/** Parameters of a v2 `GET /api/v2/jobs`: its statuses, `limit` (1–100 on the real server), a `cursor`, label filters. */
+const V2_LIST_JOBS_PARAMS: Typed<V2ListJobsParams> = {
+  type: 'object',
+  fields: {
+    status: {
+      type: 'optional',
+      of: {
+        type: 'union',
+        of: [
+          { type: 'values', values: ['queued', 'running', 'succeeded', 'canceling', 'canceled', 'failed', 'expired'] },
+          { type: 'array', of: { type: 'values', values: ['queued', 'running', 'succeeded', 'canceling', 'canceled', 'failed', 'expired'] } },
+        ],
+      },
+    },
+    limit: { type: 'optional', of: { type: 'number', int: true, min: 1, max: 1000 } },
+    cursor: 'string?',
+    metadata: { type: 'optional', of: { type: 'record', of: 'string' } },
+  },
+  rest: 'reject',
+};
+
+/** What `listJobs()` takes on v2. */
+export interface V2ListJobsParams {
+  status?: string | string[];
+  limit?: number;
+  cursor?: string;
+  metadata?: Record<string, string>;
 }
 
 /** A job as every kind of server reads it: its status and its record at once. */
@@ -118,6 +154,17 @@ export class V2Backend {
     return { transport: this.#t, log: this.#log, labels: this.#labels };
   }
 
+  /**
+   * `submit()` on v2: the workflow (converted and checked by the client) with
+   * its `extra_data`, under the key `promptId` names; answered as every kind's
+   * submission, `prompt_id` being the server's job id.
+   */
+  async submitWorkflow(workflow: Record<string, unknown>, extra: Record<string, unknown>, key: string, options: SubmitOptions): Promise<WithResponse<SubmissionResponse & { prompt_id: string }>> {
+    const body = { workflow, ...(Object.keys(extra).length ? { extra_data: extra } : {}) };
+    const r = await this.submit(body, { key, confirmWithin: options.confirmWithin, request: requestOptionsOf(options), stopBefore: options.stopBefore, beforeSubmit: options.beforeSubmit });
+    return { data: { prompt_id: r.data.id, node_errors: {}, job: r.data } as SubmissionResponse & { prompt_id: string }, response: r.response };
+  }
+
   /** Submits under an Idempotency-Key (`submit.ts`); the key names the job from then on. */
   async submit(body: Record<string, unknown>, options: V2SubmitOptions): Promise<WithResponse<V2Job>> {
     const r = await submitV2(this.#submitInit, body, options);
@@ -137,9 +184,16 @@ export class V2Backend {
     const bounded = { ...request, signal: request.signal ? AbortSignal.any([request.signal, deadline]) : deadline };
     let phase: 'pending' | 'running' | undefined;
     try {
-      // A key: the job it names (read once), then its cancel.
-      const id = this.#ids.get(idOrKey) ?? (await this.job(idOrKey, bounded)).data.id;
-      const answer = await this.#t.request<unknown>({ method: 'POST', path: path`api/v2/jobs/${id}/cancel`, auth: true, options: bounded });
+      const cancel = (id: string) => this.#t.request<unknown>({ method: 'POST', path: path`api/v2/jobs/${id}/cancel`, auth: true, options: bounded });
+      const known = this.#ids.get(idOrKey);
+      // Not a job id this server knows: the key of one (found by its label, once), or nothing to stop.
+      const answer = await cancel(known ?? idOrKey).catch(async (err: unknown) => {
+        const found = !known && err instanceof NotFoundError && typeof err.body === 'object' ? await findByKey(this.#submitInit, idOrKey, bounded).catch(() => undefined) : undefined;
+        if (!found) throw err;
+        this.#ids.set(idOrKey, found.data.id);
+        return cancel(found.data.id);
+      });
+      const id = this.#ids.get(idOrKey) ?? idOrKey;
       let seen = isV2Job(answer.data) ? toJobState(answer.data) : undefined;
       for (let gap = FIRST_LOOK_MS; !seen || !isFinalPhase(seen.phase); gap = Math.min(gap * 2, MAX_LOOK_MS)) {
         if (seen) phase = seen.phase === 'pending' ? 'pending' : 'running';
@@ -154,8 +208,25 @@ export class V2Backend {
     }
   }
 
+  /**
+   * `listJobs()` on v2: its parameters checked (before any request), then
+   * pages as every kind's, the server's cursors kept by the offset each page
+   * starts at.
+   */
+  async listPage(params: unknown, options: RequestOptions | undefined): Promise<WithResponse<JobPage>> {
+    const p = checkArgs(V2_LIST_JOBS_PARAMS, params, 'params');
+    const cursors = new Map<number, string>();
+    const fetchPage = async (offset: number): Promise<WithResponse<JobList>> => {
+      const r = await this.listJobs(offset === 0 ? p : { ...p, cursor: cursors.get(offset)! }, options);
+      if (r.data.nextCursor !== undefined) cursors.set(offset + r.data.jobs.length, r.data.nextCursor);
+      return { data: { ...(r.data.body as object), jobs: r.data.jobs, pagination: { offset, limit: p.limit ?? null, has_more: r.data.nextCursor !== undefined } } as JobList, response: r.response };
+    };
+    const r = await fetchPage(0);
+    return { data: new JobPage(r, fetchPage, options?.signal), response: r.response };
+  }
+
   /** `GET /api/v2/jobs`: `status`, `limit`, `cursor`, `metadata` labels (a map, as `metadata[k]=v`). */
-  async listJobs(params: { status?: string | string[]; limit?: number; cursor?: string; metadata?: Record<string, string> }, options?: RequestOptions): Promise<WithResponse<V2JobList>> {
+  async listJobs(params: V2ListJobsParams, options?: RequestOptions): Promise<WithResponse<V2JobList>> {
     const query: Record<string, string | number | undefined> = { status: Array.isArray(params.status) ? params.status.join(',') : params.status, limit: params.limit, cursor: params.cursor };
     for (const [k, v] of Object.entries(params.metadata ?? {})) query[`metadata[${k}]`] = v;
     const r = await this.#t.request<Record<string, unknown>>({ method: 'GET', path: 'api/v2/jobs', query, auth: true, options });
@@ -188,8 +259,10 @@ export class V2Backend {
    * shape of every server's upload (`name`, `subfolder`, `type`) with the
    * asset and the `core/ASSET` reference a workflow input takes.
    */
-  async upload(file: UploadInput, options: UploadAssetOptions): Promise<WithResponse<V2UploadResponse>> {
-    const r = await uploadAsset(this.#t, file, options);
+  async upload(file: UploadInput, options: UploadImageOptions): Promise<WithResponse<V2UploadResponse>> {
+    if (options.type === 'temp') throw new InvalidArgumentError("a Comfy API v2 server keeps assets, not temporary files: leave type out (or 'input')", 'type');
+    const { type: _type, overwrite: _overwrite, ...rest } = options;
+    const r = await uploadAsset(this.#t, file, rest);
     const name = r.data.file_path ?? options.filename ?? 'upload.bin';
     return { data: { name, subfolder: '', type: 'input', asset: r.data, reference: assetReference(r.data), bytesSent: r.bytesSent }, response: r.response };
   }
@@ -209,10 +282,8 @@ export class V2Backend {
    * stream, opened once the job has an id (`defer`: the key a run waits
    * under before the server names the job).
    */
-  events(defer?: string): FollowSocket & { close(): void } {
-    void defer;
-    // Until the stream lands: no feed, so the follower polls (the poll is the truth either way).
-    return { clientId: undefined, state: 'closed', on: () => () => undefined, subscribe: () => () => undefined, close: () => undefined } as unknown as FollowSocket & { close(): void };
+  events(defer?: string): JobEventStream {
+    return new JobEventStream({ open: (id, signal) => this.openEvents(id, signal), log: this.#log, ...(defer === undefined ? {} : { defer }) });
   }
 
   /** `GET /api/v2/jobs/{id}/events`: the response, its body not read (an error status throws the SDK's error). */
