@@ -257,6 +257,7 @@ export async function run(): Promise<{ name: string; lines: string[]; ok: boolea
     // ---- SSE cut mid-job ----
     if (part('cut')) {
       trace('cut');
+      for (const cut of [true, false]) {
       const lag: [number[], number[]] = [[], []];
       for (let i = 0; i < CANCEL_RUNS; i++) {
         for (const side of order(i, [0, 1] as const)) {
@@ -272,7 +273,11 @@ export async function run(): Promise<{ name: string; lines: string[]; ok: boolea
             if (side === 0) {
               let submitted!: () => void;
               const idKnown = new Promise<void>((r) => (submitted = r));
-              settled = c0.run(wf, { onSubmitted: (p) => void ((id = p), submitted()) }).then(() => Date.now());
+              let twoDone!: () => void;
+              twoNodes = new Promise<void>((r) => (twoDone = r));
+              // On v2 the progress is nodes done / nodes started so far: `value` is the count of nodes done.
+              const onProgress = (p: { value: number }) => void (p.value >= 2 && twoDone());
+              settled = c0.run(wf, { onSubmitted: (p) => void ((id = p), submitted()), onProgress }).then(() => Date.now());
               await idKnown;
             } else {
               const job = await c1.submit(c1.workflows.fromJson(wf));
@@ -288,14 +293,12 @@ export async function run(): Promise<{ name: string; lines: string[]; ok: boolea
               })();
             }
             trace('cut', side, id);
-            // When to cut: our own look at the job's stream for ours (which follows by polling today); theirs' own
-            // events for theirs. Not both: the proxy feeds one job's progress to ONE of its open streams (a second
-            // stream of the same job gets only `running`, then the terminal status after 15 s of silence).
-            const obs = side === 0 ? observe(v2, id) : undefined;
-            await (obs ? obs.atNodes(2) : twoNodes);
+            // When to cut: each SDK's own progress, not a stream of the bench's: the proxy feeds one job's progress
+            // to ONE of its open streams (a second stream of the same job gets only `running`, then the terminal
+            // status after 15 s of silence).
+            await twoNodes;
             trace('cutting', side, id);
-            relay.cutAll();
-            obs?.close();
+            if (cut) relay.cutAll();
             const at = await settled;
             trace('settled', side, id);
             const { end } = await historyOf(comfy, id);
@@ -306,8 +309,8 @@ export async function run(): Promise<{ name: string; lines: string[]; ok: boolea
           }
         }
       }
-      note(ratioLine("SSE cut mid-job, the job's end → settled", lag[0], lag[1], fmt));
-      lines.push(`  (ours follows by polling until src/cloud/v2/stream.ts lands; theirs by SSE, reconnecting after a cut)`);
+      note(ratioLine(cut ? "SSE cut mid-job, the job's end → settled" : "  the same job, no cut (baseline)", lag[0], lag[1], fmt));
+      }
     }
 
     // ---- BLAKE3 ----
