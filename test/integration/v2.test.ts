@@ -13,12 +13,12 @@ const chain = (prefix = 'v2run', extra: Record<string, unknown> = {}) => ({
   '2': { class_type: 'ImageInvert', inputs: { image: ['1', 0], ...extra } },
   '3': { class_type: 'SaveImage', inputs: { images: ['2', 0], filename_prefix: prefix } },
 });
-const INPUTS = { '1.inputs.image': new Blob([PNG], { type: 'image/png' }) };
+const INPUTS = { '1.inputs.image': new Blob([new Uint8Array(PNG)], { type: 'image/png' }) };
 
 describe.each([
   ['v2', 'the published spec'],
   ['v2-real', 'what comfy-api-proxy does'],
-] as const)('personality %s (%s)', (personality) => {
+] as const)('personality %s (%s)', (personality, _what) => {
   let emu: Emulator;
   /** comfy-api-proxy takes its label as a string: a new client's first send (a map) is refused, making no job. */
   const LABEL_LEARNING = personality === 'v2-real' ? 1 : 0;
@@ -81,7 +81,7 @@ describe.each([
   it('nine runs at once on a server of eight streams all resolve (the ninth polls)', async () => {
     emu.cloud.stepMs = 40;
     const c = client();
-    const asset = await c.uploadImage(new Blob([PNG], { type: 'image/png' }));
+    const asset = await c.uploadImage(new Blob([new Uint8Array(PNG)], { type: 'image/png' }));
     const wf = (i: number) => ({ ...chain(`nine${i}`), '1': { class_type: 'LoadImage', inputs: { image: (asset as unknown as { reference: unknown }).reference } } });
     const results = await Promise.all(Array.from({ length: 9 }, (_, i) => c.run(wf(i) as never)));
     expect(results.map((r) => r.status)).toEqual(Array(9).fill('completed'));

@@ -56,7 +56,7 @@ export interface V2UploadResponse {
   bytesSent: number;
 }
 
-export { adoptErrors } from './root-errors.ts';
+export { adoptErrors } from '../root-errors.ts';
 
 /** Parameters of a v2 `GET /api/v2/jobs`: its statuses, `limit` (1–100 on the real server), a `cursor`, label filters. */
 const V2_LIST_JOBS_PARAMS: Typed<V2ListJobsParams> = {
@@ -284,6 +284,11 @@ export class V2Backend {
    */
   events(defer?: string): JobEventStream {
     return new JobEventStream({ open: (id, signal) => this.openEvents(id, signal), log: this.#log, ...(defer === undefined ? {} : { defer }) });
+  }
+
+  /** Why a v2 client without the `objectInfo` option cannot validate or convert an editor file: what to pass. */
+  noObjectInfo(): InvalidArgumentError {
+    return new InvalidArgumentError("a Comfy API v2 server serves no object_info, which validation and the editor's saved format need: pass the client's objectInfo option (the object_info object, or the URL of a server that serves /api/object_info, such as the one behind the proxy), or submit the workflow in API format without validate", 'objectInfo');
   }
 
   /** `GET /api/v2/jobs/{id}/events`: the response, its body not read (an error status throws the SDK's error). */
