@@ -12,8 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CloudClient, JobCancelledError, type CloudClientOptions, type JobResult, type WorkflowJSON } from '../../src/index.ts';
-import { JobExpiredError, UnsupportedError } from '../../src/errors.ts';
+import { CloudClient, JobCancelledError, JobExpiredError, UnsupportedError, type CloudClientOptions, type JobResult, type WorkflowJSON } from '../../src/index.ts';
 import type { V2UploadResponse } from '../../src/cloud/v2/backend.ts';
 import { comfyBehind, decodePng, invertWorkflow, longWorkflow, noisePng, startV2Relay, tinyWorkflow, type V2Relay } from './v2-helpers.ts';
 
