@@ -119,6 +119,10 @@ export class V2Backend {
   readonly #labels: { style: LabelStyle } = { style: 'map' };
   /** Job ids by the Idempotency-Key they were submitted under: a key names its job too (a queue records the key first). */
   readonly #ids = new Map<string, string>();
+  /** Jobs this client stopped: an `expired` of theirs is their cancel (comfy-api-proxy ends a job cancelled while queued `expired`). */
+  readonly #stopped = new Set<string>();
+  /** The event streams of the runs following jobs now: told when this client stops one of their jobs. */
+  readonly #streams = new Set<JobEventStream>();
 
   constructor(transport: Transport) {
     this.#t = transport;
@@ -144,6 +148,7 @@ export class V2Backend {
         r = found;
       }
       if (!isV2Job(r.data)) throw new ResponseValidationError('GET', this.#t.displayUrl(path`api/v2/jobs/${id}`), [{ code: 'invalid_type', path: [], message: 'must be a job (an object with string id and status)' }], r.data);
+      if (this.#stopped.has(r.data.id) && r.data.status === 'expired') return { data: { ...toJobState(r.data), phase: 'cancelled' }, response: r.response };
       if (r.data.status !== 'expired' || read >= EXPIRED_REREADS) return { data: toJobState(r.data), response: r.response };
       this.#log.debug?.(`job ${id}: reads expired; reading it again in ${EXPIRED_REREAD_MS} ms before believing it`, { promptId: id, read });
       await sleep(EXPIRED_REREAD_MS, options?.signal);
@@ -194,12 +199,14 @@ export class V2Backend {
         return cancel(found.data.id);
       });
       const id = this.#ids.get(idOrKey) ?? idOrKey;
+      this.#stopped.add(id);
       let seen = isV2Job(answer.data) ? toJobState(answer.data) : undefined;
       for (let gap = FIRST_LOOK_MS; !seen || !isFinalPhase(seen.phase); gap = Math.min(gap * 2, MAX_LOOK_MS)) {
         if (seen) phase = seen.phase === 'pending' ? 'pending' : 'running';
         await sleep(gap, bounded.signal);
         seen = (await this.job(id, bounded)).data;
       }
+      for (const stream of this.#streams) stream.ended(id, String(seen.status));
       return answer.response;
     } catch (err) {
       if (err instanceof NotFoundError) return new Response(null, { status: 404 });
@@ -283,7 +290,10 @@ export class V2Backend {
    * under before the server names the job).
    */
   events(defer?: string): JobEventStream {
-    return new JobEventStream({ open: (id, signal) => this.openEvents(id, signal), log: this.#log, ...(defer === undefined ? {} : { defer }) });
+    const stream = new JobEventStream({ open: (id, signal) => this.openEvents(id, signal), log: this.#log, ...(defer === undefined ? {} : { defer }) });
+    this.#streams.add(stream);
+    stream.on('close', () => void this.#streams.delete(stream));
+    return stream;
   }
 
   /** Why a v2 client without the `objectInfo` option cannot validate or convert an editor file: what to pass. */

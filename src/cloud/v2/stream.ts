@@ -28,7 +28,7 @@ import { describeError, SILENT, type Log } from '../../transport/log.ts';
 import { realClock, type Clock, type TimerHandle } from '../follow/clock.ts';
 import type { FollowSocket } from '../follow/follower.ts';
 import type { SocketEvent, SocketState } from '../socket.ts';
-import { jobSent, translate, type JobSent } from './events.ts';
+import { JOB_STATUS_EVENT, jobSent, translate, type JobSent, type JobStatusEventData } from './events.ts';
 import { readEvents, type SseItem } from './sse.ts';
 
 /**
@@ -371,6 +371,16 @@ export class JobEventStream implements FollowSocket {
     if (this.#warned.has(key)) return false;
     this.#warned.add(key);
     return true;
+  }
+
+  /**
+   * Tells the job's followers it ended (`status`, terminal) though its stream
+   * did not say so: this client stopped it, and comfy-api-proxy's stream of a
+   * job stopped while queued stays silent for 15 s before it says `expired`.
+   * The follower then reads the job (the poll is the truth).
+   */
+  ended(jobId: string, status: string): void {
+    this.#deliver(jobId, { type: 'unknown', rawType: JOB_STATUS_EVENT, data: { prompt_id: jobId, status, terminal: true } satisfies JobStatusEventData });
   }
 
   #deliver(jobId: string, e: SocketEvent): void {
