@@ -137,7 +137,7 @@ describe('inputs on a v2 server', () => {
     const { uploads, uploadBytes } = emu.v2!.counters;
     expect(uploads).toBe(1);
     expect(uploadBytes).toBeGreaterThanOrEqual(png.length);
-    const two = await p.run(wf('in-2', 'x.png'), { inputs: { '1.inputs.image': new Blob([png]) } });
+    const two = await p.run(wf('in-2', 'x.png'), { inputs: { '1.inputs.image': new Blob([new Uint8Array(png)]) } });
     expect(emu.v2!.counters.uploadBytes).toBe(uploadBytes);
     expect(emu.v2!.counters.uploads).toBe(1);
     // Another pool knows nothing of the first's uploads: the client hashes, the server has the bytes (from-hash).
