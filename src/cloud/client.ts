@@ -355,6 +355,12 @@ export class CloudClient implements JobBackend {
     if (this.server === 'v2') throw new UnsupportedError('v2', method, instead);
   }
 
+  /** A Comfy API v2 method: `call` on the loaded backend; {@link UnsupportedError} on any other kind, before any request. */
+  async #onV2<T>(method: string, call: (backend: V2Backend) => Promise<T>): Promise<T> {
+    if (!this.#v2) throw new UnsupportedError(this.server, method, "it is Comfy API v2's (server: 'v2')");
+    return call(await this.#v2());
+  }
+
   /**
    * Where this client's lines go, as `logLevel` and `logger` (or `PLATFORMUI_LOG`)
    * made it: a function per enabled level. `run()` and the socket write to it.
@@ -378,7 +384,7 @@ export class CloudClient implements JobBackend {
         const response = await this.#transport.fetchElsewhere(new URL('api/object_info', source.endsWith('/') ? source : `${source}/`), options);
         return { data: (await response.json()) as ObjectInfo, response };
       }
-      this.#notOnV2('getObjectInfo()', 'a v2 server serves no object_info: pass the objectInfo option (the object, or the URL of the server behind the proxy)');
+      this.#notOnV2('getObjectInfo()', 'pass the objectInfo option');
       return this.#transport.request<ObjectInfo>({ method: 'GET', path: 'api/object_info', auth: true, schema: rules.ObjectInfo, options });
     });
     answer.then((info) => void (this.#objectInfo = Promise.resolve(info)), () => undefined);
@@ -418,9 +424,8 @@ export class CloudClient implements JobBackend {
 
   /** `object_info`, fetched on first use (or with `refresh`) and kept; a failed fetch is not kept. */
   #cachedObjectInfo(request: RequestOptions, refresh?: boolean): Promise<ObjectInfo> {
-    if (this.server === 'v2' && this.#objectInfoSource === undefined) {
-      return Promise.reject(new InvalidArgumentError("a Comfy API v2 server serves no object_info, which validation and the editor's saved format need: pass the client's objectInfo option (the object_info object, or the URL of a server that serves /api/object_info, such as the one behind the proxy), or submit the workflow in API format without validate", 'objectInfo'));
-    }
+    // v2 serves none: the chunk says what to pass instead, before any request.
+    if (this.#v2 && this.#objectInfoSource === undefined) return this.#v2().then((b) => Promise.reject(b.noObjectInfo()));
     if (refresh || !this.#objectInfo) {
       const fetching = Promise.resolve(this.getObjectInfo(request));
       this.#objectInfo = fetching;
@@ -488,12 +493,7 @@ export class CloudClient implements JobBackend {
    * ```
    */
   getAsset(assetId: string, options?: RequestOptions): APIPromise<V2Asset> {
-    return APIPromise.from(async () => {
-      const id = checkId(assetId, 'assetId');
-      checkRequestOptions(options, 'getAsset()');
-      if (!this.#v2) throw new UnsupportedError(this.server, 'getAsset()', "this server keeps uploads as files named by uploadImage()'s answer");
-      return (await this.#v2()).getAsset(id, options);
-    });
+    return APIPromise.from(() => this.#onV2('getAsset()', (b) => b.getAsset(checkId(assetId, 'assetId'), (checkRequestOptions(options, 'getAsset()'), options))));
   }
 
   /**
@@ -506,11 +506,8 @@ export class CloudClient implements JobBackend {
    * await v2.deleteAsset(upload.asset.id);
    * ```
    */
-  async deleteAsset(assetId: string, options?: RequestOptions): Promise<void> {
-    const id = checkId(assetId, 'assetId');
-    checkRequestOptions(options, 'deleteAsset()');
-    if (!this.#v2) throw new UnsupportedError(this.server, 'deleteAsset()', 'this server has no asset records');
-    await (await this.#v2()).deleteAsset(id, options);
+  deleteAsset(assetId: string, options?: RequestOptions): Promise<void> {
+    return this.#onV2('deleteAsset()', (b) => b.deleteAsset(checkId(assetId, 'assetId'), (checkRequestOptions(options, 'deleteAsset()'), options)));
   }
 
   /**
@@ -520,7 +517,7 @@ export class CloudClient implements JobBackend {
   uploadMask(file: UploadInput, options: UploadMaskOptions): APIPromise<UploadResponse> {
     return this.#upload('api/upload/mask', file, options ?? {}, () => {
       checkOptions(options, UPLOAD_MASK_OPTIONS, 'uploadMask()');
-      this.#notOnV2('uploadMask()', 'v2 has no mask upload: upload the mask as an image with uploadImage() and give it to a LoadImageMask node');
+      this.#notOnV2('uploadMask()', 'upload the mask with uploadImage() for a LoadImageMask node');
       const ref = checkArgs(rules.FileRef, options?.originalRef, 'originalRef');
       return { type: 'input', subfolder: ref.subfolder ?? '', original_ref: JSON.stringify(ref) };
     });
@@ -680,12 +677,7 @@ export class CloudClient implements JobBackend {
    * ```
    */
   getJobWorkflow(promptId: string, options?: RequestOptions): APIPromise<{ workflow: Record<string, unknown>; format: string; [member: string]: unknown }> {
-    return APIPromise.from(async () => {
-      const id = checkId(promptId, 'promptId');
-      checkRequestOptions(options, 'getJobWorkflow()');
-      if (!this.#v2) throw new UnsupportedError(this.server, 'getJobWorkflow()', 'read the workflow from getJob(id).workflow');
-      return (await this.#v2()).workflow(id, options);
-    });
+    return APIPromise.from(() => this.#onV2('getJobWorkflow()', (b) => b.workflow(checkId(promptId, 'promptId'), (checkRequestOptions(options, 'getJobWorkflow()'), options))));
   }
 
   /**
@@ -698,11 +690,8 @@ export class CloudClient implements JobBackend {
    * if (logs) console.log(logs.text);
    * ```
    */
-  async getJobLogs(promptId: string, options?: RequestOptions): Promise<V2JobLogs | undefined> {
-    const id = checkId(promptId, 'promptId');
-    checkRequestOptions(options, 'getJobLogs()');
-    if (!this.#v2) throw new UnsupportedError(this.server, 'getJobLogs()', 'a job record carries its execution_error; the server keeps no logs for the SDK');
-    return (await this.#v2()).logs(id, options);
+  getJobLogs(promptId: string, options?: RequestOptions): Promise<V2JobLogs | undefined> {
+    return this.#onV2('getJobLogs()', (b) => b.logs(checkId(promptId, 'promptId'), (checkRequestOptions(options, 'getJobLogs()'), options)));
   }
 
   /**
@@ -713,7 +702,7 @@ export class CloudClient implements JobBackend {
   getQueue(options?: RequestOptions): APIPromise<QueueState> {
     return APIPromise.from(async () => {
       checkRequestOptions(options, 'getQueue()');
-      this.#notOnV2('getQueue()', "v2 has no queue listing: a job's queue_position is on getJob(id)");
+      this.#notOnV2('getQueue()', "read a job's queue_position with getJob(id)");
       const r = await this.#transport.request<Queue>({ method: 'GET', path: 'api/queue', auth: true, schema: rules.Queue, options });
       return { data: toQueueState(r.data), response: r.response };
     });
@@ -728,7 +717,7 @@ export class CloudClient implements JobBackend {
     return APIPromise.from(() => {
       const ids = checkArgs(rules.PromptIds, typeof promptIds === 'string' ? [promptIds] : promptIds, 'promptIds');
       checkRequestOptions(options, 'cancel()');
-      this.#notOnV2('cancel()', 'v2 has no queue to delete from: stop each job with stopJob(id)');
+      this.#notOnV2('cancel()', 'stop each job with stopJob(id)');
       return deleteFromQueue(this.#transport, ids, options);
     });
   }
@@ -745,7 +734,7 @@ export class CloudClient implements JobBackend {
       checkOptions(options, INTERRUPT_OPTIONS, 'interrupt()');
       const { promptId, ...request } = options;
       const id = promptId === undefined ? undefined : checkId(promptId, 'promptId');
-      if (id === undefined) this.#notOnV2('interrupt()', 'v2 has no account-wide interrupt: stop one job with stopJob(id), or interrupt({ promptId })');
+      if (id === undefined) this.#notOnV2('interrupt()', 'stop each job with stopJob(id)');
       const json = this.#protocol.interruptBody(id);
       if (id !== undefined && json === undefined) return { data: undefined, response: await this.#protocol.stopJob(id, request) };
       return this.#transport.request({ method: 'POST', path: 'api/interrupt', auth: true, ...(json ? { json } : {}), options: request });
@@ -842,7 +831,7 @@ export class CloudClient implements JobBackend {
    * ```
    */
   connect(options?: CloudSocketOptions): CloudSocket {
-    this.#notOnV2('connect()', "v2 has one event stream per job, no account-wide socket: follow a job with run() or follow() and their onEvent, onProgress, onPreview");
+    this.#notOnV2('connect()', "follow each job's own stream with run() or follow()");
     checkSocketOptions(options);
     this.#closeWhenIdle = false; // asked for: stays open until close()
     return this.#openSocket(options);

@@ -286,6 +286,11 @@ export class V2Backend {
     return new JobEventStream({ open: (id, signal) => this.openEvents(id, signal), log: this.#log, ...(defer === undefined ? {} : { defer }) });
   }
 
+  /** Why a v2 client without the `objectInfo` option cannot validate or convert an editor file: what to pass. */
+  noObjectInfo(): InvalidArgumentError {
+    return new InvalidArgumentError("a Comfy API v2 server serves no object_info, which validation and the editor's saved format need: pass the client's objectInfo option (the object_info object, or the URL of a server that serves /api/object_info, such as the one behind the proxy), or submit the workflow in API format without validate", 'objectInfo');
+  }
+
   /** `GET /api/v2/jobs/{id}/events`: the response, its body not read (an error status throws the SDK's error). */
   openEvents(idOrKey: string, signal: AbortSignal): Promise<Response> {
     const id = this.#ids.get(idOrKey) ?? idOrKey;

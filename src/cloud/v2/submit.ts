@@ -90,7 +90,8 @@ export async function submitV2(init: V2SubmitInit, body: Record<string, unknown>
   for (;;) {
     if (options.beforeSubmit) await options.beforeSubmit(key);
     if (options.stopBefore?.aborted) throw new APIUserAbortError(lostSince === undefined ? undefined : `Aborted; a job may exist under Idempotency-Key ${key}`, { cause: options.stopBefore.reason, promptId: key });
-    const label = labelOf(labels.style, key);
+    const sentStyle = labels.style;
+    const label = labelOf(sentStyle, key);
     let failure: unknown;
     try {
       const r = await transport.request<unknown>({
@@ -120,8 +121,9 @@ export async function submitV2(init: V2SubmitInit, body: Record<string, unknown>
       return found;
     }
     const style = refusesLabel(failure);
-    if (style !== undefined && labels.style !== style) {
-      log.debug?.(`this v2 server refuses labels as a ${labels.style}; labelling as ${style === 'none' ? 'nothing' : `a ${style}`} from now on`, { from: labels.style, to: style });
+    // Compared with what this send carried: submissions sent at once are all refused, the first one's learning is theirs too.
+    if (style !== undefined && sentStyle !== style) {
+      if (labels.style === sentStyle) log.debug?.(`this v2 server refuses labels as a ${sentStyle}; labelling as ${style === 'none' ? 'nothing' : `a ${style}`} from now on`, { from: sentStyle, to: style });
       labels.style = style;
       continue; // a refused submission released its key
     }
