@@ -43,15 +43,26 @@ const lazyV2: NonNullable<Options['esbuildPlugins']>[number] = {
   },
 };
 
-// The v2 chunk's imports of the root's errors go to `v2/root-errors.ts`, whose bindings the client fills with its own
+// Following a job (`cloud/run.ts`: the follower, its states and records) loads on the first run(), follow() or
+// waitForJob() (issue 34's first step, taken with issue 33 to keep the budgets): in the browser build a file of its
+// own, which, like v2's, takes the root's error classes from the client (errorsByHand).
+const lazyRun: NonNullable<Options['esbuildPlugins']>[number] = {
+  name: 'lazy-run',
+  setup(build) {
+    build.onResolve({ filter: /(^|\/)run\.ts$/ }, (args) => (args.kind === 'dynamic-import' && args.importer.endsWith('cloud/client.ts') ? { path: './run.browser.js', external: true } : undefined));
+  },
+};
+
+// The lazily loaded browser files' imports of the root's errors go to `cloud/root-errors.ts`, whose bindings the client fills with its own
 // classes when it loads the chunk (see there why neither an import of the root nor a copy will do).
 const errorsByHand: NonNullable<Options['esbuildPlugins']>[number] = {
   name: 'errors-by-hand',
   setup(build) {
     const errors = fileURLToPath(new URL('./src/errors.ts', import.meta.url));
-    const byHand = fileURLToPath(new URL('./src/cloud/v2/root-errors.ts', import.meta.url));
+    const byHand = fileURLToPath(new URL('./src/cloud/root-errors.ts', import.meta.url));
     build.onResolve({ filter: /(^|\/)errors(\.ts)?$/ }, async (args) => {
-      if (args.pluginData === 'errors-by-hand') return undefined;
+      // root-errors.ts itself takes the real classes (its rootErrors() is the main build's; unused in these files).
+      if (args.pluginData === 'errors-by-hand' || args.importer === byHand) return undefined;
       const resolved = await build.resolve(args.path, { importer: args.importer, resolveDir: args.resolveDir, kind: args.kind, pluginData: 'errors-by-hand' });
       return resolved.path === errors ? { path: byHand } : undefined;
     });
@@ -149,11 +160,11 @@ export default defineConfig([
     external,
     removeNodeProtocol,
     treeshake: true,
-    esbuildPlugins: [browserPlatform, lazyEditor, lazyV2],
+    esbuildPlugins: [browserPlatform, lazyEditor, lazyV2, lazyRun],
   },
   {
     // `v2.browser`: what a v2 CloudClient imports on first use (see lazyV2): the root's classes handed over.
-    entry: { 'v2.browser': 'src/cloud/v2/backend.ts' },
+    entry: { 'v2.browser': 'src/cloud/v2/backend.ts', 'run.browser': 'src/cloud/run.ts' },
     format: ['esm'],
     splitting: false,
     target: 'es2022',

@@ -109,7 +109,7 @@ export type {
   CloudSocketOptions,
   SocketEvent,
 } from './cloud/socket.ts';
-export type { FollowOptions, JobResult, RunOptions, WaitForJobOptions } from './cloud/run.ts';
+export type { FollowOptions, JobResult, RunOptions, WaitForJobOptions } from './cloud/run-options.ts';
 export { CloudPool, type CloudPoolOptions, type PoolInput, type PoolJob, type PoolJobResult, type PoolRunOptions, type PoolServer, type PoolServerEvent, type PoolServerFields, type PoolServerStatus } from './cloud/pool/index.ts';
 export {
   filesOf,

@@ -35,7 +35,8 @@ import type { ServerKind, ServerProtocol } from './protocol/types.ts';
 import { submitWithId } from './submission.ts';
 import { withInputs } from './inputs.ts';
 import { randomUuid } from './uuid.ts';
-import { FOLLOW_OPTIONS, followJob, RUN_OPTIONS, runJob, WAIT_FOR_JOB_OPTIONS, waitForJob, type FollowOptions, type JobResult, type RunOptions, type WaitForJobOptions } from './run.ts';
+import { FOLLOW_OPTIONS, RUN_OPTIONS, WAIT_FOR_JOB_OPTIONS, type FollowOptions, type JobResult, type RunOptions, type WaitForJobOptions } from './run-options.ts';
+import { rootErrors } from './root-errors.ts';
 import { checkSocketOptions, CloudSocket, type CloudSocketOptions } from './socket.ts';
 import type { FollowSocket } from './follow/follower.ts';
 import { firstOf, isEditorFormat, validateWorkflow, type WorkflowIssue } from '../workflow/validate.ts';
@@ -884,9 +885,9 @@ export class CloudClient implements JobBackend {
     if (this.#v2) {
       // The key the job is submitted under, chosen now: the follower waits under it until the server names the job.
       const key = options.promptId ?? randomUuid();
-      return this.#withJobStream(options, key, (stream) => runJob(this, stream, prompt, { ...opts, promptId: key }));
+      return this.#withJobStream(options, key, async (stream) => (await realtime()).runJob(this, stream, prompt, { ...opts, promptId: key }));
     }
-    return this.#withSocket(options, (socket) => runJob(this, socket, prompt, opts));
+    return this.#withSocket(options, async (socket) => (await realtime()).runJob(this, socket, prompt, opts));
   }
 
   /**
@@ -905,8 +906,8 @@ export class CloudClient implements JobBackend {
   async follow(promptId: string, options: FollowOptions = {}): Promise<JobResult> {
     checkOptions(options, FOLLOW_OPTIONS, 'follow()');
     const id = checkId(promptId, 'promptId');
-    if (this.#v2) return this.#withJobStream(options, undefined, (stream) => followJob(this, stream, id, options));
-    return this.#withSocket(options, (socket) => followJob(this, socket, id, options));
+    if (this.#v2) return this.#withJobStream(options, undefined, async (stream) => (await realtime()).followJob(this, stream, id, options));
+    return this.#withSocket(options, async (socket) => (await realtime()).followJob(this, socket, id, options));
   }
 
   /** v2: the job's own event stream (`v2/stream.ts`), closed when the run ends. */
@@ -955,7 +956,7 @@ export class CloudClient implements JobBackend {
     } catch (err) {
       return Promise.reject(err);
     }
-    return waitForJob(this, promptId, options);
+    return realtime().then((r) => r.waitForJob(this, promptId, options));
   }
 
   #upload(p: string, file: UploadInput, options: UploadImageOptions | Partial<UploadMaskOptions>, fields: () => Record<string, string>): APIPromise<UploadResponse> {
@@ -973,6 +974,19 @@ function checkFollowOptions(options: FollowOptions): void {
   if (options.serverLostAfter !== Infinity) checkInterval(options.serverLostAfter, 'serverLostAfter', ' or Infinity');
   checkInterval(options.stopWithin, 'stopWithin');
 }
+
+/**
+ * Following a job (`run.ts`: the follower, its states, records), loaded on the
+ * first `run()`, `follow()` or `waitForJob()`: a client that only makes REST
+ * calls never loads it (a file of its own in the browser build, which takes
+ * the root's error classes from here: `root-errors.ts`).
+ */
+let following: Promise<typeof import('./run.ts')> | undefined;
+const realtime = () =>
+  (following ??= import('./run.ts').then((m) => {
+    m.adoptErrors(rootErrors());
+    return m;
+  }));
 
 /** The editor-format converter, loaded on first use (a chunk of its own in a browser app). */
 const editor = () => import('../workflow/editor.ts');

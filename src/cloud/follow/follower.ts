@@ -17,8 +17,8 @@ import { count, describeError, errorDetails } from '../../transport/log.ts';
 import type { RequestOptions } from '../../transport/options.ts';
 import { isImageFrame } from '../frames.ts';
 import { filesOf, type JobBackend, type JobStatusResult } from '../jobs.ts';
-import type { JobResult, RunOptions } from '../run.ts';
-import { HOLD_MAX_EVENTS, type BinaryEvent, type CloudSocket, type SocketEvent } from '../socket.ts';
+import type { JobResult, RunOptions } from '../run-options.ts';
+import type { BinaryEvent, CloudSocket, SocketEvent } from '../socket.ts';
 import type { Clock, TimerHandle } from './clock.ts';
 import { asRecord, failureOf, hasOutputs, readCompletedRecord, stopAndConfirm, stopInBackground } from './records.ts';
 import { nextState, type FollowInput, type FollowState } from './states.ts';
@@ -30,6 +30,8 @@ import { answerLost } from '../submission.ts';
  */
 export type FollowSocket = Pick<CloudSocket, 'state' | 'on' | 'subscribe'> & { readonly clientId: string | undefined };
 
+/** As many early events as the socket holds for a job nobody has claimed (`socket.ts`'s bound; not imported, so the socket stays out of this file's chunk). */
+const HOLD_MAX_EVENTS = 2000;
 /** The longest a submission waits for a first socket connection still under way. */
 const FIRST_ATTEMPT_MS = 1000;
 /** While the socket is open, the status is still confirmed every this many poll intervals. */

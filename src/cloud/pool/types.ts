@@ -7,7 +7,7 @@
 import { joinKeys, type OptionKeys } from '../../args.ts';
 import type { LogOptions } from '../../transport/log.ts';
 import type { CloudClient, CloudClientOptions } from '../client.ts';
-import { RUN_OPTIONS, type JobResult, type RunOptions } from '../run.ts';
+import { RUN_OPTIONS, type JobResult, type RunOptions } from '../run-options.ts';
 
 /** The pool's own fields of a server. */
 export interface PoolServerFields {

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { APIConnectionError, APIError, APIUserAbortError, DownloadError, ExecutionError, InvalidArgumentError, JobCancelledError, JobExistsError, JobExpiredError, JobNotStoppedError, NotFoundError, PlatformUIError, ResponseValidationError, SubmissionError } from '../../errors.ts';
+import { rootErrors } from '../root-errors.ts';
 import type { Typed } from '../../schemas/rule.ts';
 import type { ListJobsParams } from '../../schemas/cloud.ts';
 import type { Transport } from '../../transport/transport.ts';
@@ -17,8 +17,8 @@ export function v2Protocol(transport: Transport): ServerProtocol & { backend(): 
   let loading: Promise<V2Backend> | undefined;
   const backend = () =>
     (loading ??= import('../v2/backend.ts').then((m) => {
-      // The browser build's v2 chunk throws and checks these, the root's own (`v2/root-errors.ts`).
-      m.adoptErrors({ PlatformUIError, APIError, APIConnectionError, APIUserAbortError, DownloadError, ExecutionError, InvalidArgumentError, JobCancelledError, JobExistsError, JobExpiredError, JobNotStoppedError, NotFoundError, ResponseValidationError, SubmissionError });
+      // The browser build's v2 file throws and checks the root's own classes (`root-errors.ts`).
+      m.adoptErrors(rootErrors());
       return new m.V2Backend(transport);
     }));
   return {
