@@ -23,8 +23,18 @@ export function canonical(v: unknown): string {
   return JSON.stringify(v) ?? 'null';
 }
 
-/** A lane's id: 16 hex digits of the sha256 of the canonical `object_info`. */
-export const laneIdOf = (info: ObjectInfo): string => createHash('sha256').update(canonical(info)).digest('hex').slice(0, 16);
+/**
+ * What a lane knows of its servers' nodes: their `object_info`, or `'unknown'` for Comfy API v2 servers
+ * without the `objectInfo` option (nobody can read their nodes: they take any workflow in API format, placed
+ * by load, and no editor file).
+ */
+export type LaneInfo = ObjectInfo | 'unknown';
+
+/** The lane of servers whose nodes are unknown (Comfy API v2 without `objectInfo`): one per queue. */
+export const UNKNOWN_LANE = 'nodes-unknown';
+
+/** A lane's id: 16 hex digits of the sha256 of the canonical `object_info`; {@link UNKNOWN_LANE} for unknown nodes. */
+export const laneIdOf = (info: LaneInfo): string => (info === 'unknown' ? UNKNOWN_LANE : createHash('sha256').update(canonical(info)).digest('hex').slice(0, 16));
 
 /** What a worker says of itself (in `counts()`): no URL, no credential. */
 export interface WorkerInfo {
@@ -41,14 +51,14 @@ export interface LiveLane {
 
 /** Lanes in Redis: published by workers, read by producers (lane infos cached by id: a lane's info never changes). */
 export class Lanes {
-  readonly #infos = new Map<string, ObjectInfo>();
+  readonly #infos = new Map<string, LaneInfo>();
   constructor(
     readonly redis: Redis,
     readonly keys: QueueKeys,
   ) {}
 
   /** Publishes `workerId` as serving `lanes` until `ttl` ms from now (the info written only where missing). */
-  async publish(workerId: string, lanes: ReadonlyMap<string, ObjectInfo>, ttl: number, self: WorkerInfo): Promise<void> {
+  async publish(workerId: string, lanes: ReadonlyMap<string, LaneInfo>, ttl: number, self: WorkerInfo): Promise<void> {
     const until = Date.now() + ttl;
     const m = this.redis.multi();
     for (const [id, info] of lanes) {
@@ -83,13 +93,13 @@ export class Lanes {
     return ids.map((id, i) => ({ id, workers: counts[i]! })).filter((l) => l.workers > 0);
   }
 
-  /** A lane's `object_info`. */
-  async info(id: string): Promise<ObjectInfo | undefined> {
+  /** A lane's `object_info` (`'unknown'`: see {@link LaneInfo}). */
+  async info(id: string): Promise<LaneInfo | undefined> {
     const known = this.#infos.get(id);
     if (known) return known;
     const text = await this.redis.get(this.keys.laneInfo(id));
     if (!text) return undefined;
-    const info = JSON.parse(text) as ObjectInfo;
+    const info = JSON.parse(text) as LaneInfo;
     this.#infos.set(id, info);
     return info;
   }

@@ -7,7 +7,8 @@
  */
 import type { Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { ExecutionError, InvalidArgumentError, JobCancelledError, NotFoundError, PlatformUIError, PoolClosedError, ServerLostError } from '@platformui/sdk';
+import { ExecutionError, InvalidArgumentError, JobCancelledError, NotFoundError, PlatformUIError, PoolClosedError, ServerLostError, UnsupportedError } from '@platformui/sdk';
+import type { CloudClient } from '@platformui/sdk';
 import { CloudPool, type PoolInput, type PoolJobResult, type RunOptions, type SocketEvent } from '@platformui/sdk';
 import { randomUuid } from '../cloud/uuid.ts';
 import { createLog, describeError, type Log } from '../transport/log.ts';
@@ -15,11 +16,11 @@ import { checkInterval } from '../transport/options.ts';
 import { isObject } from '../schemas/rule.ts';
 import { checkFunction, checkOptions } from '../args.ts';
 import { QUEUE_WORKER_OPTIONS } from './options.ts';
-import type { ObjectInfo, WorkflowJSON as Workflow } from '@platformui/sdk';
+import type { WorkflowJSON as Workflow } from '@platformui/sdk';
 import { bullOptions, checkName, checkRedis, keysOf, loadQueueDeps, quiet, redisOptions, type QueueDeps, type QueueKeys } from './connection.ts';
 import { settleClaim } from './claim.ts';
 import { storeError } from './errors.ts';
-import { Lanes, laneIdOf } from './lanes.ts';
+import { Lanes, laneIdOf, type LaneInfo } from './lanes.ts';
 import type { JobData, QueueJobResult, QueueNodeEvent, QueueReport, QueueWorkerOptions } from './types.ts';
 
 const HEARTBEAT_MS = 2000;
@@ -69,6 +70,25 @@ function nodeEvents(e: SocketEvent, finished: Set<string>): QueueNodeEvent[] {
   return [{ type: type as QueueNodeEvent['type'], ...(node !== undefined ? { node } : {}), ...(nodes ? { nodes } : {}) }];
 }
 
+/** The job id a Comfy API v2 server is asked about to see it answer (it serves no object_info): a 404 is an answer. */
+const PROBE_JOB_ID = '00000000-0000-0000-0000-000000000000';
+
+/**
+ * A server's nodes: its `object_info`, or `'unknown'` for a Comfy API v2 server without the `objectInfo` option
+ * (nobody can read them: it takes API-format workflows, placed by load), once it answers a job read.
+ */
+async function nodesOf(client: CloudClient): Promise<LaneInfo> {
+  try {
+    return await client.getObjectInfo();
+  } catch (err) {
+    if (!(err instanceof UnsupportedError)) throw err;
+  }
+  await Promise.resolve(client.getJobStatus(PROBE_JOB_ID)).catch((err: unknown) => {
+    if (!(err instanceof NotFoundError)) throw err;
+  });
+  return 'unknown';
+}
+
 /** The largest preview image a job reports by default (`previews: true`): Redis holds it, every producer listening gets it. */
 const PREVIEW_BYTES = 256 * 1024;
 
@@ -107,7 +127,7 @@ export class QueueWorker {
   readonly #lostAfter: number;
   /** Preview images up to this size are reported (0: none). */
   readonly #previewBytes: number;
-  readonly #lanes = new Map<string, ObjectInfo>();
+  readonly #lanes = new Map<string, LaneInfo>();
   readonly #servers = new Map<string, string>(); // server id → lane id
   readonly #past = new Map<string, Set<string>>(); // lane id → ids of servers that served it before (unpublished)
   readonly #workers = new Map<string, Worker<JobData, QueueJobResult>>();
@@ -271,7 +291,7 @@ export class QueueWorker {
     await Promise.all(
       ids.map(async (id) => {
         try {
-          const info = await this.#pool.client(id)!.getObjectInfo();
+          const info = await nodesOf(this.#pool.client(id)!);
           const lane = laneIdOf(info);
           await this.#pastLanes(deps, id, lane);
           this.#servers.set(id, lane);
@@ -386,15 +406,22 @@ export class QueueWorker {
       // Taken over: the job was recorded on a server before it was sent there.
       const client = this.#pool.client(data.server);
       if (!client) return this.#handBack(job, token, listeners, signal);
+      // On a Comfy API v2 server the recorded id is the submission's Idempotency-Key: the server chose the job's
+      // own id, which its record names (and the result's promptId is, as on a run not taken over).
+      let id = data.promptId;
       // Whether it arrived: true, false (never: send it now under the same id), or unknown (no answer: follow finds out).
       const arrived = await client.getJob(data.promptId).then(
-        () => true,
+        (record) => {
+          const named = (record as { id?: unknown } | undefined)?.id;
+          if (client.server === 'v2' && typeof named === 'string' && named) id = named;
+          return true;
+        },
         (err: unknown) => (err instanceof NotFoundError ? false : undefined),
       );
       if (arrived === false) return this.#run(job, token, data.promptId, listeners, signal);
-      this.#log.info?.(`job ${job.id}: following ${data.promptId} on ${data.server} (taken over)`, { jobId: job.id, server: data.server });
+      this.#log.info?.(`job ${job.id}: following ${id} on ${data.server} (taken over)`, { jobId: job.id, server: data.server });
       try {
-        const r = await client.follow(data.promptId, { ...listeners, ...(signal ? { signal } : {}), stopOnAbort: true, serverLostAfter: this.#lostAfter, ...(data.timeout !== undefined ? { timeout: data.timeout } : {}) });
+        const r = await client.follow(id, { ...listeners, ...(signal ? { signal } : {}), stopOnAbort: true, serverLostAfter: this.#lostAfter, ...(data.timeout !== undefined ? { timeout: data.timeout } : {}) });
         return this.#finish(job, token, { ...r, server: data.server }, client.baseUrl);
       } catch (err) {
         if (!(err instanceof ServerLostError)) throw err;

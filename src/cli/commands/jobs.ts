@@ -13,6 +13,9 @@ import { serverMessage } from '../errors.ts';
 import { formatTime, table } from '../format.ts';
 
 /** `platformui jobs`. */
+/** The command line's job statuses as a Comfy API v2 server's (queued, running, canceling, succeeded, failed, canceled, expired). */
+const V2_STATUSES: Record<string, string[]> = { pending: ['queued'], in_progress: ['running', 'canceling'], completed: ['succeeded'], failed: ['failed', 'expired'], cancelled: ['canceled'] };
+
 export const jobs: Command = {
   name: 'jobs',
   summary: 'recent jobs, newest first (where the server has a jobs list)',
@@ -38,7 +41,9 @@ export const jobs: Command = {
     const cloud = await ctx.cloud();
     let page;
     try {
-      page = await cloud.listJobs({ limit, ...(status.length ? { status: status as (typeof JOB_STATUSES)[number][] } : {}) });
+      // A Comfy API v2 server names its states its own way: the command line's names (those `platformui job` shows) mapped onto them.
+      const wanted = cloud.server === 'v2' ? [...new Set(status.flatMap((s) => V2_STATUSES[s] ?? [s]))] : status;
+      page = await cloud.listJobs({ limit, ...(wanted.length ? { status: wanted as (typeof JOB_STATUSES)[number][] } : {}) });
     } catch (err) {
       // A status this kind of server does not have (a local server has no `cancelled`): said as the option's.
       if (err instanceof InvalidArgumentError && err.field?.startsWith('params.status')) {
@@ -53,21 +58,28 @@ export const jobs: Command = {
       }
       throw err;
     }
+    // A v2 server of the published spec has no status filter (it lists every job): the rows are filtered here too.
+    const v2Wanted = cloud.server === 'v2' && status.length ? new Set(status.flatMap((s) => V2_STATUSES[s] ?? [s])) : undefined;
+    const listed = v2Wanted ? page.jobs.filter((j) => v2Wanted.has(j.status)) : page.jobs;
     if (values.quiet) {
-      for (const j of page.jobs) ctx.print(j.id);
+      for (const j of listed) ctx.print(j.id);
       return 0;
     }
     if (ctx.mode === 'json') {
-      for (const j of page.jobs) ctx.printJSON(j);
+      for (const j of listed) ctx.printJSON(j);
       return 0;
     }
-    if (page.jobs.length === 0) {
+    if (listed.length === 0) {
       ctx.print(status.length ? `no ${status.join(' or ')} jobs` : 'no jobs');
       return 0;
     }
-    const rows = page.jobs.map((j) => {
+    const rows = listed.map((j) => {
       const e = j.execution_error as { exception_type?: unknown } | null | undefined;
-      return [j.id, j.status, formatTime(j.create_time), j.outputs_count == null ? '-' : String(j.outputs_count), typeof e?.exception_type === 'string' ? e.exception_type : ''];
+      // On a Comfy API v2 server: its phase (the status `platformui job` shows) and its created_at.
+      const v2 = cloud.server === 'v2' ? (j as { phase?: unknown; created_at?: unknown }) : undefined;
+      const shown = typeof v2?.phase === 'string' ? v2.phase : j.status;
+      const created = typeof v2?.created_at === 'string' ? Date.parse(v2.created_at) : j.create_time;
+      return [j.id, shown, formatTime(created), j.outputs_count == null ? '-' : String(j.outputs_count), typeof e?.exception_type === 'string' ? e.exception_type : ''];
     });
     const [head, ...body] = table([['ID', 'STATUS', 'CREATED', 'OUTPUTS', 'ERROR'], ...rows]);
     ctx.print(ctx.style('bold', head!));

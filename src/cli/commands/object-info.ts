@@ -65,6 +65,8 @@ export const objectInfo: Command = {
   async run(ctx, { positionals }) {
     const wanted = positionals[0] === undefined ? undefined : nonEmpty(positionals[0], 'the node class');
     const cloud = await ctx.cloud();
+    // A Comfy API v2 server serves no object_info: the ComfyUI behind it does (said before any request).
+    if (cloud.server === 'v2') throw new Error('a Comfy API v2 server serves no object_info: ask the server behind it (for comfy-api-proxy, the ComfyUI it fronts) with `platformui object-info --server URL --server-kind local`');
     const info = (await cloud.getObjectInfo()) as Record<string, Def>;
     if (wanted === undefined) {
       if (ctx.mode === 'json') {

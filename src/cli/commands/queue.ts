@@ -68,6 +68,8 @@ export const queue: Command = {
     if (typeof values.redis === 'string') return redisCounts(ctx, values.redis, typeof values.name === 'string' ? values.name : DEFAULT_QUEUE);
     if (values.name !== undefined) throw new UsageError('--name: the name of a Redis queue, with --redis');
     const cloud = await ctx.cloud();
+    // A Comfy API v2 server has no queue listing: said in the command line's words, before any request.
+    if (cloud.server === 'v2') throw new Error('a Comfy API v2 server has no queue listing: see where a job waits with `platformui job <id>` (its queue position), or the recent jobs with `platformui jobs`');
     const q = await cloud.getQueue();
     const entries: Array<[state: 'running' | 'pending', item: QueueItem]> = [
       ...q.queue_running.map((i) => ['running', i] as ['running', QueueItem]),
