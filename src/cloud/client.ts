@@ -485,6 +485,22 @@ export class CloudClient implements JobBackend {
   }
 
   /**
+   * Comfy API v2: {@link uploadImage} with v2's answer typed: the asset, the
+   * `core/ASSET` reference a workflow input takes, and `bytesSent` (0 when the
+   * server had the bytes: nothing of the file was sent). The file is hashed
+   * here (BLAKE3, streamed) and sent only when the server lacks it.
+   *
+   * @example
+   * ```ts
+   * const { reference, bytesSent } = await v2.uploadAsset('./photo.png');
+   * workflow['10'].inputs.image = reference;
+   * ```
+   */
+  uploadAsset(file: UploadInput, options: Omit<UploadImageOptions, 'type' | 'overwrite'> = {}): APIPromise<V2UploadResponse> {
+    return APIPromise.from(() => this.#onV2('uploadAsset()', async (b) => (checkOptions(options, UPLOAD_IMAGE_OPTIONS, 'uploadAsset()'), b.upload(file, options))));
+  }
+
+  /**
    * Comfy API v2: an asset (`GET /api/v2/assets/{id}`), with a fresh `url`.
    *
    * @example
@@ -906,7 +922,11 @@ export class CloudClient implements JobBackend {
   async follow(promptId: string, options: FollowOptions = {}): Promise<JobResult> {
     checkOptions(options, FOLLOW_OPTIONS, 'follow()');
     const id = checkId(promptId, 'promptId');
-    if (this.#v2) return this.#withJobStream(options, undefined, async (stream) => (await realtime()).followJob(this, stream, id, options));
+    // v2: a key names its job too (a queue records the key before the request); followed under the job's own id.
+    if (this.#v2) {
+      const jobId = (await this.#protocol.status(id, options.signal ? { signal: options.signal } : {})).data.id ?? id;
+      return this.#withJobStream(options, undefined, async (stream) => (await realtime()).followJob(this, stream, jobId, options));
+    }
     return this.#withSocket(options, async (socket) => (await realtime()).followJob(this, socket, id, options));
   }
 

@@ -144,9 +144,10 @@ function parseArgs(argv: readonly string[]): CliArgs {
  * with a key to give: pointing `PLATFORMUI_CLOUD_URL` at a keyless local
  * server would let a cloud key already in the environment go to it.
  */
-function environmentLine(url: string, key: string | undefined): string {
-  if (key === undefined) return '';
-  return `In another shell (this one runs the emulator until Ctrl-C), for the command line and the SDK:\n  export PLATFORMUI_CLOUD_URL=${url} PLATFORMUI_API_KEY=${key} PLATFORMUI_BASE_URL=${url} PLATFORMUI_TOKEN=${EMULATOR_TOKEN}\n`;
+function environmentLine(url: string, key: string | undefined, v2: boolean): string {
+  if (key === undefined) return v2 ? `For the command line (Comfy API v2, which the clients never guess): platformui --server-kind v2 --server ${url} …\n` : '';
+  // 'auto' never picks v2: the kind goes along.
+  return `In another shell (this one runs the emulator until Ctrl-C), for the command line and the SDK:\n  export PLATFORMUI_CLOUD_URL=${url} PLATFORMUI_API_KEY=${key}${v2 ? ' PLATFORMUI_SERVER_KIND=v2' : ''} PLATFORMUI_BASE_URL=${url} PLATFORMUI_TOKEN=${EMULATOR_TOKEN}\n`;
 }
 
 /** Where the command writes, and the name it calls itself in its usage. */
@@ -227,7 +228,7 @@ export async function runEmulatorCommand(argv: readonly string[], io: EmulatorCo
     `platformui emulator listening on ${emulator.url}\nBearer tokens:\n${tokens.join('\n')}\n` +
       `Cloud personality: ${emulator.cloud.personality.name}\n${cloudKey}\n` +
       (outputs.length ? `Synthetic outputs:\n${outputs.join('\n')}\n` : '') +
-      environmentLine(emulator.url, emulator.cloud.personality.requireKey ? keys[0] : undefined),
+      environmentLine(emulator.url, emulator.cloud.personality.requireKey ? keys[0] : undefined, v2),
   );
 
   const signal = await stopped;

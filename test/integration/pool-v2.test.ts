@@ -179,10 +179,8 @@ describe('faults', () => {
     expect(emu.v2!.counters.jobsCreated).toBe(1);
   });
 
-  // BUG (src/cloud/v2/submit.ts): a refused connection (`sent: 'no'`, nothing left) is taken for a lost answer
-  // and sent again for `confirmWithin` ms, then rejected as `sent: 'maybe'`: the pool cannot move the job (v1's
-  // submitWithId throws `sent: 'no'` at once). `it.fails` until fixed: then make it `it`.
-  it.fails('a v2 server stopped before its jobs reach it: they move to the other, each run one job in all', async () => {
+  // A refused connection (`sent: 'no'`, nothing left) is said at once, so the pool moves the job on.
+  it('a v2 server stopped before its jobs reach it: they move to the other, each run one job in all', async () => {
     const emus = [await emulator('v2'), await emulator('v2')];
     const p = pool([v2Server(emus[0]!, 'a'), v2Server(emus[1]!, 'b')], { serverLostAfter: 1000 });
     await allUp(p);

@@ -28,7 +28,11 @@ import { answerLost } from '../submission.ts';
  * The part of `CloudSocket` a follower uses: the client's socket, or one
  * Comfy API v2 job's event stream (`v2/stream.ts`), which has no client id.
  */
-export type FollowSocket = Pick<CloudSocket, 'state' | 'on' | 'subscribe'> & { readonly clientId: string | undefined };
+export type FollowSocket = Pick<CloudSocket, 'state' | 'on' | 'subscribe'> & {
+  readonly clientId: string | undefined;
+  /** A feed whose job's end is only confirmed by a poll (v2's stream): a job just submitted is polled at once, not an interval later. */
+  readonly pollsAtOnce?: boolean;
+};
 
 /** As many early events as the socket holds for a job nobody has claimed (`socket.ts`'s bound; not imported, so the socket stays out of this file's chunk). */
 const HOLD_MAX_EVENTS = 2000;
@@ -266,8 +270,9 @@ export class JobFollower {
       if (signal.aborted) return onAbort();
     }
     this.#resetSilence();
-    // A job submitted now is polled after a first interval; one followed later may have ended already.
-    this.#lastPollAt = this.#justSubmitted ? this.#clock.now() : -Infinity;
+    // A job submitted now is polled after a first interval; one followed later may have ended already, and so may
+    // a short one whose feed only a poll confirms (v2: the poll is the truth).
+    this.#lastPollAt = this.#justSubmitted && !this.#socket.pollsAtOnce ? this.#clock.now() : -Infinity;
     const target = nextState(this.#state, { type: 'accepted', socketOpen: this.#socket.state === 'open' })!;
     // In the new state before the first events are delivered (they may end the job at once), acting on it after.
     this.#state = target;

@@ -226,7 +226,10 @@ export class V2Backend {
     const fetchPage = async (offset: number): Promise<WithResponse<JobList>> => {
       const r = await this.listJobs(offset === 0 ? p : { ...p, cursor: cursors.get(offset)! }, options);
       if (r.data.nextCursor !== undefined) cursors.set(offset + r.data.jobs.length, r.data.nextCursor);
-      return { data: { ...(r.data.body as object), jobs: r.data.jobs, pagination: { offset, limit: p.limit ?? null, has_more: r.data.nextCursor !== undefined } } as JobList, response: r.response };
+      // The published spec has no status filter (comfy-api-proxy has): the page keeps only what was asked for either way.
+      const wanted = p.status === undefined ? undefined : new Set([p.status].flat());
+      const jobs = wanted ? r.data.jobs.filter((j) => wanted.has(String(j.status))) : r.data.jobs;
+      return { data: { ...(r.data.body as object), jobs, pagination: { offset, limit: p.limit ?? null, has_more: r.data.nextCursor !== undefined } } as JobList, response: r.response };
     };
     const r = await fetchPage(0);
     return { data: new JobPage(r, fetchPage, options?.signal), response: r.response };

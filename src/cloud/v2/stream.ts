@@ -127,6 +127,8 @@ interface Sub { handler: Handler; onLost: (() => void) | undefined }
 export class JobEventStream implements FollowSocket {
   /** v2 streams carry no client id. */
   readonly clientId: undefined = undefined;
+  /** The job's end is confirmed by a poll: the follower polls a job just submitted at once. */
+  readonly pollsAtOnce = true;
   readonly #open: JobEventStreamInit['open'];
   readonly #log: Log;
   readonly #defer: string | undefined;

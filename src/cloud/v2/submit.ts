@@ -138,6 +138,8 @@ export async function submitV2(init: V2SubmitInit, body: Record<string, unknown>
     if (failure instanceof APIError && failure.status === 422) throw asSubmissionError(failure, key);
     const lost = lostSince !== undefined ? 'maybe' : answerLost(failure);
     if (lost === undefined) throw failure;
+    // Refused, no such host: it never left, and nothing before it may have. Said at once (a pool moves the job on).
+    if (lost === 'no') throw (failure as APIConnectionError).aboutJob(key, 'no');
     // The key makes a second send safe: it cannot start a second job.
     lostSince ??= Date.now();
     const window = options.confirmWithin ?? CONFIRM_WITHIN_MS;
