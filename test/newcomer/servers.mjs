@@ -22,7 +22,12 @@ export const PLACEHOLDERS = [
   ['http://localhost:8188', 'local'],
   ['http://gpu-a:8188', 'local'],
   ['http://gpu-b:8188', 'local-2'],
+  ['https://cloud.comfy.org', 'v2'], // Comfy API v2: the published spec, with the emulator's key
+  ['http://127.0.0.1:8189', 'v2-real'], // comfy-api-proxy on loopback: no key
 ];
+
+/** The personality of each emulator besides the default one. */
+const PERSONALITY = { local: 'local', 'local-2': 'local', v2: 'v2', 'v2-real': 'v2-real' };
 
 const hostPattern = (host) => new RegExp(`${host.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}(?![\\w.-])`, 'g');
 
@@ -105,7 +110,7 @@ export async function withEmulators({ appDir, env, credentials, log, extra = [] 
   let ok = false;
   try {
     started.default = await startEmulator({ appDir, env, credentials, log });
-    for (const name of extra) started[name] = await startEmulator({ appDir, env, credentials, log, args: ['--personality', 'local'] });
+    for (const name of extra) started[name] = await startEmulator({ appDir, env, credentials, log, args: ['--personality', PERSONALITY[name]] });
     const urls = Object.fromEntries(Object.entries(started).map(([k, v]) => [k, v.url]));
     value = await fn({ urls, env: started.default.env });
     ok = true;

@@ -34,7 +34,8 @@ export async function runScriptBlock(block, { app, relightJson, log, timeout = 6
     writeFileSync(file, `${source}\n`);
     log(`\nREADME.md:${block.line} as run (${file}):\n${numbered(source)}`);
     const prelude = pathToFileURL(join(app.dir, 'newcomer-prelude.mjs')).href;
-    const localUrls = extra.map((e) => urls[e]).join(',');
+    // The local-personality ones: v2's take their files as assets (a block passes `inputs`).
+    const localUrls = extra.filter((e) => e.startsWith('local')).map((e) => urls[e]).join(',');
     const r = await exec('node', ['--disable-warning=ExperimentalWarning', '--import', prelude, file], {
       cwd: dir, env: { ...app.env, ...env, NEWCOMER_LOCAL_URLS: localUrls }, log, timeout,
     });
