@@ -82,7 +82,7 @@ export const BUNDLES: BundleSpec[] = [
   // Workflow.fromEditor is synchronous and CloudPool converts per server as it judges a job, so both carry the
   // converter (+4.4, +5.1 KB), and Workflow named inputs (inputs(), with(): +0.8 KB) and the review's refusals
   // of hostile files (+0.2): Workflow 7.5 → 13.5, CloudPool 34 → 39.5 (issue 26's onPlaced hook: +0.1), everything 47 → 53.
-  { label: 'import { CloudClient }', code: named('CloudClient'), budgetKB: 30.3, bundler: 'esbuild', split: true, lazy: 'the editor-format converter' },
+  { label: 'import { CloudClient }', code: named('CloudClient'), budgetKB: 30.3, bundler: 'esbuild', split: true, lazy: 'the follower, the editor-format converter and Comfy API v2' },
   { label: 'import { CloudPool }', code: named('CloudPool'), budgetKB: 39.5, bundler: 'esbuild' },
   { label: 'import { Workflow }', code: named('Workflow'), budgetKB: 13.5, bundler: 'esbuild' },
   // Issue 13 (the proxy's tasks, results, notifications): +1.7 KB in "everything".

@@ -296,7 +296,8 @@ export async function run(): Promise<{ name: string; lines: string[]; ok: boolea
             // When to cut: each SDK's own progress, not a stream of the bench's: the proxy feeds one job's progress
             // to ONE of its open streams (a second stream of the same job gets only `running`, then the terminal
             // status after 15 s of silence).
-            await twoNodes;
+            // A job whose progress never reached two nodes (its frames went to no stream of ours) is not cut: it still settles.
+            await Promise.race([twoNodes, settled]);
             trace('cutting', side, id);
             if (cut) relay.cutAll();
             const at = await settled;

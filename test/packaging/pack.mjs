@@ -50,7 +50,10 @@ const NEW_TYPESCRIPT = '7';
 // (issue 24); now it is the bundles, their declarations and the README. Raise it
 // only for something users need, and say what in the commit. Issue 25 (the editor-format converter in
 // each bundle, its own browser chunk, named inputs: +0.3 MB) and issue 26 (the queue entry: +0.2 MB): 3.0 → 3.4 MB.
-const MAX_UNPACKED_BYTES = 3_400_000;
+// Issue 33 (Comfy API v2: its client code in the root's Node bundles and its own browser file, the follower's browser
+// file, the emulator's v2 personalities in the emulator bundles and the bins' chunk, the README section: +0.66 MB,
+// 3.26 → 3.92 MB): 4.0 MB.
+const MAX_UNPACKED_BYTES = 4_000_000;
 const results = []; // { name, ok, detail }
 
 /** Runs a command, captures output; never throws. */
