@@ -78,7 +78,7 @@ export {
 export type { StopJobOptions } from './cloud/protocol/stop.ts';
 export type { ServerKind } from './cloud/protocol/types.ts';
 export type { V2JobLogs, V2UploadResponse } from './cloud/v2/backend.ts';
-export type { AssetReference, V2Asset, V2Job, V2Output, V2Status } from './cloud/v2/wire.ts';
+export type { AssetReference, V2Asset, V2Job, V2JobError, V2Output, V2OutputFileRef, V2Progress, V2Status } from './cloud/v2/wire.ts';
 export { validateWorkflow, type ValidateOptions, type WorkflowIssue, type WorkflowIssueCode } from './workflow/validate.ts';
 export { Workflow } from './workflow/workflow.ts';
 export type { EditorOptions, ExposedInput } from './workflow/editor.ts';
