@@ -24,34 +24,26 @@ const browserPlatform: NonNullable<Options['esbuildPlugins']>[number] = {
 // build that import names a file of its own, self-contained, so an app bundler makes it a chunk
 // loaded only when an editor workflow is passed. (A shared chunk would not do: esbuild's code
 // splitting assigns whole modules to chunks, and the app needs other parts of that module at start.)
-const lazyEditor: NonNullable<Options['esbuildPlugins']>[number] = {
-  name: 'lazy-editor',
+/** A module the code loads with `import()` that the browser build ships as a file of its own, `<file>.browser.js`. */
+const lazyFile = (file: string, filter: RegExp, importer = ''): NonNullable<Options['esbuildPlugins']>[number] => ({
+  name: `lazy-${file}`,
   setup(build) {
-    build.onResolve({ filter: /workflow\/editor\.ts$/ }, (args) => (args.kind === 'dynamic-import' ? { path: './editor.browser.js', external: true } : undefined));
+    build.onResolve({ filter }, (args) => (args.kind === 'dynamic-import' && args.importer.endsWith(importer) ? { path: `./${file}.browser.js`, external: true } : undefined));
   },
-};
+});
+const lazyEditor = lazyFile('editor', /workflow\/editor\.ts$/);
 
 // A CloudClient of `server: 'v2'` loads Comfy API v2's code on first use (`import()`, issue 33). In the browser
 // build that import names a file of its own (`v2.browser.js`), so an app bundler makes it a chunk that only a v2
 // client loads (with hash-wasm, which it imports on a v2 upload). Unlike the editor converter, v2's code throws and
 // checks the root's error classes: the client hands its own over when it loads the file (errorsByHand), so
 // `err instanceof SubmissionError` holds for its errors too.
-const lazyV2: NonNullable<Options['esbuildPlugins']>[number] = {
-  name: 'lazy-v2',
-  setup(build) {
-    build.onResolve({ filter: /v2\/backend\.ts$/ }, (args) => (args.kind === 'dynamic-import' ? { path: './v2.browser.js', external: true } : undefined));
-  },
-};
+const lazyV2 = lazyFile('v2', /v2\/backend\.ts$/);
 
 // Following a job (`cloud/run.ts`: the follower, its states and records) loads on the first run(), follow() or
 // waitForJob() (issue 34's first step, taken with issue 33 to keep the budgets): in the browser build a file of its
 // own, which, like v2's, takes the root's error classes from the client (errorsByHand).
-const lazyRun: NonNullable<Options['esbuildPlugins']>[number] = {
-  name: 'lazy-run',
-  setup(build) {
-    build.onResolve({ filter: /(^|\/)run\.ts$/ }, (args) => (args.kind === 'dynamic-import' && args.importer.endsWith('cloud/client.ts') ? { path: './run.browser.js', external: true } : undefined));
-  },
-};
+const lazyRun = lazyFile('run', /(^|\/)run\.ts$/, 'cloud/client.ts');
 
 // The lazily loaded browser files' imports of the root's errors go to `cloud/root-errors.ts`, whose bindings the client fills with its own
 // classes when it loads the chunk (see there why neither an import of the root nor a copy will do).
