@@ -35,6 +35,8 @@ describe.each([
   });
 
   it('run(): inputs uploaded as an asset, the job followed on its stream, the outputs downloadable', async () => {
+    // Long enough for its stream to open (a run opens it 50 ms after the submission: a job over by then needs none).
+    emu.cloud.stepMs = 60;
     const events: string[] = [];
     const progress: number[] = [];
     const r = await client().run(chain(), { inputs: INPUTS, onEvent: (e: SocketEvent) => events.push(e.type), onProgress: (p) => progress.push(p.value / p.max) });

@@ -38,6 +38,8 @@ import { isV2Job, toJobState, type AssetReference, type V2Asset, type V2Job } fr
 /** An `expired` is read this many more times, this far apart, before it is believed (a proxy's read race, §9.6). */
 const EXPIRED_REREADS = 2;
 const EXPIRED_REREAD_MS = 300;
+/** How long after its submission a run's event stream opens (see `events()`). */
+const FIRST_STREAM_AFTER_MS = 50;
 /** Looks after a cancel: 50 ms doubling to 1 s (a cancel lands at the running node's end). */
 const FIRST_LOOK_MS = 50;
 const MAX_LOOK_MS = 1000;
@@ -293,7 +295,17 @@ export class V2Backend {
    * under before the server names the job).
    */
   events(defer?: string): JobEventStream {
-    const stream = new JobEventStream({ open: (id, signal) => this.openEvents(id, signal), log: this.#log, ...(defer === undefined ? {} : { defer }) });
+    // A run's first stream opens a little after the job's first poll went out: a job that ends that soon
+    // needs none (the poll is the truth), and a long one loses nothing (the poll covers its start).
+    let first = defer !== undefined;
+    const open = async (id: string, signal: AbortSignal) => {
+      if (first) {
+        first = false;
+        await sleep(FIRST_STREAM_AFTER_MS, signal);
+      }
+      return this.openEvents(id, signal);
+    };
+    const stream = new JobEventStream({ open, log: this.#log, ...(defer === undefined ? {} : { defer }) });
     this.#streams.add(stream);
     stream.on('close', () => void this.#streams.delete(stream));
     return stream;
