@@ -13,6 +13,8 @@ const nodeOnly = (what: string, field: string) => new InvalidArgumentError(`${wh
 export const platform: Platform = {
   node: false,
   fileBlob: () => Promise.reject(nodeOnly('uploading from a file path', 'file')),
+  // Rejected on the first next(), as Node's reports a missing file: callers handle both in the same place.
+  readChunks: () => ({ [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(nodeOnly('reading from a file path', 'file')) }) }),
   isNodeReadable: () => false,
   async streamMultipart(fields, fileField, stream, filename) {
     const form = new FormData();

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { InvalidArgumentError, PlatformUIError } from '../errors.ts';
+import { APIUserAbortError, InvalidArgumentError, PlatformUIError } from '../errors.ts';
 import type { MultipartBody, Platform, WebSocketConstructor } from './types.ts';
 
 /** What a file-system error code means, in words. */
@@ -43,6 +43,45 @@ export const platform: Platform = {
       return await fs.openAsBlob(path);
     } catch (err) {
       throw new InvalidArgumentError(`cannot read ${JSON.stringify(path)}: ${fsReason(err)}`, 'file', undefined, { cause: err });
+    }
+  },
+
+  async *readChunks(path, chunkSize = 1 << 20, signal) {
+    if (!Number.isSafeInteger(chunkSize) || chunkSize < 1) throw new InvalidArgumentError(`must be a positive integer, got ${String(chunkSize)}`, 'chunkSize');
+    const fs = await import('node:fs/promises');
+    const cannot = (err: unknown) => new InvalidArgumentError(`cannot read ${JSON.stringify(path)}: ${fsReason(err)}`, 'file', undefined, { cause: err });
+    // Stat before opening: opening a FIFO would block, and a directory opens fine on Linux, then fails to read.
+    let stats: import('node:fs').Stats;
+    try {
+      stats = await fs.stat(path);
+    } catch (err) {
+      throw cannot(err);
+    }
+    if (!stats.isFile()) throw new InvalidArgumentError(`cannot read ${JSON.stringify(path)}: ${stats.isDirectory() ? 'it is a directory' : 'not a regular file'}`, 'file');
+    let handle: import('node:fs/promises').FileHandle;
+    try {
+      handle = await fs.open(path, 'r');
+    } catch (err) {
+      throw cannot(err);
+    }
+    // One buffer for the whole file: libuv reads straight into it, nothing is allocated per chunk.
+    const buffer = new Uint8Array(chunkSize);
+    let position = 0;
+    try {
+      for (;;) {
+        if (signal?.aborted) throw new APIUserAbortError(undefined, { cause: signal.reason });
+        let bytesRead: number;
+        try {
+          ({ bytesRead } = await handle.read(buffer, 0, chunkSize, position));
+        } catch (err) {
+          throw new PlatformUIError(`Reading ${JSON.stringify(path)} failed after ${position} bytes: ${fsReason(err)}`, { cause: err });
+        }
+        if (bytesRead === 0) return;
+        position += bytesRead;
+        yield buffer.subarray(0, bytesRead);
+      }
+    } finally {
+      await handle.close();
     }
   },
 

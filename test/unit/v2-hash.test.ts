@@ -1,9 +1,11 @@
 // BLAKE3 of src/cloud/v2/hash.ts: known vectors, every input kind agrees, a file is
-// streamed (RSS bound, in a child process), abort and bad input are typed errors.
+// streamed (the process's RSS bound, in a child process), abort and bad input are typed errors.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync, openSync, ftruncateSync, closeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import * as esbuild from 'esbuild';
 import { afterAll, describe, expect, it } from 'vitest';
 import { blake3, isBlake3Hash } from '../../src/cloud/v2/hash.ts';
 import { APIUserAbortError, InvalidArgumentError } from '../../src/errors.ts';
@@ -64,6 +66,12 @@ describe('blake3()', () => {
     const p = blake3(new Blob([new Uint8Array(20_000_000)]), later.signal);
     later.abort();
     await expect(p).rejects.toThrow(APIUserAbortError);
+    const file = join(dir, 'abort.bin');
+    writeFileSync(file, new Uint8Array(20_000_000));
+    const onPath = new AbortController();
+    const q = blake3(file, onPath.signal);
+    setTimeout(() => onPath.abort(), 1);
+    await expect(q).rejects.toThrow(APIUserAbortError);
   });
 
   it('isBlake3Hash takes only "blake3:" and 64 lowercase hex digits', () => {
@@ -74,18 +82,22 @@ describe('blake3()', () => {
   });
 });
 
-// A large file is hashed in a child process (this one holds vitest), which reports its peak RSS.
-// 256 MiB by default (a few seconds here); PLATFORMUI_HASH_RSS_MB=1024 runs the 1 GiB case of the issue.
+// A large file is hashed in a child process (this one holds vitest), which reports its peak RSS: the whole
+// process's, as the issue bounds it (≤ 64 MiB for 1 GiB). The child runs hash.ts bundled to plain JS, as the
+// package ships it: under --experimental-strip-types Node alone is ~80 MiB here, plain ~46 MiB.
+// 256 MiB by default (~1 s here); PLATFORMUI_HASH_RSS_MB=1024 runs the 1 GiB case of the issue.
 const RSS_MB = Number(process.env.PLATFORMUI_HASH_RSS_MB ?? 256);
 describe('blake3() of a large file', () => {
-  it(`hashes a ${RSS_MB} MiB file with RSS growing ≤ 64 MiB`, { timeout: 120_000 }, () => {
+  it(`hashes a ${RSS_MB} MiB file with the process's RSS ≤ 64 MiB`, { timeout: 120_000 }, async () => {
     const file = join(dir, 'large.bin');
     // Sparse: no disk, no write time; reading it still goes through every byte (zeros).
     const fd = openSync(file, 'w');
     ftruncateSync(fd, RSS_MB * 1024 * 1024);
     closeSync(fd);
+    const bundle = join(dir, 'hash.mjs');
+    await esbuild.build({ entryPoints: [new URL('../../src/cloud/v2/hash.ts', import.meta.url).pathname], outfile: bundle, bundle: true, platform: 'node', format: 'esm', target: 'node22', logLevel: 'silent' });
     const script = `
-      const { blake3 } = await import(${JSON.stringify(new URL('../../src/cloud/v2/hash.ts', import.meta.url).href)});
+      const { blake3 } = await import(${JSON.stringify(pathToFileURL(bundle).href)});
       await blake3(new Uint8Array()); // the library loaded: the baseline is the process ready to hash
       const base = process.memoryUsage().rss;
       let peak = base;
@@ -96,14 +108,18 @@ describe('blake3() of a large file', () => {
       peak = Math.max(peak, process.memoryUsage().rss);
       process.stdout.write(JSON.stringify({ ...r, base, peak, ms: performance.now() - t0 }));
     `;
-    const child = spawnSync(process.execPath, ['--experimental-strip-types', '--no-warnings', '--input-type=module', '-e', script], { encoding: 'utf8' });
+    const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
     expect(child.stderr).toBe('');
     const out = JSON.parse(child.stdout) as { hash: string; size: number; base: number; peak: number; ms: number };
     expect(out.size).toBe(RSS_MB * 1024 * 1024);
     expect(isBlake3Hash(out.hash)).toBe(true);
-    // The growth while hashing, not the process's whole RSS: Node 22 alone is ~48 MiB (~75 MiB with the
-    // type stripping this child runs under). Measured: +41 MiB for 256 MiB and for 1 GiB alike (flat in the size).
-    expect(out.peak - out.base, `RSS ${(out.base / 2 ** 20).toFixed(0)} → ${(out.peak / 2 ** 20).toFixed(0)} MiB`).toBeLessThanOrEqual(64 * 1024 * 1024);
+    const mib = (n: number) => (n / 2 ** 20).toFixed(1);
+    const figures = `RSS ${mib(out.base)} → ${mib(out.peak)} MiB, ${(out.ms / 1000).toFixed(1)} s, ${(out.size / 1e6 / (out.ms / 1000)).toFixed(0)} MB/s`;
+    // Measured (1 GiB, Node 22, plain JS): 46 → 59 MiB; the +13 are mostly once per process (libuv's threads,
+    // fs/promises), not per file. Reading through a Blob stream instead reached 94 MiB (+48 of garbage chunks).
+    expect(out.peak, figures).toBeLessThanOrEqual(64 * 2 ** 20);
+    // The growth too, so a machine whose bare Node is larger still catches a per-chunk allocation coming back.
+    expect(out.peak - out.base, figures).toBeLessThanOrEqual(24 * 2 ** 20);
     if (b3sum) expect(out.hash).toBe(`blake3:${execFileSync('b3sum', ['--no-names', file], { encoding: 'utf8' }).trim()}`);
   });
 });
