@@ -34,6 +34,7 @@ import { STOP_JOB_OPTIONS, type StopJobOptions } from './protocol/stop.ts';
 import type { ServerKind, ServerProtocol } from './protocol/types.ts';
 import { submitWithId } from './submission.ts';
 import { withInputs } from './inputs.ts';
+import { followSigned, isLoopback } from './signed.ts';
 import { randomUuid } from './uuid.ts';
 import { FOLLOW_OPTIONS, RUN_OPTIONS, WAIT_FOR_JOB_OPTIONS, type FollowOptions, type JobResult, type RunOptions, type WaitForJobOptions } from './run-options.ts';
 import { rootErrors } from './root-errors.ts';
@@ -266,8 +267,6 @@ export interface ValidateWorkflowOptions extends RequestOptions {
 const VALIDATE_WORKFLOW_OPTIONS = /* @__PURE__ */ joinKeys(REQUEST_OPTIONS, { refresh: 1, registry: 1, widgetValues: 1 } as const) satisfies OptionKeys<ValidateWorkflowOptions>;
 
 const STATUS_OVER_SUBMISSION = new Set([401, 402, 403, 429]);
-const SAFE_HTTP_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
-const isLoopback = (host: string) => SAFE_HTTP_HOSTS.has(host) || /^127(\.\d{1,3}){3}$/.test(host);
 const SERVER_KINDS = new Set(['auto', 'cloud', 'local', 'v2']);
 
 /** The kind of server the options name: `keyless` is the cloud behind a relay; `auto` is local for a loopback URL without a key. */
@@ -809,19 +808,7 @@ export class CloudClient implements JobBackend {
     const query = { filename: ref.filename, subfolder: ref.subfolder ?? '', type: ref.type ?? 'output' };
     const res = await this.#transport.send({ method: 'GET', path: 'api/view', query, auth: true, redirect: 'manual', options });
     // A local counterpart server answers 200 with the file itself, from its own origin.
-    if (res.status >= 200 && res.status < 300) return res;
-    if (res.type === 'opaqueredirect' || res.status === 0) {
-      throw new DownloadError('opaque_redirect', 'The /api/view redirect is opaque in this runtime (browsers hide manual redirects); the signed URL cannot be read without forwarding the API key');
-    }
-    const location = res.headers.get('location');
-    await res.body?.cancel();
-    if (!location) throw new DownloadError('missing_location', `/api/view answered ${res.status} without a location`);
-    const target = new URL(location, `${this.#transport.baseUrl}/api/view`);
-    if (target.protocol !== 'https:' && !(target.protocol === 'http:' && SAFE_HTTP_HOSTS.has(target.hostname))) {
-      throw new DownloadError('insecure_location', `Refusing to fetch a signed URL over ${target.protocol} on ${target.host}`);
-    }
-    // Nothing of the client goes along: no hooks, no default headers, no cookies.
-    return this.#transport.fetchElsewhere(target, options);
+    return followSigned(this.#transport, res, '/api/view', new URL(`${this.#transport.baseUrl}/api/view`), options);
   }
 
   /**

@@ -20,9 +20,8 @@ import { DownloadError, InvalidArgumentError, JobNotStoppedError, NotFoundError,
 import { checkArgs } from '../../args.ts';
 import type { JobList, SubmissionResponse } from '../../schemas/cloud.ts';
 import type { Rule, Typed } from '../../schemas/rule.ts';
-import { requestOptionsOf } from '../../transport/options.ts';
 import type { Log } from '../../transport/log.ts';
-import type { RequestOptions } from '../../transport/options.ts';
+import { requestOptionsOf, type RequestOptions } from '../../transport/options.ts';
 import type { WithResponse } from '../../transport/promise.ts';
 import { sleep } from '../../transport/sleep.ts';
 import { path } from '../../transport/path.ts';
@@ -33,6 +32,7 @@ import { assetReference, deleteAsset, getAsset, uploadAsset } from './assets.ts'
 import type { SubmitOptions, UploadImageOptions, UploadInput } from '../client.ts';
 import { findByKey, submitV2, type LabelStyle, type V2SubmitOptions } from './submit.ts';
 import { JobEventStream } from './stream.ts';
+import { followSigned } from '../signed.ts';
 import { isV2Job, toJobState, type AssetReference, type V2Asset, type V2Job } from './wire.ts';
 
 /** An `expired` is read this many more times, this far apart, before it is believed (a proxy's read race, §9.6). */
@@ -335,17 +335,7 @@ export class V2Backend {
     // The key goes only to the service's own URLs; any other (a signed URL) gets none.
     if (target.origin !== base.origin || !target.pathname.startsWith(base.pathname)) return this.#t.fetchElsewhere(target, options);
     const res = await this.#t.send({ method: 'GET', path: target.pathname.slice(base.pathname.length) + target.search, auth: true, redirect: 'manual', options });
-    if (res.status >= 200 && res.status < 300) return res;
-    if (res.type === 'opaqueredirect' || res.status === 0) throw new DownloadError('opaque_redirect', 'The asset redirect is opaque in this runtime (browsers hide manual redirects); the signed URL cannot be read without forwarding the API key');
-    const location = res.headers.get('location');
-    await res.body?.cancel();
-    if (!location) throw new DownloadError('missing_location', `${target.pathname} answered ${res.status} without a location`);
-    const signed = new URL(location, target);
-    if (signed.protocol !== 'https:' && !(signed.protocol === 'http:' && isLoopbackHost(signed.hostname))) {
-      throw new DownloadError('insecure_location', `Refusing to fetch a signed URL over ${signed.protocol} on ${signed.host}`);
-    }
-    return this.#t.fetchElsewhere(signed, options);
+    return followSigned(this.#t, res, target.pathname, target, options);
   }
 }
 
-const isLoopbackHost = (host: string) => host === 'localhost' || host === '[::1]' || /^127(\.\d{1,3}){3}$/.test(host);
