@@ -78,9 +78,11 @@ function checkBrowserSafe(label, { text, inputs, nodeImports }) {
   ];
   // Text checks catch what the metafile cannot: a global `Buffer`, or an
   // import hidden from the bundler (e.g. a string handed to require/import()).
-  // \bBuffer\b does not match ArrayBuffer; "multipart/form-data" is a legit
+  // \bBuffer\b does not match ArrayBuffer; a property read (`globalObject.Buffer`,
+  // hash-wasm's feature test, undefined in a browser, which then uses TextEncoder)
+  // is not the global binding, which throws there. "multipart/form-data" is a legit
   // MIME string, hence only specifier forms for ws/form-data.
-  for (const [what, re] of [['`Buffer`', /\bBuffer\b/], ['a node: specifier', /["'`]node:[a-z_/]+["'`]/],
+  for (const [what, re] of [['`Buffer`', /(?<![.\w$])Buffer\b/], ['a node: specifier', /["'`]node:[a-z_/]+["'`]/],
     ['an import of `ws`/`form-data`', /(\b(require|import)\s*\(\s*|\bfrom\s*)["'`](ws|form-data)["'`]/]]) {
     const m = re.exec(text);
     if (m) banned.push(`${what} in the text: …${text.slice(Math.max(0, m.index - 60), m.index + 60)}…`);
