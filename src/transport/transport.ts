@@ -34,6 +34,7 @@ import type { WithResponse } from './promise.ts';
 import { clip, redactText, redactUrl, scrub } from './redact.ts';
 import { mayResend } from './resend.ts';
 import { sleep } from './sleep.ts';
+import { retryAfterMs } from './retry-after.ts';
 
 /** How a client authenticates when an endpoint asks for it. */
 export type AuthScheme = 'bearer' | 'apiKey';
@@ -486,7 +487,7 @@ export class Transport {
     const backoff = () => Math.min(retry.backoffLimit, Math.random() * 500 * 2 ** attempt);
     if (failure instanceof HttpFailure) {
       if (!retryable(failure.response.status, this.service)) return undefined;
-      const after = retryAfter(failure.response.headers.get('retry-after'));
+      const after = retryAfterMs(failure.response.headers.get('retry-after'));
       return after === undefined ? backoff() : Math.min(retry.maxRetryAfter, after);
     }
     // A blocked port is refused again on every attempt.
@@ -668,10 +669,4 @@ function parseBody(text: string): unknown {
 }
 
 /** `Retry-After` in ms: delay-seconds (fractions too) or an HTTP date; `undefined` when absent or unreadable. */
-function retryAfter(value: string | null): number | undefined {
-  if (value === null) return undefined;
-  if (/^\d+(\.\d+)?$/.test(value.trim())) return Number(value.trim()) * 1000;
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
-}
 

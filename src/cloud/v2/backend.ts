@@ -33,7 +33,7 @@ import type { SubmitOptions, UploadImageOptions, UploadInput } from '../client.t
 import { findByKey, submitV2, type LabelStyle, type V2SubmitOptions } from './submit.ts';
 import { JobEventStream } from './stream.ts';
 import { followSigned } from '../signed.ts';
-import { isV2Job, toJobState, type AssetReference, type V2Asset, type V2Job } from './wire.ts';
+import { isV2Job, jobsOf, toJobState, type AssetReference, type V2Asset, type V2Job } from './wire.ts';
 
 /** An `expired` is read this many more times, this far apart, before it is believed (a proxy's read race, §9.6). */
 const EXPIRED_REREADS = 2;
@@ -243,8 +243,7 @@ export class V2Backend {
     for (const [k, v] of Object.entries(params.metadata ?? {})) query[`metadata[${k}]`] = v;
     const r = await this.#t.request<Record<string, unknown>>({ method: 'GET', path: 'api/v2/jobs', query, auth: true, options });
     const body = r.data ?? {};
-    const list = body.jobs ?? body.items ?? body.data;
-    const jobs = (Array.isArray(list) ? list.filter(isV2Job) : []).map(toJobState);
+    const jobs = jobsOf(body).map(toJobState);
     return { data: { jobs, nextCursor: typeof body.next_cursor === 'string' ? body.next_cursor : undefined, truncated: body.truncated === true, body }, response: r.response };
   }
 

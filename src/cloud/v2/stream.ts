@@ -25,6 +25,7 @@
  * @module
  */
 import { describeError, SILENT, type Log } from '../../transport/log.ts';
+import { retryAfterMs } from '../../transport/retry-after.ts';
 import { realClock, type Clock, type TimerHandle } from '../follow/clock.ts';
 import type { FollowSocket } from '../follow/follower.ts';
 import type { SocketEvent, SocketState } from '../socket.ts';
@@ -318,7 +319,7 @@ export class JobEventStream implements FollowSocket {
     if (status !== undefined && status < 500 && status !== 408 && status !== 429) return this.#refused(status, code, `${status}${code ? ` ${code}` : ''}`);
     this.#attempt++;
     let delay = this.#backoff();
-    const after = status === 429 ? retryAfterMs(e.retryAfter, this.#clock.now()) : undefined;
+    const after = status === 429 ? retryAfterMs(typeof e.retryAfter === 'string' ? e.retryAfter : undefined, this.#clock.now()) : undefined;
     if (after !== undefined) delay = Math.max(delay, Math.min(after, STREAM_MAX_RETRY_AFTER_MS));
     const reason = idle ? `no answer for ${this.#idleMs} ms` : status === 429 ? `429${code ? ` ${code}` : ''}${after !== undefined ? `, Retry-After ${after} ms` : ''}` : describeError(err);
     this.#move('failed', { reason, delay, ...(status ? { status } : {}) });
@@ -407,11 +408,3 @@ export class JobEventStream implements FollowSocket {
   }
 }
 
-/** `Retry-After` (seconds, or an HTTP date) in ms from `now`; `undefined` when absent or unreadable. */
-function retryAfterMs(value: unknown, now: number): number | undefined {
-  if (typeof value !== 'string' || value.trim() === '') return undefined;
-  const s = Number(value);
-  if (Number.isFinite(s)) return Math.max(0, s * 1000);
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
-}

@@ -16,10 +16,11 @@ import { APIConnectionError, APIError, APIUserAbortError, JobExistsError, Submis
 import { describeError, type Log } from '../../transport/log.ts';
 import type { RequestOptions } from '../../transport/options.ts';
 import type { WithResponse } from '../../transport/promise.ts';
+import { retryAfterMs } from '../../transport/retry-after.ts';
 import { sleep } from '../../transport/sleep.ts';
 import type { Transport } from '../../transport/transport.ts';
 import { answerLost, CONFIRM_WITHIN_MS } from '../submission.ts';
-import { isV2Job, type V2Job } from './wire.ts';
+import { isV2Job, jobsOf, type V2Job } from './wire.ts';
 
 /** The label key the SDK puts a submission's Idempotency-Key under, to find the job when only the key is known. */
 export const KEY_LABEL = 'platformui-idempotency-key';
@@ -128,7 +129,7 @@ export async function submitV2(init: V2SubmitInit, body: Record<string, unknown>
       continue; // a refused submission released its key
     }
     if (failure instanceof APIError && code === 'queue_full') {
-      const ms = Math.max(QUEUE_FULL_MIN_MS, retryAfterMs(failure) ?? QUEUE_FULL_DEFAULT_MS);
+      const ms = Math.max(QUEUE_FULL_MIN_MS, retryAfterMs(failure.retryAfter) ?? QUEUE_FULL_DEFAULT_MS);
       if (Date.now() + ms - started > QUEUE_FULL_BUDGET_MS) throw failure;
       log.info?.(`the server's queue is full; sending again under the same Idempotency-Key in ${ms} ms`, { idempotencyKey: key, delayMs: ms });
       await sleep(ms, options.request?.signal);
@@ -151,12 +152,6 @@ export async function submitV2(init: V2SubmitInit, body: Record<string, unknown>
     await sleep(wait, options.request?.signal);
     wait = Math.min(wait * 2, RESEND_MAX_MS);
   }
-}
-
-/** `Retry-After` in ms, when the error carries integer seconds. */
-export function retryAfterMs(err: APIError): number | undefined {
-  const s = err.retryAfter === undefined ? NaN : Number(err.retryAfter);
-  return Number.isFinite(s) && s >= 0 ? s * 1000 : undefined;
 }
 
 /**
@@ -190,11 +185,4 @@ export async function findByKey(init: V2SubmitInit, key: string, request?: Reque
   const want = labelOf(labels.style, key);
   const found = jobsOf(r.data).find((j) => (labels.style === 'map' ? (j.metadata as Record<string, unknown> | undefined)?.[KEY_LABEL] === key : j.metadata === want));
   return found ? { data: found, response: r.response } : undefined;
-}
-
-/** The jobs of a list answer: `jobs` (the real server), `items` or `data` (other surfaces). */
-function jobsOf(body: unknown): V2Job[] {
-  const b = body as Record<string, unknown> | null;
-  const list = b && typeof b === 'object' ? (b.jobs ?? b.items ?? b.data) : undefined;
-  return Array.isArray(list) ? list.filter(isV2Job) : [];
 }

@@ -189,6 +189,12 @@ export function toJobState(job: V2Job): JobStatusResult & JobRecord {
   } as JobStatusResult & JobRecord;
 }
 
+/** The jobs of a `GET /api/v2/jobs` answer: `jobs` (comfy-api-proxy), `items` or `data` (other surfaces); what is not a job is left out. */
+export function jobsOf(body: unknown): V2Job[] {
+  const list = isObject(body) ? (body.jobs ?? body.items ?? body.data) : undefined;
+  return Array.isArray(list) ? list.filter(isV2Job) : [];
+}
+
 /** Whether a body is a v2 job (an object with a string `id` and `status`). */
 export function isV2Job(v: unknown): v is V2Job {
   return isObject(v) && typeof v.id === 'string' && typeof v.status === 'string';
