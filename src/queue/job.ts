@@ -84,7 +84,12 @@ export class QueueJobHandle implements QueueJob {
     if (state === 'completed') return { result: (job.returnvalue ?? (await this.#job(claim.lane))?.returnvalue) as QueueJobResult };
     if (state === 'failed') {
       const stored = job.data.error;
-      return { error: stored ? rebuildError(stored) : rebuildError({ name: 'PlatformUIError', message: job.failedReason || 'the job failed', fields: {} }) };
+      if (stored) return { error: rebuildError(stored) };
+      // Failed with no error of the worker's: BullMQ's own ending. A job cancel() recorded is cancelled (BullMQ may
+      // fail it with the cancel's reason before the worker has stored its JobCancelledError).
+      const redis = await this.#ctx.redis();
+      if ((await redis.zscore(this.#ctx.keys.cancelledJobs, this.id)) !== null) return { error: new JobCancelledError(this.id) };
+      return { error: rebuildError({ name: 'PlatformUIError', message: job.failedReason || 'the job failed', fields: {} }) };
     }
     return undefined;
   }
