@@ -111,7 +111,7 @@ const finished = (id: string) =>
   vi.waitFor(() => {
     const status = state.tasks.get(id)?.status;
     expect(status === 'COMPLETED' || status === 'FAILED').toBe(true);
-  });
+  }, { timeout: 10_000 }); // a task of two steps: generous for a loaded machine
 
 const IMAGE = 'https://example.com/in.jpg';
 
@@ -489,6 +489,7 @@ describe('status routes', () => {
 
   it('bare shape: no wrapper, the status under task_status; POSTs and webhooks stay wrapped', async () => {
     state.shape = 'bare';
+    state.stepMs = 500; // the first read must find it CREATED, however slow this machine is
     const res = await relight({ image: IMAGE, webhook_url: `${hookBase}/h` });
     const data = await started(res); // still { data }
     const body = await taskBody(await getTask('image-relight', data.task_id));

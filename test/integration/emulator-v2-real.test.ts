@@ -126,7 +126,7 @@ describe('v2-real personality (§9.7)', () => {
   });
 
   it('cancel: a queued job ends expired; a running one reads running on polls, then canceled', async () => {
-    emu.cloud.stepMs = 40;
+    emu.cloud.stepMs = 400; // the running node ends within a step of the cancel: the read after it must come first
     const a = await json(await post('/api/v2/jobs', { workflow: chain(ref, 'a') }), 201);
     const b = await json(await post('/api/v2/jobs', { workflow: chain(ref, 'b') }), 201);
     await until(a.id, (j) => j.status === 'running');

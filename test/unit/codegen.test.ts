@@ -10,11 +10,15 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { buildObjectInfo } from '../../src/emulator/cloud-nodes.ts';
 import { InvalidArgumentError } from '../../src/errors.ts';
 import type { ObjectInfo } from '../../src/schemas/cloud.ts';
 import { generateTypes } from '../../src/workflow/codegen.ts';
+
+// Most tests here run a whole tsc program: ~10 s for the 440 classes on an idle 2-core machine, several times
+// that on a loaded one.
+vi.setConfig({ testTimeout: 180_000 });
 
 const FIXTURES = process.env.PLATFORMUI_FIXTURES ?? '/work/shared/fixtures/local-server';
 const real: ObjectInfo | undefined = existsSync(`${FIXTURES}/object_info.json`) ? JSON.parse(readFileSync(`${FIXTURES}/object_info.json`, 'utf8')) : undefined;
