@@ -83,7 +83,9 @@ export class QueueJobHandle implements QueueJob {
     // Read before it completed, the job object has no return value yet: read it again.
     if (state === 'completed') return { result: (job.returnvalue ?? (await this.#job(claim.lane))?.returnvalue) as QueueJobResult };
     if (state === 'failed') {
-      const stored = job.data.error;
+      // Read before it failed, the job object lacks the error the worker stored just before failing it: read it again
+      // (else a job that failed with, say, an ExecutionError read as a bare PlatformUIError, now and then).
+      const stored = job.data.error ?? (await this.#job(claim.lane))?.data.error;
       if (stored) return { error: rebuildError(stored) };
       // Failed with no error of the worker's: BullMQ's own ending. A job cancel() recorded is cancelled (BullMQ may
       // fail it with the cancel's reason before the worker has stored its JobCancelledError).
