@@ -7,7 +7,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { errorCodeFor, sendEmpty, sendJson, sendText } from './reply.ts';
-import { createRandom } from './seed.ts';
+import { createRandom } from './random.ts';
 
 /** Selects which requests a fault applies to. */
 export interface FaultMatch {

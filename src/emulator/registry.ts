@@ -6,7 +6,8 @@
  * @module
  */
 import { HttpError } from './reply.ts';
-import { buildSeed, createRandom, DOWNLOAD_BASE } from './seed.ts';
+import { createRandom } from './random.ts';
+import { buildSeed, DOWNLOAD_BASE } from './seed.ts';
 import type { Node as SchemaNode, NodePage as SchemaNodePage, NodeVersion, Publisher as SchemaPublisher } from '../schemas/registry.ts';
 import type { NODE_STATUSES, PUBLISHER_STATUSES } from '../schemas/values.ts';
 
