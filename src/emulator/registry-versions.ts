@@ -61,6 +61,7 @@ export function rankPacks(className: string, nodes: Node[]): Node[] {
 
 const SORTABLE = new Set(['downloads', 'search_ranking', 'created_at', 'github_stars', 'rating', 'name', 'id']);
 
+/** `GET /nodes`: the search envelope of the listed nodes, filtered by `node_id`, platform and `sort`. */
 function listNodes(state: RegistryState, ctx: RequestContext): void {
   const q = ctx.query;
   const ids = q.getAll('node_id').flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
@@ -99,6 +100,7 @@ function listNodes(state: RegistryState, ctx: RequestContext): void {
   sendJson(ctx.res, 200, paginate(nodes, q));
 }
 
+/** `GET /nodes/{nodeId}`: the node; 302 to its exact id when only its case differs; 403 banned. */
 function getNode(state: RegistryState, ctx: RequestContext): void {
   const id = ctx.params.nodeId ?? '';
   const { stored, exact } = findNode(state, id);
@@ -111,6 +113,7 @@ function getNode(state: RegistryState, ctx: RequestContext): void {
   sendJson(ctx.res, 200, state.view(stored));
 }
 
+/** `GET /nodes/{nodeId}/versions`: its versions in stored order, filtered by `statuses`. */
 function getNodeVersions(state: RegistryState, ctx: RequestContext): void {
   const stored = exactNode(state, ctx.params.nodeId ?? '');
   const statuses = ctx.query.getAll('statuses').flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
@@ -120,6 +123,7 @@ function getNodeVersions(state: RegistryState, ctx: RequestContext): void {
   sendJson(ctx.res, 200, out);
 }
 
+/** `GET /nodes/{nodeId}/versions/{version}`: one version; 404. */
 function getNodeVersion(state: RegistryState, ctx: RequestContext): void {
   const stored = exactNode(state, ctx.params.nodeId ?? '');
   const version = ctx.params.version ?? '';
@@ -128,6 +132,7 @@ function getNodeVersion(state: RegistryState, ctx: RequestContext): void {
   sendJson(ctx.res, 200, versionView(found, booleanParam(ctx.query, 'include_status_reason')));
 }
 
+/** `GET /nodes/{nodeId}/install`: the version to install (default the latest), counted as a download. */
 function getInstall(state: RegistryState, ctx: RequestContext): void {
   const stored = exactNode(state, ctx.params.nodeId ?? '');
   if (stored.node.status === 'NodeStatusBanned') return sendMessageOnly(ctx, 403, 'Node Banned');
@@ -139,6 +144,7 @@ function getInstall(state: RegistryState, ctx: RequestContext): void {
   sendJson(ctx.res, 200, versionView(found, false));
 }
 
+/** `GET /platform-nodes/{className}/node`: the best-ranked active pack providing the class; 404. */
 function getPlatformNodePack(state: RegistryState, ctx: RequestContext): void {
   const className = ctx.params.className ?? '';
   const candidates = (state.classes.get(className) ?? [])
@@ -150,6 +156,7 @@ function getPlatformNodePack(state: RegistryState, ctx: RequestContext): void {
   sendJson(ctx.res, 200, best);
 }
 
+/** `POST /bulk/nodes/versions`: each asked version, `success`, `not_found` or `error`. */
 async function postBulkVersions(state: RegistryState, ctx: RequestContext): Promise<void> {
   const body = await ctx.readJson();
   if (!isObject(body) || !Array.isArray(body.node_versions)) throw new HttpError(400, 'node_versions: must be an array of { node_id, version }', 'bad_request');
@@ -168,6 +175,7 @@ async function postBulkVersions(state: RegistryState, ctx: RequestContext): Prom
   sendJson(ctx.res, 200, { node_versions: results });
 }
 
+/** `POST /publishers/{publisherId}/nodes/{nodeId}/versions`: publishes a pending version and its signed upload URL. */
 async function postPublisherVersion(state: RegistryState, ctx: RequestContext): Promise<void> {
   const body = await ctx.readJson();
   if (!isObject(body)) throw new HttpError(400, 'body: must be { personal_access_token, node, node_version }', 'bad_request');
@@ -210,6 +218,7 @@ async function postPublisherVersion(state: RegistryState, ctx: RequestContext): 
   sendJson(ctx.res, 201, { signedUrl, node_version: versionView(created, false) });
 }
 
+/** `GET /registry-downloads/{nodeId}/{version}/node.zip`: an uploaded archive; 404 before. */
 function getDownload(state: RegistryState, ctx: RequestContext): void {
   const { nodeId = '', version = '' } = ctx.params;
   const slot = [...state.uploads.values()].reverse().find((u) => u.nodeId === nodeId && u.version === version && u.bytes);
@@ -261,6 +270,7 @@ export const VERSION_ROUTES: readonly RouteRow<RegistryState>[] = [
 /** Largest archive the upload route accepts. */
 export const UPLOAD_LIMIT = 64 * 1024 * 1024;
 
+/** `PUT /registry-uploads/{nodeId}/{version}/node.zip` (second origin): stores the archive of a signed slot. */
 async function putUpload(state: RegistryState, ctx: RequestContext): Promise<void> {
   const slot = state.uploads.get(ctx.query.get('X-Goog-Signature') ?? '');
   if (!slot || slot.nodeId !== ctx.params.nodeId || slot.version !== ctx.params.version) throw new HttpError(403, 'Invalid or expired signature', 'forbidden');
