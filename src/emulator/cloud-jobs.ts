@@ -25,119 +25,21 @@
  *
  * @module
  */
-import { createHash, randomUUID } from 'node:crypto';
-import { makeGif, makePng, type FileStore } from './cloud-files.ts';
-import { HttpError } from './http.ts';
+import { randomUUID } from 'node:crypto';
+import { makeGif, makePng } from './cloud-files.ts';
+import type { EngineContext, FailSpec, Job, JobStatusValue, NodeOutput, OutputRef } from './cloud-job-types.ts';
+import { exceptionMessage, nodeState, previewText, seedOf, sleep, workflowHash } from './cloud-job-steps.ts';
+import { HttpError } from './reply.ts';
 import { NODE_BEHAVIOUR, type NodeBehaviour, type PromptNode, type ValidatedPrompt } from './cloud-nodes.ts';
-import type { Personality } from './personality.ts';
-import { asLink } from '../workflow/validate.ts';
 
-/** Job status values of the spec. */
-export type JobStatusValue = 'pending' | 'in_progress' | 'completed' | 'failed' | 'cancelled';
+// What a job is, importable from here as it always was.
+export type { CloudEvent, EngineContext, FailSpec, Job, JobMessage, JobStatusValue, NodeOutput, OutputRef, RawFailure } from './cloud-job-types.ts';
 
 /** The six `exception_type` values of the spec (one list, shared with the SDK's schemas). */
 export { EXCEPTION_TYPES } from '../schemas/values.ts';
 
-/** A file reference in outputs. */
-export interface OutputRef {
-  filename: string;
-  subfolder: string;
-  type: string;
-}
-
-/** Outputs of one node. */
-export interface NodeOutput {
-  images?: OutputRef[];
-  [key: string]: unknown;
-}
-
-/** A forced failure. */
-export interface FailSpec {
-  /** `exception_type` to report; any string (the spec's six, or something new). */
-  exceptionType: string;
-  /** `exception_message`; default: a message typical of the type. */
-  message?: string;
-  /** Fail at this node; default: the first node that executes. */
-  nodeId?: string;
-  /**
-   * The live cloud's raw terminal state of the failure (`GET /api/job/{id}/status`
-   * in the `cloud` personality); default `error`. `lost` is a worker that died
-   * silently: no `execution_error`, no event at all for the job's end, and no
-   * `execution_error` in its record.
-   */
-  rawStatus?: RawFailure;
-}
-
-/** Raw terminal states of a failed job on the live cloud. */
-export type RawFailure = 'error' | 'non_retryable_error' | 'lost';
-
-/** A message a job keeps for its history: `[type, data]`, as the local server stores them. */
-export type JobMessage = [type: string, data: Record<string, unknown>];
-
 /** Message types kept in {@link Job.messages} (the local server's history keeps these). */
 const KEPT_MESSAGES = new Set(['execution_start', 'execution_cached', 'execution_success', 'execution_error', 'execution_interrupted']);
-
-/** A job, as the emulator keeps it. */
-export interface Job {
-  prompt_id: string;
-  number: number;
-  key: string;
-  prompt: Record<string, PromptNode>;
-  /** `extra_data` without `api_key_platform_org` (never echoed back). */
-  extraData: Record<string, unknown>;
-  /** The partner key of the submission, kept apart. */
-  partnerKey: string | undefined;
-  order: string[];
-  outputNodes: string[];
-  status: JobStatusValue;
-  outputs: Record<string, NodeOutput>;
-  error: { exception_type: string; exception_message: string; node_id: string; node_type: string } | undefined;
-  /** Raw terminal state of a failure (see {@link FailSpec.rawStatus}); undefined unless failed. */
-  rawStatus: RawFailure | undefined;
-  /** The submission's `client_id`: the socket its events go to when the personality routes by it. */
-  clientId: string | undefined;
-  /** `execution_start`, `execution_cached` and the ending message, as sent (see {@link JobMessage}). */
-  messages: JobMessage[];
-  /** Nodes executed so far. */
-  executed: string[];
-  /** Times, ms since the epoch. `created` is `extra_data.create_time`. */
-  created: number;
-  started: number | undefined;
-  /** When its first node started (the live cloud's `preparing` → `executing`). */
-  firstNodeAt: number | undefined;
-  ended: number | undefined;
-  /** Key of the workflow in the per-key cache. */
-  cacheKey: string;
-  fail: FailSpec | undefined;
-  controller: AbortController | undefined;
-  currentNode: string | undefined;
-}
-
-/**
- * What the engine publishes; a socket layer turns these into frames. `key` is
- * the lane (the API key, or `LOCAL_LANE` when no key is required);
- * `clientId` is the submitting client of a job's events (absent on `status`
- * and for submissions without one).
- */
-export type CloudEvent =
-  | { kind: 'json'; key: string; clientId?: string; message: { type: string; data: Record<string, unknown> } }
-  | { kind: 'preview'; key: string; clientId?: string; promptId: string; nodeId: string; displayNodeId: string; image: Buffer; mime: 'image/png' }
-  | { kind: 'text'; key: string; clientId?: string; promptId: string; nodeId: string; text: string };
-
-/** Where the engine lives. */
-export interface EngineContext {
-  files: FileStore;
-  emit(event: CloudEvent): void;
-  /** The parallel limit of a key. */
-  parallelOf(key: string): number;
-  /** Mode of a key (for partner keys); undefined when unknown. */
-  modeOf(key: string): string | undefined;
-  /** Timing knobs, read at every step so tests may change them live. */
-  timing(): { stepMs: number; progressSteps: number };
-  historyLimit: number;
-  /** The server imitated (the engine reads `cachedExecuted`). */
-  personality: Personality;
-}
 
 interface Lane {
   pending: Job[];
@@ -149,15 +51,6 @@ interface Lane {
 
 const CACHE_PER_KEY = 100;
 const MAX_PENDING_PER_KEY = 10_000;
-
-const EXCEPTION_MESSAGES: Record<string, string> = {
-  ValidationError: 'Invalid workflow or inputs: value out of range for this model',
-  ModelDownloadError: "Failed to download model 'emulator_model_v1.safetensors': 404 Not Found",
-  ImageDownloadError: 'Failed to download input image from https://images.example.com/input.png: 403 Forbidden',
-  OOMError: 'Allocation on device 0 would exceed allowed memory. (out of memory)',
-  InsufficientFundsError: 'Insufficient balance to run this partner node',
-  InactiveSubscriptionError: 'Subscription is not active',
-};
 
 /** Prompt ids whose submissions are counted ({@link JobEngine.submissions}). */
 const MAX_COUNTED_SUBMISSIONS = 100_000;
@@ -177,13 +70,13 @@ export class JobEngine {
     this.#ctx = ctx;
   }
 
-  /** Queues a validated workflow for `key` and starts it when a slot is free. */
   /**
    * How many times each prompt id was accepted (the last
    * {@link MAX_COUNTED_SUBMISSIONS}): a test's proof that no job ran twice.
    */
   readonly submissions = new Map<string, number>();
 
+  /** Queues a validated workflow for `key` and starts it when a slot is free. */
   submit(key: string, valid: ValidatedPrompt, extraData: Record<string, unknown>, partnerKey: string | undefined, promptId: string = randomUUID()): Job {
     const lane = this.#lane(key);
     if (lane.pending.length >= MAX_PENDING_PER_KEY) throw new HttpError(503, `More than ${MAX_PENDING_PER_KEY} pending jobs for this key`, 'queue_full');
@@ -497,7 +390,7 @@ export class JobEngine {
       this.pump(job.key);
       return;
     }
-    const message = spec.message ?? EXCEPTION_MESSAGES[spec.exceptionType] ?? `${spec.exceptionType} raised by the emulator`;
+    const message = spec.message ?? exceptionMessage(spec.exceptionType);
     job.error = { exception_type: spec.exceptionType, exception_message: message, node_id: id, node_type: node.class_type };
     this.#end(job, lane, 'failed');
     const currentInputs: Record<string, unknown[]> = {};
@@ -553,56 +446,4 @@ export class JobEngine {
     this.#finished.push(job.prompt_id);
     while (this.#finished.length > this.#ctx.historyLimit) this.jobs.delete(this.#finished.shift()!);
   }
-}
-
-/**
- * What `PreviewAny` shows of its `source`, as the real node does: a string as
- * it is, a number or flag as Python prints it, anything else as indented
- * JSON. A link names what it reads (the emulator has no tensors to print).
- */
-function previewText(source: unknown, prompt: Record<string, PromptNode>): string {
-  const link = asLink(source);
-  if (link) return `output ${link[1]} of node ${link[0]} (${prompt[link[0]]?.class_type ?? 'unknown'})`;
-  if (typeof source === 'string') return source;
-  if (typeof source === 'boolean') return source ? 'True' : 'False';
-  if (typeof source === 'number') return String(source);
-  return source === undefined || source === null ? 'None' : JSON.stringify(source, null, 4);
-}
-
-function nodeState(job: Job, id: string, value: number, max: number, state: 'running' | 'finished'): Record<string, unknown> {
-  return { value, max, state, node_id: id, prompt_id: job.prompt_id, display_node_id: id, parent_node_id: null, real_node_id: id };
-}
-
-/** Resolves true after `ms`, false as soon as `signal` aborts. */
-function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
-  if (signal.aborted) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    const onAbort = () => {
-      clearTimeout(timer);
-      resolve(false);
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve(true);
-    }, ms);
-    // Job timers never hold a process open on their own; the listening server does while it runs.
-    timer.unref();
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
-/** Canonical JSON (sorted keys) hash: identical workflows hit the cache whatever their key order. */
-function workflowHash(prompt: unknown): string {
-  const canon = (v: unknown): unknown => {
-    if (Array.isArray(v)) return v.map(canon);
-    if (v && typeof v === 'object') return Object.fromEntries(Object.keys(v).sort().map((k) => [k, canon((v as Record<string, unknown>)[k])]));
-    return v;
-  };
-  return createHash('sha256').update(JSON.stringify(canon(prompt))).digest('hex');
-}
-
-function seedOf(text: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
-  return h;
 }

@@ -16,7 +16,9 @@ import { PromptRejection } from './cloud-nodes.ts';
 import { historyOf, jobRecord, queueEntry, rawStatus, specStatus, type RecordDialect } from './cloud-records.ts';
 import type { CloudState } from './cloud.ts';
 import { isObject } from '../schemas/rule.ts';
-import { HttpError, routeMatcher, sendEmpty, sendJson, sendText, type MissingRouteHint, type RequestContext, type Route } from './http.ts';
+import { routeMatcher, routeTable, type RequestContext, type Route, type RouteRow } from './dispatch.ts';
+import type { MissingRouteHint } from './http.ts';
+import { HttpError, sendEmpty, sendJson, sendText } from './reply.ts';
 import { PERSONALITIES, type Personality, type PersonalityName } from './personality.ts';
 
 const MiB = 1024 * 1024;
@@ -84,46 +86,200 @@ async function handleUpload(state: CloudState, ctx: RequestContext, mask: boolea
   sendJson(ctx.res, 200, { name, subfolder: '', type });
 }
 
-/** `GET /api/jobs` and `GET /api/jobs/{id}` in `dialect`. */
-function jobsApiRoutes(state: CloudState, dialect: RecordDialect): Route[] {
-  return [
-    {
-      method: 'GET',
-      path: '/api/jobs',
-      handler: (ctx) => {
-        const key = authorize(state, ctx);
-        try {
-          sendJson(ctx.res, 200, listJobs(dialect, state.engine.jobsOf(key), ctx.query, state.recordClock()));
-        } catch (err) {
-          if (!(err instanceof JobsQueryError)) throw err;
-          sendJson(ctx.res, 400, err.body);
-        }
-      },
-    },
-    {
-      method: 'GET',
-      path: '/api/jobs/:promptId',
-      handler: (ctx) => {
-        const key = authorize(state, ctx);
-        const job = state.engine.get(key, ctx.params.promptId ?? '');
-        if (!job) return sendJson(ctx.res, 404, { error: 'Job not found' });
-        sendJson(ctx.res, 200, jobRecord(dialect, job, state.recordClock(), true));
-      },
-    },
-  ];
+/** `POST /api/upload/image`: stores an input (or temp) file under the sha256 of its bytes. */
+function postUploadImage(state: CloudState, ctx: RequestContext): Promise<void> {
+  return handleUpload(state, ctx, false);
+}
+
+/** `POST /api/upload/mask`: as an image, with an `original_ref` naming a stored file. */
+function postUploadMask(state: CloudState, ctx: RequestContext): Promise<void> {
+  return handleUpload(state, ctx, true);
+}
+
+/** `GET /api/object_info`: the nodes the emulator runs. */
+function getObjectInfo(state: CloudState, ctx: RequestContext): void {
+  authorize(state, ctx);
+  sendJson(ctx.res, 200, state.objectInfo());
+}
+
+/** `POST /api/prompt`: queues a workflow; a rejection in the local server's `{ error: { type, … }, node_errors }`. */
+async function postPrompt(state: CloudState, ctx: RequestContext): Promise<void> {
+  const key = authorize(state, ctx);
+  try {
+    let body: unknown;
+    try {
+      body = await ctx.readJson();
+    } catch (err) {
+      if (err instanceof HttpError && err.status !== 413) throw new PromptRejection('invalid_prompt', err.message);
+      throw err;
+    }
+    if (body !== undefined && !isObject(body)) throw new PromptRejection('invalid_prompt', 'The request body must be a JSON object');
+    const job = state.submit(key, body);
+    sendJson(ctx.res, 200, { prompt_id: job.prompt_id, number: job.number, node_errors: {} });
+  } catch (err) {
+    if (!(err instanceof PromptRejection)) throw err;
+    sendJson(ctx.res, 400, err.body);
+  }
+}
+
+/** `GET /api/job/{id}/status`: `spec` or `raw` (the personality's `statusEndpoint`), or aiohttp's plain 404 where there is none. */
+function getJobStatus(state: CloudState, ctx: RequestContext): void {
+  const p = state.personality;
+  // The local server has no such route: aiohttp's plain 404.
+  if (p.statusEndpoint === false) return sendText(ctx.res, 404, '404: Not Found');
+  const key = authorize(state, ctx);
+  const job = state.engine.get(key, ctx.params.promptId ?? '');
+  if (!job) throw new HttpError(404, 'Job not found');
+  sendJson(ctx.res, 200, p.statusEndpoint === 'raw' ? rawStatus(job, state.engine.slotsFull(key)) : specStatus(job, state.recordClock()));
+}
+
+/** The record dialect of `/api/jobs` (the route exists only when the personality has one). */
+function dialectOf(state: CloudState): RecordDialect {
+  return state.personality.jobsApi as RecordDialect;
+}
+
+/** `GET /api/jobs`: the lane's records in the personality's dialect, listed per `cloud-jobs-list.ts`. */
+function getJobs(state: CloudState, ctx: RequestContext): void {
+  const key = authorize(state, ctx);
+  try {
+    sendJson(ctx.res, 200, listJobs(dialectOf(state), state.engine.jobsOf(key), ctx.query, state.recordClock()));
+  } catch (err) {
+    if (!(err instanceof JobsQueryError)) throw err;
+    sendJson(ctx.res, 400, err.body);
+  }
+}
+
+/** `GET /api/jobs/{id}`: one record; 404 `{ error: 'Job not found' }`. */
+function getJob(state: CloudState, ctx: RequestContext): void {
+  const key = authorize(state, ctx);
+  const job = state.engine.get(key, ctx.params.promptId ?? '');
+  if (!job) return sendJson(ctx.res, 404, { error: 'Job not found' });
+  sendJson(ctx.res, 200, jobRecord(dialectOf(state), job, state.recordClock(), true));
 }
 
 /** `GET /api/history/{id}` and, as on the local server since long before `/api`, `GET /history/{id}`. */
-function historyRoutes(state: CloudState): Route[] {
-  const handler = (ctx: RequestContext) => {
-    const key = authorize(state, ctx);
-    sendJson(ctx.res, 200, historyOf(state.engine.get(key, ctx.params.promptId ?? ''), state.recordClock()));
-  };
-  return [
-    { method: 'GET', path: '/api/history/:promptId', handler },
-    { method: 'GET', path: '/history/:promptId', handler },
-  ];
+function getHistory(state: CloudState, ctx: RequestContext): void {
+  const key = authorize(state, ctx);
+  sendJson(ctx.res, 200, historyOf(state.engine.get(key, ctx.params.promptId ?? ''), state.recordClock()));
 }
+
+/** `GET /api/queue`: the lane's running and pending jobs as `queueTuple` entries. */
+function getQueue(state: CloudState, ctx: RequestContext): void {
+  const key = authorize(state, ctx);
+  const { running, pending } = state.engine.queued(key);
+  const entry = (job: Job) => queueEntry(state.personality.queueTuple, job);
+  sendJson(ctx.res, 200, { queue_running: running.map(entry), queue_pending: pending.map(entry) });
+}
+
+/** `POST /api/queue`: `{ delete: [ids] }` and/or `{ clear: true }`. */
+async function postQueue(state: CloudState, ctx: RequestContext): Promise<void> {
+  const p = state.personality;
+  const key = authorize(state, ctx);
+  const body = (await ctx.readJson()) ?? {};
+  if (!isObject(body)) throw new HttpError(400, 'Body must be a JSON object');
+  const del = body.delete;
+  if (del !== undefined && (!Array.isArray(del) || del.some((id) => typeof id !== 'string'))) {
+    throw new HttpError(400, 'delete must be an array of prompt_id strings');
+  }
+  if (body.clear !== undefined && typeof body.clear !== 'boolean') throw new HttpError(400, 'clear must be a boolean');
+  if (del && state.lateDeletes) await state.untilNotPending(key, del as string[]);
+  const drop = (ids: readonly string[]) => (p.deleteRunning ? state.engine.cancel(key, ids) : state.engine.remove(key, ids));
+  const deleted = [...(del ? drop(del as string[]) : []), ...(body.clear ? drop(state.engine.pendingIds(key)) : [])];
+  reply(state, ctx, { deleted });
+}
+
+/**
+ * `POST /api/jobs/{id}/cancel` (the atomic cancel of newer servers): stops the
+ * job wherever it is, pending or running (`execution_interrupted`); 200
+ * `{ cancelled: true }`, or `{ cancelled: false }` for a finished or unknown
+ * job ("nothing to do").
+ */
+async function postJobCancel(state: CloudState, ctx: RequestContext): Promise<void> {
+  const key = authorize(state, ctx);
+  await ctx.readBody();
+  const cancelled = state.engine.cancel(key, [ctx.params.promptId ?? '']);
+  sendJson(ctx.res, 200, { cancelled: cancelled.length > 0 });
+}
+
+/** `POST /api/jobs/cancel { job_ids }`: a batch; 200 `{ cancelled: [ids] }`, or 404 with nothing cancelled when any id is unknown. */
+async function postJobsCancel(state: CloudState, ctx: RequestContext): Promise<void> {
+  const key = authorize(state, ctx);
+  const body = await ctx.readJson();
+  const ids = isObject(body) ? body.job_ids : undefined;
+  if (!Array.isArray(ids) || ids.length === 0 || ids.some((id) => typeof id !== 'string')) throw new HttpError(400, 'job_ids must be a non-empty array of prompt_id strings');
+  const unknown = (ids as string[]).filter((id) => !state.engine.get(key, id));
+  if (unknown.length) throw new HttpError(404, `Unknown job ${unknown[0]}${unknown.length > 1 ? ` (+${unknown.length - 1} more)` : ''}; nothing cancelled`);
+  sendJson(ctx.res, 200, { cancelled: state.engine.cancel(key, ids as string[]) });
+}
+
+/** `POST /api/interrupt`: stops the lane's running jobs (`by-prompt`: only an optional `{ prompt_id }`). */
+async function postInterrupt(state: CloudState, ctx: RequestContext): Promise<void> {
+  const key = authorize(state, ctx);
+  let only: string | undefined;
+  if (state.personality.interrupt === 'all') {
+    await ctx.readBody(); // read and ignored
+  } else {
+    const body = await ctx.readJson();
+    only = isObject(body) && typeof body.prompt_id === 'string' && body.prompt_id !== '' ? body.prompt_id : undefined;
+  }
+  if (!state.ignoreInterrupts) state.engine.interrupt(key, only);
+  reply(state, ctx, {});
+}
+
+/** `GET /api/view`: 302 to a signed URL, or the file itself in `direct` mode. */
+async function getView(state: CloudState, ctx: RequestContext): Promise<void> {
+  authorize(state, ctx);
+  const filename = ctx.query.get('filename');
+  if (!filename) throw new HttpError(400, 'filename is required');
+  const type = ctx.query.get('type') || 'output';
+  const file = state.files.get(filename, type);
+  if (!file) throw new HttpError(404, `No ${type} file named ${filename}`);
+  if (state.viewMode === 'direct') {
+    await state.files.serve(ctx.req, ctx.res, file);
+    return;
+  }
+  const location = ctx.origin + state.signer.sign(filename, type, state.now() + state.signedUrlTtlMs);
+  ctx.res.writeHead(302, { Location: location, 'Content-Length': '0', 'Cache-Control': 'no-store' });
+  ctx.res.end();
+}
+
+/** `GET /signed/{token}`: the file a signed URL names; 403 with credentials or a bad signature, 410 expired. */
+async function getSigned(state: CloudState, ctx: RequestContext): Promise<void> {
+  // The signed URL is fetched without credentials; one that arrives with them means the client leaked its key.
+  if (ctx.headers['x-api-key'] !== undefined || ctx.headers.authorization !== undefined) {
+    throw new HttpError(403, 'Signed URLs must be fetched without X-API-Key or Authorization', 'forbidden');
+  }
+  const target = state.signer.verify(ctx.params.token ?? '', ctx.query, state.now());
+  if (target === 'forbidden') throw new HttpError(403, 'Invalid signature', 'forbidden');
+  if (target === 'expired') throw new HttpError(410, 'Signed URL expired', 'expired');
+  const file = state.files.get(target.filename, target.type);
+  if (!file) throw new HttpError(404, `No ${target.type} file named ${target.filename}`);
+  await state.files.serve(ctx.req, ctx.res, file);
+}
+
+const jobsApi = { when: (s: CloudState) => s.personality.jobsApi !== false };
+const history = { when: (s: CloudState) => s.personality.history };
+const atomicCancel = { when: (s: CloudState) => s.personality.atomicCancel };
+
+/** The cloud's table; rows with `when` exist only for the personalities that serve them. */
+const CLOUD_ROUTES: readonly RouteRow<CloudState>[] = [
+  ['GET /api/object_info', getObjectInfo],
+  ['POST /api/upload/image', postUploadImage],
+  ['POST /api/upload/mask', postUploadMask],
+  ['POST /api/prompt', postPrompt, { bodyLimit: 16 * MiB }],
+  ['GET /api/job/:promptId/status', getJobStatus],
+  ['GET /api/jobs', getJobs, jobsApi],
+  ['GET /api/jobs/:promptId', getJob, jobsApi],
+  ['GET /api/history/:promptId', getHistory, history],
+  ['GET /history/:promptId', getHistory, history],
+  ['GET /api/queue', getQueue],
+  ['POST /api/queue', postQueue],
+  ['POST /api/jobs/:promptId/cancel', postJobCancel, atomicCancel],
+  ['POST /api/jobs/cancel', postJobsCancel, atomicCancel],
+  ['POST /api/interrupt', postInterrupt],
+  ['GET /api/view', getView],
+  ['GET /signed/:token', getSigned],
+];
 
 /** Adds `/x` aliases (the same handlers) of every `/api/x` route not already served bare. */
 function withBareAliases(routes: readonly Route[]): Route[] {
@@ -164,7 +320,7 @@ function withBareAliases(routes: readonly Route[]): Route[] {
  *   With `lateDeletes` a delete is held until the pending jobs it names have
  *   left the queue (it comes too late for them).
  * - `POST /api/jobs/{id}/cancel` and `POST /api/jobs/cancel { job_ids }`
- *   (`atomicCancel`): see {@link atomicCancelRoutes}.
+ *   (`atomicCancel`): see {@link postJobCancel} and {@link postJobsCancel}.
  * - `POST /api/prompt` takes the client's `prompt_id` with `chosenIds`.
  * - `POST /api/interrupt`: `by-prompt` honours an optional `{ prompt_id }` (a
  *   prompt that is not running is a no-op; no id stops every running job of
@@ -176,173 +332,8 @@ function withBareAliases(routes: readonly Route[]): Route[] {
  * - With `bareRoutes` every `/api/x` route is also served as `/x`.
  */
 export function cloudRoutes(state: CloudState): Route[] {
-  const p = state.personality;
-  const routes: Route[] = [
-    {
-      method: 'GET',
-      path: '/api/object_info',
-      handler: (ctx) => {
-        authorize(state, ctx);
-        sendJson(ctx.res, 200, state.objectInfo());
-      },
-    },
-    { method: 'POST', path: '/api/upload/image', handler: (ctx) => handleUpload(state, ctx, false) },
-    { method: 'POST', path: '/api/upload/mask', handler: (ctx) => handleUpload(state, ctx, true) },
-    {
-      method: 'POST',
-      path: '/api/prompt',
-      bodyLimit: 16 * MiB,
-      handler: async (ctx) => {
-        const key = authorize(state, ctx);
-        try {
-          let body: unknown;
-          try {
-            body = await ctx.readJson();
-          } catch (err) {
-            if (err instanceof HttpError && err.status !== 413) throw new PromptRejection('invalid_prompt', err.message);
-            throw err;
-          }
-          if (body !== undefined && !isObject(body)) throw new PromptRejection('invalid_prompt', 'The request body must be a JSON object');
-          const job = state.submit(key, body);
-          sendJson(ctx.res, 200, { prompt_id: job.prompt_id, number: job.number, node_errors: {} });
-        } catch (err) {
-          if (!(err instanceof PromptRejection)) throw err;
-          sendJson(ctx.res, 400, err.body);
-        }
-      },
-    },
-    {
-      method: 'GET',
-      path: '/api/job/:promptId/status',
-      handler: (ctx) => {
-        // The local server has no such route: aiohttp's plain 404.
-        if (p.statusEndpoint === false) return sendText(ctx.res, 404, '404: Not Found');
-        const key = authorize(state, ctx);
-        const job = state.engine.get(key, ctx.params.promptId ?? '');
-        if (!job) throw new HttpError(404, 'Job not found');
-        sendJson(ctx.res, 200, p.statusEndpoint === 'raw' ? rawStatus(job, state.engine.slotsFull(key)) : specStatus(job, state.recordClock()));
-      },
-    },
-    ...(p.jobsApi === false ? [] : jobsApiRoutes(state, p.jobsApi)),
-    ...(p.history ? historyRoutes(state) : []),
-    {
-      method: 'GET',
-      path: '/api/queue',
-      handler: (ctx) => {
-        const key = authorize(state, ctx);
-        const { running, pending } = state.engine.queued(key);
-        const entry = (job: Job) => queueEntry(p.queueTuple, job);
-        sendJson(ctx.res, 200, { queue_running: running.map(entry), queue_pending: pending.map(entry) });
-      },
-    },
-    {
-      method: 'POST',
-      path: '/api/queue',
-      handler: async (ctx) => {
-        const key = authorize(state, ctx);
-        const body = (await ctx.readJson()) ?? {};
-        if (!isObject(body)) throw new HttpError(400, 'Body must be a JSON object');
-        const del = body.delete;
-        if (del !== undefined && (!Array.isArray(del) || del.some((id) => typeof id !== 'string'))) {
-          throw new HttpError(400, 'delete must be an array of prompt_id strings');
-        }
-        if (body.clear !== undefined && typeof body.clear !== 'boolean') throw new HttpError(400, 'clear must be a boolean');
-        if (del && state.lateDeletes) await state.untilNotPending(key, del as string[]);
-        const drop = (ids: readonly string[]) => (p.deleteRunning ? state.engine.cancel(key, ids) : state.engine.remove(key, ids));
-        const deleted = [...(del ? drop(del as string[]) : []), ...(body.clear ? drop(state.engine.pendingIds(key)) : [])];
-        reply(state, ctx, { deleted });
-      },
-    },
-    ...(p.atomicCancel ? atomicCancelRoutes(state) : []),
-    {
-      method: 'POST',
-      path: '/api/interrupt',
-      handler: async (ctx) => {
-        const key = authorize(state, ctx);
-        let only: string | undefined;
-        if (p.interrupt === 'all') {
-          await ctx.readBody(); // read and ignored
-        } else {
-          const body = await ctx.readJson();
-          only = isObject(body) && typeof body.prompt_id === 'string' && body.prompt_id !== '' ? body.prompt_id : undefined;
-        }
-        if (!state.ignoreInterrupts) state.engine.interrupt(key, only);
-        reply(state, ctx, {});
-      },
-    },
-    {
-      method: 'GET',
-      path: '/api/view',
-      handler: async (ctx) => {
-        authorize(state, ctx);
-        const filename = ctx.query.get('filename');
-        if (!filename) throw new HttpError(400, 'filename is required');
-        const type = ctx.query.get('type') || 'output';
-        const file = state.files.get(filename, type);
-        if (!file) throw new HttpError(404, `No ${type} file named ${filename}`);
-        if (state.viewMode === 'direct') {
-          await state.files.serve(ctx.req, ctx.res, file);
-          return;
-        }
-        const location = ctx.origin + state.signer.sign(filename, type, state.now() + state.signedUrlTtlMs);
-        ctx.res.writeHead(302, { Location: location, 'Content-Length': '0', 'Cache-Control': 'no-store' });
-        ctx.res.end();
-      },
-    },
-    {
-      method: 'GET',
-      path: '/signed/:token',
-      handler: async (ctx) => {
-        // The signed URL is fetched without credentials; one that arrives with them means the client leaked its key.
-        if (ctx.headers['x-api-key'] !== undefined || ctx.headers.authorization !== undefined) {
-          throw new HttpError(403, 'Signed URLs must be fetched without X-API-Key or Authorization', 'forbidden');
-        }
-        const target = state.signer.verify(ctx.params.token ?? '', ctx.query, state.now());
-        if (target === 'forbidden') throw new HttpError(403, 'Invalid signature', 'forbidden');
-        if (target === 'expired') throw new HttpError(410, 'Signed URL expired', 'expired');
-        const file = state.files.get(target.filename, target.type);
-        if (!file) throw new HttpError(404, `No ${target.type} file named ${target.filename}`);
-        await state.files.serve(ctx.req, ctx.res, file);
-      },
-    },
-  ];
-  return p.bareRoutes ? withBareAliases(routes) : routes;
-}
-
-/**
- * The atomic cancel of newer servers: `POST /api/jobs/{id}/cancel` stops the
- * job wherever it is, pending or running (`execution_interrupted`), and
- * answers 200 `{ cancelled: true }`, or `{ cancelled: false }` for a finished
- * or unknown job ("nothing to do"). `POST /api/jobs/cancel { job_ids }`
- * cancels a batch: 200 `{ cancelled: [ids] }`, or 404 with nothing cancelled
- * when any id is unknown.
- */
-function atomicCancelRoutes(state: CloudState): Route[] {
-  return [
-    {
-      method: 'POST',
-      path: '/api/jobs/:promptId/cancel',
-      handler: async (ctx) => {
-        const key = authorize(state, ctx);
-        await ctx.readBody();
-        const cancelled = state.engine.cancel(key, [ctx.params.promptId ?? '']);
-        sendJson(ctx.res, 200, { cancelled: cancelled.length > 0 });
-      },
-    },
-    {
-      method: 'POST',
-      path: '/api/jobs/cancel',
-      handler: async (ctx) => {
-        const key = authorize(state, ctx);
-        const body = await ctx.readJson();
-        const ids = isObject(body) ? body.job_ids : undefined;
-        if (!Array.isArray(ids) || ids.length === 0 || ids.some((id) => typeof id !== 'string')) throw new HttpError(400, 'job_ids must be a non-empty array of prompt_id strings');
-        const unknown = (ids as string[]).filter((id) => !state.engine.get(key, id));
-        if (unknown.length) throw new HttpError(404, `Unknown job ${unknown[0]}${unknown.length > 1 ? ` (+${unknown.length - 1} more)` : ''}; nothing cancelled`);
-        sendJson(ctx.res, 200, { cancelled: state.engine.cancel(key, ids as string[]) });
-      },
-    },
-  ];
+  const routes = routeTable(state, CLOUD_ROUTES);
+  return state.personality.bareRoutes ? withBareAliases(routes) : routes;
 }
 
 /** Why each built-in personality lacks a route another one serves. */

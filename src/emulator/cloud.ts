@@ -14,7 +14,7 @@ import { JobEngine, type CloudEvent, type FailSpec, type Job, type OutputRef, ty
 import { buildObjectInfo, PromptRejection, validatePrompt, type NodeDefinition } from './cloud-nodes.ts';
 import type { RecordClock } from './cloud-records.ts';
 import { LOCAL_LANE, resolvePersonality, type Personality, type PersonalityName } from './personality.ts';
-import { createRandom } from './seed.ts';
+import { createRandom } from './random.ts';
 
 export { EXCEPTION_TYPES } from './cloud-jobs.ts';
 export type { CloudEvent, FailSpec, Job, JobMessage, JobStatusValue, NodeOutput, OutputRef, RawFailure } from './cloud-jobs.ts';

@@ -13,7 +13,8 @@ import type { AddressInfo } from 'node:net';
 import { checkOptions, type OptionKeys } from '../args.ts';
 import { createLog, type LogLevel, type Logger } from '../transport/log.ts';
 import { Faults, REQUEST_LOG_LIMIT, Router, type RecordedRequest, type Status5xxFault } from './http.ts';
-import { DEFAULT_TOKENS, RegistryState, registryRoutes } from './registry.ts';
+import { DEFAULT_TOKENS, RegistryState } from './registry.ts';
+import { registryRoutes } from './registry-routes.ts';
 import { uploadRoutes } from './registry-versions.ts';
 import { ProxyState, proxyRoutes, resultsListener, type ProxyStateOptions } from './proxy.ts';
 import { CloudState, type ApiKeyConfig, type CloudOptions } from './cloud.ts';
@@ -28,11 +29,11 @@ import { signedContentRoutes, v2Routes } from './v2/routes.ts';
 // the state objects on the handle. The server plumbing (router, routes, wire helpers)
 // stays inside.
 export { DEFAULT_TOKENS, EMULATOR_TOKEN, MAX_PAGE_SIZE } from './registry.ts';
-export { EMULATOR_PAT } from './registry-versions.ts';
+export { EMULATOR_PAT } from './registry.ts';
 // The types of the state objects' members too, so that a library built on the emulator
 // can declare what it returns (a type no entry exports cannot be named: issue 24).
 export type { NodeFilter, RegistryState, StoredNode } from './registry.ts';
-export type { InstallRecord, UploadSlot } from './registry-versions.ts';
+export type { InstallRecord, UploadSlot } from './registry.ts';
 export type { Faults, FaultMatch, NextFaultOptions, QueuedFault, RecordedRequest, Status5xxFault } from './http.ts';
 export { ACCELERATOR_VALUES, OS_VALUES, SEED_FACTS } from './seed.ts';
 export type { ProxyShape, ProxyState, ProxyStateOptions, ProxyTask, TaskStatus, WebhookAttempt } from './proxy.ts';

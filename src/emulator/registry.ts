@@ -5,11 +5,11 @@
  *
  * @module
  */
-import { booleanParam, HttpError, sendEmpty, sendJson, type RequestContext, type Route } from './http.ts';
-import { buildSeed, createRandom, DOWNLOAD_BASE } from './seed.ts';
-import { EMULATOR_PAT, SEMVER, versionRoutes, type InstallRecord, type StoredVersion, type UploadSlot } from './registry-versions.ts';
+import { HttpError } from './reply.ts';
+import { createRandom } from './random.ts';
+import { buildSeed, DOWNLOAD_BASE } from './seed.ts';
 import type { Node as SchemaNode, NodePage as SchemaNodePage, NodeVersion, Publisher as SchemaPublisher } from '../schemas/registry.ts';
-import { NODE_STATUSES, PUBLISHER_STATUSES } from '../schemas/values.ts';
+import type { NODE_STATUSES, PUBLISHER_STATUSES } from '../schemas/values.ts';
 
 /** `NodeStatus`: the spec's closed list (the emulator stores only these). */
 export type NodeStatus = (typeof NODE_STATUSES)[number];
@@ -31,6 +31,42 @@ export interface StoredNode {
 
 /** Page envelope of the two list endpoints: the SDK's, with the emulator's nodes. */
 export type NodePage = Omit<SchemaNodePage, 'nodes'> & { nodes: Node[] };
+
+/**
+ * A version as stored and served: the SDK's NodeVersion, looser as the live
+ * wire is (`dependencies` may be `null`, `downloadUrl` may be `""`).
+ * `status_reason` is stored always and served only with `include_status_reason=true`.
+ */
+export type StoredVersion = Omit<NodeVersion, 'dependencies'> & { dependencies?: string[] | null };
+
+/** One recorded call of `GET /nodes/{id}/install`. */
+export interface InstallRecord {
+  nodeId: string;
+  version: string;
+  time: string;
+}
+
+/** A signed upload slot created by publishing a version. */
+export interface UploadSlot {
+  token: string;
+  publisherId: string;
+  nodeId: string;
+  version: string;
+  /** Main origin at publish time; the version's `downloadUrl` points there after the upload. */
+  mainOrigin: string;
+  /** Set once the archive arrived. */
+  size?: number;
+  sha256?: string;
+  contentType?: string;
+  bytes?: Buffer;
+  uploadedAt?: string;
+}
+
+/** A personal access token valid for every publisher (publish route). */
+export const EMULATOR_PAT = 'emulator-pat';
+
+/** A semantic version, as the emulator's registry checks one (create and publish). */
+export const SEMVER = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/;
 
 /** The default bearer token that may act on every publisher. */
 export const EMULATOR_TOKEN = 'emulator-token';
@@ -264,228 +300,10 @@ function positiveInt(query: URLSearchParams, name: string, fallback: number): nu
   return Number(raw);
 }
 
-function paginate(all: Node[], query: URLSearchParams): NodePage {
+/** One page of `all` for the query's `page` and `limit` (capped at {@link MAX_PAGE_SIZE}); 400 for a bad one. */
+export function paginate(all: Node[], query: URLSearchParams): NodePage {
   const page = positiveInt(query, 'page', 1);
   const limit = Math.min(positiveInt(query, 'limit', 10), MAX_PAGE_SIZE);
   const start = (page - 1) * limit;
   return { limit, nodes: all.slice(start, start + limit), page, total: all.length, totalPages: Math.ceil(all.length / limit) };
-}
-
-/**
- * Checks the bearer token and the publisher: 401 without a known token, 403
- * when the token may not act on the publisher (checked before existence, so a
- * limited token learns nothing about other publishers), 404 when absent.
- */
-function authorize(state: RegistryState, ctx: RequestContext): Publisher {
-  const header = ctx.headers.authorization ?? '';
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  const challenge = { 'WWW-Authenticate': 'Bearer realm="platformui-emulator"' };
-  if (!match?.[1]) throw new HttpError(401, 'Missing bearer token', 'unauthorized', challenge);
-  const publisherId = ctx.params.publisherId ?? '';
-  const allowed = state.tokenAllows(match[1], publisherId);
-  if (allowed === undefined) throw new HttpError(401, 'Invalid bearer token', 'unauthorized', challenge);
-  if (!allowed) throw new HttpError(403, `Token may not act on publisher ${publisherId}`);
-  const publisher = state.publishers.get(publisherId);
-  if (!publisher) throw new HttpError(404, `Publisher ${publisherId} not found`);
-  return publisher;
-}
-
-type FieldKind = 'string' | 'int' | 'number' | 'boolean' | 'strings' | 'object';
-
-// Field kinds a Node and a NodeVersion both carry.
-const COMPATIBILITY_FIELDS: Record<string, FieldKind> = {
-  supported_accelerators: 'strings',
-  supported_platformui_frontend_version: 'string',
-  supported_platformui_version: 'string',
-  supported_os: 'strings',
-  tags: 'strings',
-  tags_admin: 'strings',
-};
-
-const NODE_FIELDS: Record<string, FieldKind> = {
-  name: 'string',
-  author: 'string',
-  description: 'string',
-  banner_url: 'string',
-  icon: 'string',
-  category: 'string',
-  created_at: 'string',
-  downloads: 'int',
-  github_stars: 'int',
-  license: 'string',
-  preempted_platform_node_names: 'strings',
-  rating: 'number',
-  repository: 'string',
-  search_ranking: 'int',
-  status_detail: 'string',
-  ...COMPATIBILITY_FIELDS,
-  translations: 'object',
-};
-
-const VERSION_FIELDS: Record<string, FieldKind> = {
-  id: 'string',
-  node_id: 'string',
-  version: 'string',
-  changelog: 'string',
-  platform_node_extract_status: 'string',
-  createdAt: 'string',
-  dependencies: 'strings',
-  deprecated: 'boolean',
-  downloadUrl: 'string',
-  status_reason: 'string',
-  ...COMPATIBILITY_FIELDS,
-};
-
-const PUBLISHER_FIELDS: Record<string, FieldKind> = {
-  id: 'string',
-  name: 'string',
-  description: 'string',
-  logo: 'string',
-  source_code_repo: 'string',
-  support: 'string',
-  website: 'string',
-  createdAt: 'string',
-};
-
-const NODE_ID = /^[a-z0-9][a-z0-9_-]*$/i;
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-function bad(field: string, message: string): HttpError {
-  return new HttpError(400, `${field}: ${message}`, 'bad_request');
-}
-
-function checkFields(obj: Record<string, unknown>, spec: Record<string, FieldKind>, prefix: string): void {
-  for (const [key, kind] of Object.entries(spec)) {
-    if (!(key in obj)) continue;
-    const v = obj[key];
-    const field = prefix + key;
-    const ok =
-      kind === 'string' ? typeof v === 'string'
-      : kind === 'int' ? Number.isSafeInteger(v)
-      : kind === 'number' ? typeof v === 'number' && Number.isFinite(v)
-      : kind === 'boolean' ? typeof v === 'boolean'
-      : kind === 'strings' ? Array.isArray(v) && v.every((x) => typeof x === 'string')
-      : isObject(v);
-    const names: Record<FieldKind, string> = {
-      string: 'a string',
-      int: 'an integer',
-      number: 'a number',
-      boolean: 'a boolean',
-      strings: 'an array of strings',
-      object: 'an object',
-    };
-    if (!ok) throw bad(field, `must be ${names[kind]}`);
-  }
-}
-
-/**
- * Validates a create-node body against the spec (endpoint 2) and returns it
- * typed. Unknown members are kept, as a forward-compatible server would.
- */
-export function validateCreateNode(body: unknown, publisherId: string): Node {
-  if (!isObject(body)) throw bad('body', 'must be a JSON object (a Node)');
-  if (typeof body.id !== 'string') throw bad('id', 'is required and must be a string');
-  if (body.id.length > 100 || !NODE_ID.test(body.id)) throw bad('id', `must match ${NODE_ID.source} (at most 100 characters)`);
-  checkFields(body, NODE_FIELDS, '');
-  if ('status' in body && !(NODE_STATUSES as readonly unknown[]).includes(body.status)) {
-    throw bad('status', `must be one of ${NODE_STATUSES.join(', ')}`);
-  }
-  if (isObject(body.translations)) {
-    for (const [lang, value] of Object.entries(body.translations)) {
-      if (!isObject(value)) throw bad(`translations.${lang}`, 'must be an object');
-    }
-  }
-  if ('latest_version' in body) {
-    const v = body.latest_version;
-    if (!isObject(v)) throw bad('latest_version', 'must be an object');
-    if ('status' in v) throw bad('latest_version.status', 'must not be set in a request');
-    checkFields(v, VERSION_FIELDS, 'latest_version.');
-    if (typeof v.version === 'string' && !SEMVER.test(v.version)) throw bad('latest_version.version', 'must be a semantic version');
-    if (typeof v.node_id === 'string' && v.node_id !== body.id) throw bad('latest_version.node_id', 'must equal id');
-  }
-  if ('publisher' in body) {
-    const p = body.publisher;
-    if (!isObject(p)) throw bad('publisher', 'must be an object');
-    if ('status' in p) throw bad('publisher.status', 'must not be set in a request');
-    checkFields(p, PUBLISHER_FIELDS, 'publisher.');
-    if (typeof p.id === 'string' && p.id !== publisherId) throw bad('publisher.id', 'must equal the publisherId of the path');
-    if ('members' in p && !Array.isArray(p.members)) throw bad('publisher.members', 'must be an array');
-  }
-  return body as unknown as Node;
-}
-
-// ---------------------------------------------------------------------------
-// Routes
-
-/**
- * The registry routes. Decisions where the spec is silent:
- *
- * - `limit` above {@link MAX_PAGE_SIZE} is capped (the envelope reports the
- *   cap); a non-integer or < 1 `page`/`limit` is a 400. A page past the end is
- *   200 with no nodes. `include_banned` accepts `true`/`false` only.
- * - Create node answers 200 with the created node; a duplicate id (across all
- *   publishers) is 409; creating under a banned publisher is 403.
- * - Publisher node list: `page`, `limit`, `include_banned`; other query
- *   parameters are ignored; same order as search.
- * - Delete publisher answers 204; its nodes become NodeStatusDeleted.
- * - `GET /publishers` ignores any credentials and lists every publisher
- *   (banned ones included), sorted by id.
- */
-export function registryRoutes(state: RegistryState): Route[] {
-  return [
-    {
-      method: 'GET',
-      path: '/nodes/search',
-      handler: (ctx) => {
-        const q = ctx.query;
-        const filter: NodeFilter = { include_banned: booleanParam(q, 'include_banned') };
-        for (const key of ['search', 'repository_url_search', 'platform_node_search', 'supported_os', 'supported_accelerator'] as const) {
-          const v = q.get(key);
-          if (v !== null && v.trim() !== '') filter[key] = v.trim();
-        }
-        sendJson(ctx.res, 200, paginate(state.listNodes(filter), q));
-      },
-    },
-    {
-      method: 'POST',
-      path: '/publishers/:publisherId/nodes',
-      handler: async (ctx) => {
-        const publisher = authorize(state, ctx);
-        const body = validateCreateNode(await ctx.readJson(), publisher.id);
-        if (publisher.status === 'PublisherStatusBanned') throw new HttpError(403, `Publisher ${publisher.id} is banned`);
-        sendJson(ctx.res, 200, state.createNode(publisher.id, body));
-      },
-    },
-    {
-      method: 'GET',
-      path: '/publishers/:publisherId/nodes/v2',
-      handler: (ctx) => {
-        const publisher = authorize(state, ctx);
-        const nodes = state.listNodes({ publisherId: publisher.id, include_banned: booleanParam(ctx.query, 'include_banned') });
-        sendJson(ctx.res, 200, paginate(nodes, ctx.query));
-      },
-    },
-    {
-      method: 'DELETE',
-      path: '/publishers/:publisherId',
-      handler: (ctx) => {
-        const publisher = authorize(state, ctx);
-        state.deletePublisher(publisher.id);
-        sendEmpty(ctx.res, 204);
-      },
-    },
-    {
-      method: 'GET',
-      path: '/publishers',
-      handler: (ctx) => {
-        const all = [...state.publishers.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-        sendJson(ctx.res, 200, structuredClone(all));
-      },
-    },
-    // After `/nodes/search`, which the first-registered rule lets win over `/nodes/:nodeId`.
-    ...versionRoutes(state, paginate),
-  ];
 }

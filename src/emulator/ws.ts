@@ -60,57 +60,70 @@ function refuseUpgrade(socket: Duplex, status: number, message: string): void {
   );
 }
 
-/**
- * Serves `/ws` on `server` for `state`: authenticates the `token` query
- * against the API keys (unknown, missing or `unauthorized` → the upgrade is
- * refused with 401; not checked when the personality requires no key),
- * greets with `status` (`sid` = the `clientId`), answers the client's
- * `feature_flags` with the server's, and relays job events.
- */
-export function attachCloudSocket(server: Server, state: CloudState, log: Log = SILENT): CloudSocketServer {
-  const wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024 });
-  const clients = new Set<Client>();
-  // Sends postponed by `silenceSockets(ms, { hold: true })`, replayed in order afterwards.
-  let held: Array<() => void> = [];
-  let flushTimer: ReturnType<typeof setTimeout> | undefined;
-  let closed = false;
+/** What a handler of a client message gets: the hub, the socket it came from, and the message's `data`. */
+type MessageHandler = (hub: SocketHub, client: Client, data: unknown) => void;
 
-  const refuse = (socket: Duplex, status: number, message: string, target: string) => {
-    log.debug?.(`WebSocket ${redactTarget(target)} refused: ${status} ${message}`, { url: redactTarget(target), status, message });
+/** `feature_flags`: records whether the client takes previews with metadata and answers with the server's flags. */
+function featureFlags(hub: SocketHub, client: Client, data: unknown): void {
+  client.previewMetadata = !!data && typeof data === 'object' && (data as Record<string, unknown>).supports_preview_metadata === true;
+  const flags: Record<string, unknown> = { supports_preview_metadata: true };
+  if (Number.isFinite(hub.state.maxUploadBytes)) flags.max_upload_size = hub.state.maxUploadBytes;
+  hub.send(client, JSON.stringify({ type: 'feature_flags', data: flags }));
+}
+
+/** The client messages the emulator answers, by `type`; the real server ignores the others, and so does it. */
+const MESSAGES: Readonly<Record<string, MessageHandler>> = { feature_flags: featureFlags };
+
+/** The sockets of one emulator: upgrades, client messages, the engine's events, and the fault switches on every send. */
+class SocketHub {
+  readonly state: CloudState;
+  readonly clients = new Set<Client>();
+  readonly #wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024 });
+  readonly #log: Log;
+  // Sends postponed by `silenceSockets(ms, { hold: true })`, replayed in order afterwards.
+  #held: Array<() => void> = [];
+  #flushTimer: ReturnType<typeof setTimeout> | undefined;
+  #closed = false;
+
+  constructor(state: CloudState, log: Log) {
+    this.state = state;
+    this.#log = log;
+  }
+
+  #refuse(socket: Duplex, status: number, message: string, target: string): void {
+    this.#log.debug?.(`WebSocket ${redactTarget(target)} refused: ${status} ${message}`, { url: redactTarget(target), status, message });
     refuseUpgrade(socket, status, message);
-  };
-  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+  }
+
+  /** The server's `upgrade` listener: refuses what the fault switches, the path or the key say, else connects. */
+  readonly upgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    const { state } = this;
     // A client that resets the connection (a refused upgrade, a killed process) must not crash the emulator.
     socket.on('error', () => socket.destroy());
     const target = req.url ?? '/';
     const url = new URL(target, 'http://emulator');
-    if (url.pathname !== '/ws') {
-      refuse(socket, 404, `No WebSocket at ${url.pathname}`, target);
-      return;
-    }
-    if (closed) {
-      refuse(socket, 503, 'Emulator is closing', target);
-      return;
-    }
+    if (url.pathname !== '/ws') return this.#refuse(socket, 404, `No WebSocket at ${url.pathname}`, target);
+    if (this.#closed) return this.#refuse(socket, 503, 'Emulator is closing', target);
     const reject = state.socketFaults.rejectUpgrades;
     if (reject) {
       if (--reject.count <= 0) state.socketFaults.rejectUpgrades = null;
-      refuse(socket, reject.status, 'Injected fault: upgrade refused', target);
-      return;
+      return this.#refuse(socket, reject.status, 'Injected fault: upgrade refused', target);
     }
     const token = url.searchParams.get('token') ?? '';
     const key = state.laneOf(token);
     const mode = token ? state.keyMode(token) : undefined;
     // Billing states (402/429 on REST) still may watch their jobs; only a bad key is refused.
     if (state.personality.requireKey && (!token || mode === undefined || mode === 'unauthorized')) {
-      refuse(socket, 401, token ? 'Invalid token' : 'Missing token', target);
-      return;
+      return this.#refuse(socket, 401, token ? 'Invalid token' : 'Missing token', target);
     }
     const clientId = url.searchParams.get('clientId') || randomUUID();
-    wss.handleUpgrade(req, socket, head, (ws) => onConnection(ws, key, clientId));
+    this.#wss.handleUpgrade(req, socket, head, (ws) => this.#connect(ws, key, clientId));
   };
 
-  const onConnection = (ws: WebSocket, key: string, clientId: string) => {
+  /** A new socket: closed at once by the `closeOnOpen` fault, else greeted with `status` (`sid` = its `clientId`). */
+  #connect(ws: WebSocket, key: string, clientId: string): void {
+    const { state, clients } = this;
+    const log = this.#log;
     const hangUp = state.socketFaults.closeOnOpen;
     if (hangUp) {
       log.debug?.(`WebSocket open: clientId ${clientId}, closed at once (injected fault: code ${hangUp.code})`, { clientId, code: hangUp.code });
@@ -125,31 +138,31 @@ export function attachCloudSocket(server: Server, state: CloudState, log: Log = 
       log.debug?.(`WebSocket closed: clientId ${clientId}, code ${code}`, { clientId, code });
     });
     ws.on('error', () => clients.delete(client));
-    ws.on('message', (data: RawData, isBinary: boolean) => {
-      if (isBinary) return;
-      let msg: unknown;
-      try {
-        msg = JSON.parse(rawToString(data));
-      } catch {
-        return; // the real server ignores what it cannot parse
-      }
-      if (!msg || typeof msg !== 'object') return;
-      const { type, data: payload } = msg as { type?: unknown; data?: unknown };
-      if (type === 'feature_flags') {
-        client.previewMetadata = !!payload && typeof payload === 'object' && (payload as Record<string, unknown>).supports_preview_metadata === true;
-        const flags: Record<string, unknown> = { supports_preview_metadata: true };
-        if (Number.isFinite(state.maxUploadBytes)) flags.max_upload_size = state.maxUploadBytes;
-        send(client, JSON.stringify({ type: 'feature_flags', data: flags }));
-      }
-    });
-    send(client, JSON.stringify({ type: 'status', data: { status: { exec_info: { queue_remaining: state.engine.queueRemaining(key) } }, sid: clientId } }));
-  };
+    ws.on('message', (data: RawData, isBinary: boolean) => this.#message(client, data, isBinary));
+    this.send(client, JSON.stringify({ type: 'status', data: { status: { exec_info: { queue_remaining: state.engine.queueRemaining(key) } }, sid: clientId } }));
+  }
+
+  /** A client's message goes to the handler of its `type`; binary, unparsable and unknown messages are ignored. */
+  #message(client: Client, data: RawData, isBinary: boolean): void {
+    if (isBinary) return;
+    let msg: unknown;
+    try {
+      msg = JSON.parse(rawToString(data));
+    } catch {
+      return; // the real server ignores what it cannot parse
+    }
+    if (!msg || typeof msg !== 'object') return;
+    const { type, data: payload } = msg as { type?: unknown; data?: unknown };
+    const handler = typeof type === 'string' && Object.hasOwn(MESSAGES, type) ? MESSAGES[type] : undefined;
+    handler?.(this, client, payload);
+  }
 
   /** Sends to one socket through the fault switches. Returns false when the socket was dropped instead. */
-  const send = (client: Client, payload: string | Uint8Array): boolean => {
+  send(client: Client, payload: string | Uint8Array): boolean {
+    const { state } = this;
     if (client.ws.readyState !== WebSocket.OPEN) return false;
     if (Date.now() < state.socketFaults.silentUntil) {
-      if (state.socketFaults.holdWhileSilent && held.length < HOLD_LIMIT) held.push(() => send(client, payload));
+      if (state.socketFaults.holdWhileSilent && this.#held.length < HOLD_LIMIT) this.#held.push(() => this.send(client, payload));
       return false;
     }
     const drop = state.socketFaults.drop;
@@ -164,40 +177,41 @@ export function attachCloudSocket(server: Server, state: CloudState, log: Log = 
         drop.dropped++;
         if (drop.times !== undefined && drop.dropped >= drop.times) state.socketFaults.drop = null;
         client.ws.terminate();
-        clients.delete(client);
+        this.clients.delete(client);
         return false;
       }
       client.sentSinceArm++;
     }
     client.ws.send(payload);
     return true;
-  };
+  }
 
   /**
    * Sends to every socket of `key` (only those of `clientId`, when given),
    * building each socket's payload lazily (type 1 vs 4).
    */
-  const deliver = (key: string, clientId: string | undefined, payload: (c: Client) => string | Uint8Array | undefined) => {
-    for (const c of [...clients]) {
+  #deliver(key: string, clientId: string | undefined, payload: (c: Client) => string | Uint8Array | undefined): void {
+    for (const c of [...this.clients]) {
       if (c.key !== key || (clientId !== undefined && c.clientId !== clientId)) continue;
       const p = payload(c);
-      if (p !== undefined) send(c, p);
+      if (p !== undefined) this.send(c, p);
     }
-  };
+  }
 
-  const onEvent = (event: CloudEvent) => {
+  /** An engine event as frames: JSON text, a type-3 text frame, or a preview (type 4 with metadata, type 1 without). */
+  readonly event = (event: CloudEvent): void => {
     // Type-3 text frames carry no prompt id: they go to every socket whatever the routing.
-    const to = state.personality.events === 'client_id' && event.kind !== 'text' ? event.clientId : undefined;
+    const to = this.state.personality.events === 'client_id' && event.kind !== 'text' ? event.clientId : undefined;
     if (event.kind === 'json') {
       const text = JSON.stringify(event.message);
-      deliver(event.key, to, () => text);
+      this.#deliver(event.key, to, () => text);
     } else if (event.kind === 'text') {
       const frame = encodeFrame({ type: 'text', nodeId: event.nodeId, text: event.text });
-      deliver(event.key, to, () => frame);
+      this.#deliver(event.key, to, () => frame);
     } else {
       let plain: Uint8Array | undefined;
       let withMeta: Uint8Array | undefined;
-      deliver(event.key, to, (c) => {
+      this.#deliver(event.key, to, (c) => {
         if (!c.previewMetadata) return (plain ??= encodeFrame({ type: 'preview_image', imageType: 2, image: event.image }));
         const metadata = {
           node_id: event.nodeId,
@@ -212,77 +226,95 @@ export function attachCloudSocket(server: Server, state: CloudState, log: Log = 
     }
   };
 
-  const flushHeld = () => {
-    flushTimer = undefined;
-    const wait = state.socketFaults.silentUntil - Date.now();
+  #flushHeld = (): void => {
+    this.#flushTimer = undefined;
+    const wait = this.state.socketFaults.silentUntil - Date.now();
     if (wait > 0) {
-      flushTimer = setTimeout(flushHeld, wait);
+      this.#flushTimer = setTimeout(this.#flushHeld, wait);
       return;
     }
-    const batch = held;
-    held = [];
+    const batch = this.#held;
+    this.#held = [];
     for (const replay of batch) replay();
   };
 
-  const onControl = (control: SocketControl) => {
+  /** A socket fault switched from the state: drop sockets now, or (re)time the replay of held sends. */
+  readonly control = (control: SocketControl): void => {
     if (control.action === 'drop-all') {
-      for (const c of [...clients]) {
+      for (const c of [...this.clients]) {
         if (control.key !== undefined && c.key !== control.key) continue;
         c.ws.terminate();
-        clients.delete(c);
+        this.clients.delete(c);
       }
       return;
     }
-    clearTimeout(flushTimer);
-    flushTimer = undefined;
+    clearTimeout(this.#flushTimer);
+    this.#flushTimer = undefined;
     const wait = control.until - Date.now();
     if (wait <= 0) {
-      if (held.length) flushHeld();
+      if (this.#held.length) this.#flushHeld();
       return;
     }
-    flushTimer = setTimeout(flushHeld, wait);
+    this.#flushTimer = setTimeout(this.#flushHeld, wait);
   };
 
-  server.on('upgrade', onUpgrade);
-  const offEvents = state.subscribe(onEvent);
-  const offControl = state.onSocketControl(onControl);
+  /** Closes every socket (1001; cut after a grace period); resolves once they are gone. */
+  close(): Promise<void> {
+    this.#closed = true;
+    clearTimeout(this.#flushTimer);
+    this.#held = [];
+    const open = [...this.clients];
+    this.clients.clear();
+    const wss = this.#wss;
+    return new Promise<void>((resolve) => {
+      if (open.length === 0) {
+        wss.close(() => resolve());
+        return;
+      }
+      let left = open.length;
+      const done = () => {
+        if (--left === 0) {
+          clearTimeout(force);
+          wss.close(() => resolve());
+        }
+      };
+      // A clean close frame first; a peer that does not answer is cut after a grace period.
+      const force = setTimeout(() => {
+        for (const c of open) c.ws.terminate();
+      }, CLOSE_GRACE_MS);
+      for (const c of open) {
+        if (c.ws.readyState === WebSocket.CLOSED) done();
+        else {
+          c.ws.once('close', done);
+          c.ws.close(1001, 'emulator closing');
+        }
+      }
+    });
+  }
+}
 
+/**
+ * Serves `/ws` on `server` for `state`: authenticates the `token` query
+ * against the API keys (unknown, missing or `unauthorized` → the upgrade is
+ * refused with 401; not checked when the personality requires no key),
+ * greets with `status` (`sid` = the `clientId`), answers the client's
+ * messages ({@link MESSAGES}: `feature_flags` with the server's), and relays
+ * job events.
+ */
+export function attachCloudSocket(server: Server, state: CloudState, log: Log = SILENT): CloudSocketServer {
+  const hub = new SocketHub(state, log);
+  server.on('upgrade', hub.upgrade);
+  const offEvents = state.subscribe(hub.event);
+  const offControl = state.onSocketControl(hub.control);
+  let closing: Promise<void> | undefined;
   return {
-    count: (key) => [...clients].filter((c) => key === undefined || c.key === key).length,
+    count: (key) => [...hub.clients].filter((c) => key === undefined || c.key === key).length,
     close: () => {
-      if (closed) return Promise.resolve();
-      closed = true;
-      server.off('upgrade', onUpgrade);
+      if (closing) return Promise.resolve();
+      server.off('upgrade', hub.upgrade);
       offEvents();
       offControl();
-      clearTimeout(flushTimer);
-      held = [];
-      const open = [...clients];
-      clients.clear();
-      return new Promise<void>((resolve) => {
-        if (open.length === 0) {
-          wss.close(() => resolve());
-          return;
-        }
-        let left = open.length;
-        const done = () => {
-          if (--left === 0) {
-            clearTimeout(force);
-            wss.close(() => resolve());
-          }
-        };
-        // A clean close frame first; a peer that does not answer is cut after a grace period.
-        const force = setTimeout(() => {
-          for (const c of open) c.ws.terminate();
-        }, CLOSE_GRACE_MS);
-        for (const c of open) {
-          if (c.ws.readyState === WebSocket.CLOSED) done();
-          else {
-            c.ws.once('close', done);
-            c.ws.close(1001, 'emulator closing');
-          }
-        }
-      });
+      return (closing = hub.close());
     },
   };
 }

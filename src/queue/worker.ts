@@ -7,9 +7,8 @@
  */
 import type { Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { ExecutionError, InvalidArgumentError, JobCancelledError, NotFoundError, PlatformUIError, PoolClosedError, ServerLostError, UnsupportedError } from '@platformui/sdk';
-import type { CloudClient } from '@platformui/sdk';
-import { CloudPool, type PoolInput, type PoolJobResult, type RunOptions, type SocketEvent } from '@platformui/sdk';
+import { ExecutionError, InvalidArgumentError, JobCancelledError, NotFoundError, PlatformUIError, PoolClosedError, ServerLostError } from '@platformui/sdk';
+import { CloudPool, type PoolInput, type PoolJobResult } from '@platformui/sdk';
 import { randomUuid } from '../cloud/uuid.ts';
 import { createLog, describeError, type Log } from '../transport/log.ts';
 import { checkInterval } from '../transport/options.ts';
@@ -20,80 +19,16 @@ import type { WorkflowJSON as Workflow } from '@platformui/sdk';
 import { bullOptions, checkName, checkRedis, keysOf, loadQueueDeps, quiet, redisOptions, type QueueDeps, type QueueKeys } from './connection.ts';
 import { settleClaim } from './claim.ts';
 import { storeError } from './errors.ts';
+import { CancelWatch } from './cancel-watch.ts';
 import { Lanes, laneIdOf, type LaneInfo } from './lanes.ts';
-import type { JobData, QueueJobResult, QueueNodeEvent, QueueReport, QueueWorkerOptions } from './types.ts';
+import { LockLost, stillMine } from './lock.ts';
+import { jobListeners, PREVIEW_BYTES, type Listeners } from './report.ts';
+import { nodesOf } from './server-nodes.ts';
+import type { JobData, QueueJobResult, QueueWorkerOptions } from './types.ts';
 
 const HEARTBEAT_MS = 2000;
 const HEARTBEAT_TTL_MS = 10_000;
 const SERVER_LOST_AFTER_MS = 15_000;
-/** How often (ms) a worker reads the cancel flags of the jobs it runs: the bound on a cancel whose message it missed. */
-const CANCEL_CHECK_MS = 1000;
-
-/** BullMQ's default `lockDuration` (ms). */
-const BULLMQ_LOCK_MS = 30_000;
-
-/** This run of a job lost its lock (its worker was stalled): another run holds the job now, maybe this worker's own. */
-class LockLost extends Error {
-  constructor(jobId: string, before: string) {
-    super(`job ${jobId}: its lock lapsed before ${before}; the run holding it now does that`);
-    this.name = 'LockLost';
-  }
-}
-
-/** The run's listeners a job reports through. */
-type Listeners = Pick<RunOptions, 'onProgress' | 'onPreview' | 'onEvent'>;
-
-/** The socket's node-level messages a job reports as they are (without their payloads: see {@link QueueNodeEvent}). */
-const NODE_EVENTS = new Set<string>(['execution_start', 'execution_cached', 'executing', 'executed', 'execution_success', 'execution_error', 'execution_interrupted']);
-
-/**
- * `e` as the job's node events: the socket's node messages reduced to their node ids, and what a `progress_state`
- * snapshot adds (a node newly finished, which the live cloud reports only there). `finished` is the job's memory
- * of what was reported finished, so that a snapshot repeating it sends nothing.
- */
-function nodeEvents(e: SocketEvent, finished: Set<string>): QueueNodeEvent[] {
-  if (e.type === 'binary' || e.type === 'malformed') return [];
-  const type = e.type === 'invalid' || e.type === 'unknown' ? e.rawType : e.type;
-  const data = isObject(e.data) ? e.data : {};
-  if (type === 'progress_state') {
-    const nodes = isObject(data.nodes) ? data.nodes : {};
-    const newly = Object.entries(nodes).filter(([id, p]) => isObject(p) && p.state === 'finished' && !finished.has(id));
-    return newly.map(([id]) => (finished.add(id), { type: 'executed', node: id }));
-  }
-  if (!NODE_EVENTS.has(type)) return [];
-  const node = typeof data.node === 'string' ? data.node : typeof data.node_id === 'string' ? data.node_id : undefined;
-  if (type === 'executed' && node !== undefined) {
-    if (finished.has(node)) return [];
-    finished.add(node);
-  }
-  const nodes = type === 'execution_cached' && Array.isArray(data.nodes) ? data.nodes.filter((n): n is string => typeof n === 'string') : undefined;
-  return [{ type: type as QueueNodeEvent['type'], ...(node !== undefined ? { node } : {}), ...(nodes ? { nodes } : {}) }];
-}
-
-/** The job id a Comfy API v2 server is asked about to see it answer (it serves no object_info): a 404 is an answer. */
-const PROBE_JOB_ID = '00000000-0000-0000-0000-000000000000';
-
-/**
- * A server's nodes: its `object_info`, or `'unknown'` for a Comfy API v2 server without the `objectInfo` option
- * (nobody can read them: it takes API-format workflows, placed by load), once it answers a job read.
- */
-async function nodesOf(client: CloudClient): Promise<LaneInfo> {
-  try {
-    return await client.getObjectInfo();
-  } catch (err) {
-    if (!(err instanceof UnsupportedError)) throw err;
-  }
-  await Promise.resolve(client.getJobStatus(PROBE_JOB_ID)).catch((err: unknown) => {
-    if (!(err instanceof NotFoundError)) throw err;
-  });
-  return 'unknown';
-}
-
-/** The largest preview image a job reports by default (`previews: true`): Redis holds it, every producer listening gets it. */
-const PREVIEW_BYTES = 256 * 1024;
-
-/** Why the processor stopped a job: a cancel from any process. */
-const CANCEL = Symbol('cancelled');
 
 /**
  * Runs queued jobs on its servers. Each server's `object_info` makes a lane;
@@ -135,7 +70,7 @@ export class QueueWorker {
   #sub: Redis | undefined;
   #registry: Lanes | undefined;
   #heartbeat: ReturnType<typeof setInterval> | undefined;
-  #cancelCheck: ReturnType<typeof setInterval> | undefined;
+  #cancels: CancelWatch | undefined;
   /** The jobs it runs now, by id (a job it took back after stalling counts twice). */
   readonly #running = new Map<string, number>();
   /** Its start, begun by the constructor. */
@@ -236,13 +171,8 @@ export class QueueWorker {
     this.#stopIfClosing();
     this.#registry = new Lanes(this.#redis, this.#keys);
     this.#sub = quiet(new deps.Redis({ ...this.#redisOptions, maxRetriesPerRequest: null }), this.#log);
-    this.#sub.on('message', (_channel: string, jobId: string) => this.#cancel(jobId));
-    // A cancel published while this worker's connection was down is not heard again: its flag is read at once
-    // on reconnecting, and every CANCEL_CHECK_MS while jobs run.
-    this.#sub.on('ready', () => void this.#checkCancels());
-    await this.#sub.subscribe(this.#keys.cancelChannel);
-    this.#cancelCheck = setInterval(() => void this.#checkCancels(), CANCEL_CHECK_MS);
-    this.#cancelCheck.unref?.();
+    this.#cancels = new CancelWatch(this.#redis, this.#keys, () => this.#workers.values(), () => this.#running.keys());
+    await this.#cancels.start(this.#sub);
     await this.#readServers(deps);
     this.#stopIfClosing();
     if (this.#lanes.size === 0) this.#log.warn?.('no server answered yet: the worker takes no job until one does', {});
@@ -270,19 +200,6 @@ export class QueueWorker {
       left = ttl;
       await new Promise((r) => setTimeout(r, 250));
     }
-  }
-
-  /** Stops `jobId` if this worker runs it (its run's signal aborts: the job is stopped on its server). */
-  #cancel(jobId: string): void {
-    for (const w of this.#workers.values()) w.cancelJob(jobId, CANCEL.description);
-  }
-
-  /** Cancels the jobs it runs whose cancel flag is set (a cancel whose message it missed). */
-  async #checkCancels(): Promise<void> {
-    const ids = [...this.#running.keys()];
-    if (ids.length === 0 || !this.#redis) return;
-    const flags = await Promise.all(ids.map((id) => this.#redis!.exists(this.#keys.cancelled(id)))).catch(() => undefined);
-    flags?.forEach((set, i) => set && this.#cancel(ids[i]!));
   }
 
   /** Reads the object_info of servers without a lane yet, and starts a BullMQ worker for each new lane. */
@@ -380,16 +297,6 @@ export class QueueWorker {
     }
   }
 
-  /**
-   * Throws {@link LockLost} unless this run still holds `job`'s lock (extending it). BullMQ hands a job whose
-   * lock lapsed to another run, which may be about to send it under the recorded id, and may be this worker's
-   * own (a stall shorter than its stall interval): so the token is this run's, passed along, never looked up
-   * by job id (the later run's would pass for the earlier's).
-   */
-  async #stillMine(job: Job<JobData>, token: string | undefined, before: string): Promise<void> {
-    if (token && (await job.extendLock(token, this.#options.lockDuration ?? BULLMQ_LOCK_MS)) !== 1) throw new LockLost(job.id!, before);
-  }
-
   /** A run aborted by a cancel is the job cancelled; anything else stays what it was. */
   #cancelled(err: unknown, signal: AbortSignal | undefined, job: Job<JobData>): unknown {
     return signal?.aborted ? new JobCancelledError(job.data.promptId ?? job.id!) : err;
@@ -401,7 +308,7 @@ export class QueueWorker {
       if (data.promptId && data.server && this.#pool.client(data.server)) await this.#pool.client(data.server)!.stopJob(data.promptId).catch(() => undefined);
       throw new JobCancelledError(data.promptId ?? job.id!);
     }
-    const listeners = this.#listeners(job);
+    const listeners = jobListeners(job, this.#previewBytes);
     if (data.promptId && data.server) {
       // Taken over: the job was recorded on a server before it was sent there.
       const client = this.#pool.client(data.server);
@@ -448,34 +355,6 @@ export class QueueWorker {
     return { ...r, resubmittedFrom: from };
   }
 
-  /**
-   * What a job reports while it runs: progress, its node events (`job.on('node')`), and with `previews`
-   * each preview image up to its size bound (base64 in the job's progress: Redis keeps only the latest,
-   * every listener hears each). Node events carry value and max -1, as previews do, so that a handle of
-   * an SDK before them can tell them from steps.
-   */
-  #listeners(job: Job<JobData>): Listeners {
-    const report = (p: QueueReport) => void job.updateProgress(p as unknown as object).catch(() => undefined);
-    const bound = this.#previewBytes;
-    const finished = new Set<string>();
-    return {
-      onProgress: (p) => report({ ...(p.node !== undefined ? { node: p.node } : {}), value: p.value, max: p.max }),
-      onEvent: (e) => {
-        for (const event of nodeEvents(e, finished)) report({ ...(event.node !== undefined ? { node: event.node } : {}), value: -1, max: -1, event });
-      },
-      ...(bound > 0
-        ? {
-            onPreview: (frame) => {
-              if (frame.image.byteLength > bound) return;
-              const node = 'metadata' in frame ? frame.metadata.node_id : undefined;
-              // Node only (this entry is): Buffer encodes in one call.
-              report({ ...(typeof node === 'string' ? { node } : {}), value: -1, max: -1, preview: { mime: frame.mime ?? 'application/octet-stream', base64: Buffer.from(frame.image).toString('base64') } });
-            },
-          }
-        : {}),
-    };
-  }
-
   async #run(job: Job<JobData>, token: string | undefined, promptId: string, listeners: Listeners, signal: AbortSignal | undefined): Promise<QueueJobResult> {
     const data = job.data;
     const inputs: Record<string, PoolInput> | undefined = data.inputs
@@ -485,13 +364,13 @@ export class QueueWorker {
       promptId,
       // Recorded before the job is sent, by the run that holds it (checked before and after the write).
       onPlaced: async (s) => {
-        await this.#stillMine(job, token, 'it was recorded');
+        await stillMine(job, token, this.#options.lockDuration, 'it was recorded');
         await job.updateData({ ...job.data, promptId, server: s.id });
-        await this.#stillMine(job, token, 'it was recorded');
+        await stillMine(job, token, this.#options.lockDuration, 'it was recorded');
       },
       // Again as the submission leaves: the uploads (and a lost answer's look-up) may have outlasted the lock, and
       // the run holding it now, finding nothing on the server yet, sends the job itself.
-      beforeSubmit: () => this.#stillMine(job, token, 'it was sent'),
+      beforeSubmit: () => stillMine(job, token, this.#options.lockDuration, 'it was sent'),
       ...listeners,
       ...(inputs ? { inputs } : {}),
       ...(signal ? { signal } : {}),
@@ -512,7 +391,7 @@ export class QueueWorker {
     };
     if (this.#options.onOutputs) {
       // Every run that followed the job to its end gets here; only the one holding the lock acts on its outputs.
-      await this.#stillMine(job, token, 'onOutputs');
+      await stillMine(job, token, this.#options.lockDuration, 'onOutputs');
       await this.#options.onOutputs(result, job);
     }
     return JSON.parse(JSON.stringify(result)) as QueueJobResult;
@@ -547,7 +426,7 @@ export class QueueWorker {
 
   async #close(options: { force?: boolean }): Promise<void> {
     clearInterval(this.#heartbeat);
-    clearInterval(this.#cancelCheck);
+    this.#cancels?.stop();
     if (options.force) this.#dead = true;
     await Promise.allSettled([...this.#workers.values()].map((w) => w.close(options.force === true)));
     if (!options.force) await this.#registry?.withdraw(this.id, this.#lanes.keys()).catch(() => undefined);

@@ -8,7 +8,8 @@
  */
 import { contentTypeFor } from '../cloud-files.ts';
 import { isObject } from '../../schemas/rule.ts';
-import { sendEmpty, sendJson, type RequestContext, type Route } from '../http.ts';
+import { routeTable, type RequestContext, type Route, type RouteRow } from '../dispatch.ts';
+import { sendEmpty, sendJson } from '../reply.ts';
 import { enter } from './access.ts';
 import type { AssetRecord } from './assets.ts';
 import { serveContent } from './content.ts';
@@ -129,19 +130,17 @@ async function getSigned(state: V2State, ctx: RequestContext): Promise<void> {
   await serveContent(state, ctx, file);
 }
 
-/** The asset routes of the main server. */
-export function assetRoutes(state: V2State): Route[] {
-  return [
-    { method: 'POST', path: '/api/v2/assets', handler: v2Handler((ctx) => postAssets(state, ctx)) },
-    { method: 'POST', path: '/api/v2/assets/from-hash', handler: v2Handler((ctx) => postFromHash(state, ctx)) },
-    { method: 'GET', path: '/api/v2/assets/by-hash/:hash', handler: v2Handler((ctx) => headByHash(state, ctx)) },
-    { method: 'GET', path: '/api/v2/assets/:id', handler: v2Handler((ctx) => getAsset(state, ctx)) },
-    { method: 'DELETE', path: '/api/v2/assets/:id', handler: v2Handler((ctx) => deleteAsset(state, ctx)) },
-    { method: 'GET', path: '/api/v2/assets/:id/content', handler: v2Handler((ctx) => getContent(state, ctx)) },
-  ];
-}
+/** The asset table of the main server (`HEAD …/by-hash/{hash}` is served as the GET that HEAD is looked up as). */
+export const ASSET_ROUTES: readonly RouteRow<V2State>[] = [
+  ['POST /api/v2/assets', postAssets],
+  ['POST /api/v2/assets/from-hash', postFromHash],
+  ['GET /api/v2/assets/by-hash/:hash', headByHash],
+  ['GET /api/v2/assets/:id', getAsset],
+  ['DELETE /api/v2/assets/:id', deleteAsset],
+  ['GET /api/v2/assets/:id/content', getContent],
+];
 
 /** The signed-content route of the result host. */
 export function signedContentRoutes(state: V2State): Route[] {
-  return [{ method: 'GET', path: '/v2/signed/:token', handler: v2Handler((ctx) => getSigned(state, ctx)) }];
+  return routeTable(state, [['GET /v2/signed/:token', getSigned]], v2Handler);
 }

@@ -10,9 +10,9 @@
  *
  * @module
  */
-import type { RequestContext, Route } from '../http.ts';
+import type { RequestContext, RouteRow } from '../dispatch.ts';
 import { enter } from './access.ts';
-import { notFound, V2Error, v2Handler } from './errors.ts';
+import { notFound, V2Error } from './errors.ts';
 import { outputJson } from './render.ts';
 import { isTerminal, type V2Frame, type V2JobRecord, type V2State } from './state.ts';
 
@@ -94,7 +94,5 @@ function replay(state: V2State, r: V2JobRecord, send: (frame: V2Frame) => void):
   send(status);
 }
 
-/** The event-stream route. */
-export function eventRoutes(state: V2State): Route[] {
-  return [{ method: 'GET', path: '/api/v2/jobs/:id/events', handler: v2Handler((ctx) => getEvents(state, ctx)) }];
-}
+/** The event-stream table. */
+export const EVENT_ROUTES: readonly RouteRow<V2State>[] = [['GET /api/v2/jobs/:id/events', getEvents]];

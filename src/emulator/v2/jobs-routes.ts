@@ -5,9 +5,10 @@
  * @module
  */
 import { isObject } from '../../schemas/rule.ts';
-import { sendEmpty, sendJson, sendText, type RequestContext, type Route } from '../http.ts';
+import type { RequestContext, RouteRow } from '../dispatch.ts';
+import { sendEmpty, sendJson, sendText } from '../reply.ts';
 import { enter } from './access.ts';
-import { notFound, V2Error, v2Handler } from './errors.ts';
+import { notFound, V2Error } from './errors.ts';
 import { jobJson } from './render.ts';
 import { isTerminal, type V2JobRecord, type V2State } from './state.ts';
 import { submitJob } from './submit.ts';
@@ -135,14 +136,12 @@ async function postCancel(state: V2State, ctx: RequestContext): Promise<void> {
   sendJson(ctx.res, 200, jobJson(state, r, ctx.origin, canceling ? { as: 'canceling' } : {}));
 }
 
-/** The job routes. */
-export function jobRoutes(state: V2State): Route[] {
-  return [
-    { method: 'POST', path: '/api/v2/jobs', bodyLimit: 16 * MiB, handler: v2Handler((ctx) => postJobs(state, ctx)) },
-    { method: 'GET', path: '/api/v2/jobs', handler: v2Handler((ctx) => getJobs(state, ctx)) },
-    { method: 'GET', path: '/api/v2/jobs/:id', handler: v2Handler((ctx) => getJob(state, ctx)) },
-    { method: 'GET', path: '/api/v2/jobs/:id/workflow', handler: v2Handler((ctx) => getWorkflow(state, ctx)) },
-    { method: 'GET', path: '/api/v2/jobs/:id/logs', handler: v2Handler((ctx) => getLogs(state, ctx)) },
-    { method: 'POST', path: '/api/v2/jobs/:id/cancel', handler: v2Handler((ctx) => postCancel(state, ctx)) },
-  ];
-}
+/** The job table. */
+export const JOB_ROUTES: readonly RouteRow<V2State>[] = [
+  ['POST /api/v2/jobs', postJobs, { bodyLimit: 16 * MiB }],
+  ['GET /api/v2/jobs', getJobs],
+  ['GET /api/v2/jobs/:id', getJob],
+  ['GET /api/v2/jobs/:id/workflow', getWorkflow],
+  ['GET /api/v2/jobs/:id/logs', getLogs],
+  ['POST /api/v2/jobs/:id/cancel', postCancel],
+];
