@@ -23,6 +23,7 @@ import { checkOptions, type OptionKeys } from '../args.ts';
 import { APIUserAbortError, PlatformUIError, SocketRefusedError } from '../errors.ts';
 import { platform } from '../platform/node.ts';
 import type { WebSocketConstructor } from '../platform/types.ts';
+import { backoff } from '../transport/backoff.ts';
 import { describeError, errorDetails, SILENT, type Log } from '../transport/log.ts';
 import { redactText, redactUrl, scrub } from '../transport/redact.ts';
 import { decodeFrame, type PreviewFrame } from './frames.ts';
@@ -532,8 +533,7 @@ export class CloudSocket {
     }
     this.#state = 'reconnecting';
     // Jitter that never drops below half the step: a storm of clients spreads out, and no attempt comes early.
-    const step = Math.min(maxDelay, baseDelay * 2 ** (this.#attempt - 1));
-    const delay = Math.round(step / 2 + (Math.random() * step) / 2);
+    const delay = backoff(this.#attempt - 1, { first: baseDelay, max: maxDelay, jitter: 'half' });
     // The reason at debug now; at warn only once the retry begins (#retrying).
     const why = this.#failure ? `: ${this.#failure}` : '';
     this.#log.debug?.(`socket reconnecting in ${delay} ms (attempt ${this.#attempt})${why}`, { delayMs: delay, attempt: this.#attempt, ...(code !== undefined ? { code } : {}) });

@@ -14,6 +14,7 @@
 import { APIConnectionError, APIError, APIUserAbortError, ExecutionError, JobCancelledError, JobTimeoutError, NotFoundError, ServerLostError } from '../../errors.ts';
 import type { NodeOutputs, Workflow } from '../../schemas/cloud.ts';
 import { count, describeError, errorDetails } from '../../transport/log.ts';
+import { backoff } from '../../transport/backoff.ts';
 import type { RequestOptions } from '../../transport/options.ts';
 import { isImageFrame } from '../frames.ts';
 import { filesOf, type JobBackend, type JobStatusResult } from '../jobs.ts';
@@ -65,7 +66,7 @@ const GAP_PER_ROUND_TRIP = 4;
  */
 export function downPollGap(roundTripMs: number | undefined, pollInterval: number, failures: number): number {
   const gap = Math.max(MIN_GAP_MS, Math.round(GAP_PER_ROUND_TRIP * (roundTripMs ?? 0)));
-  return Math.min(pollInterval, gap * 2 ** failures);
+  return backoff(failures, { first: gap, max: pollInterval });
 }
 
 /** How a run that rejected ended, in one word. */
