@@ -19,7 +19,7 @@ import type { JobResult } from '../run-options.ts';
 import type { SocketEvent } from '../socket/types.ts';
 import { following, type Effect, type FollowerInput, type FollowerState, type Step } from './model.ts';
 import { downPollGap, howEnded, mergeOutputs } from './rules.ts';
-import { nextState, type FollowInput, type FollowState } from './states.ts';
+import { jobEndOf, nextState, type FollowInput, type FollowState } from './states.ts';
 
 export { following, initialFollower, type Effect, type FollowerConfig, type FollowerInput, type FollowerState, type Step } from './model.ts';
 
@@ -244,6 +244,10 @@ function keepForLater(s: FollowerState, e: SocketEvent): FollowerState {
 function heard(s: FollowerState, e: SocketEvent, now: number, fx: Effect[]): FollowerState {
   // An ending whose payload is off-spec still ends the job.
   const type = e.type === 'invalid' ? e.rawType : e.type;
+  const end = jobEndOf(type);
+  if (end === 'completed') return complete(s, undefined, now, fx);
+  const data = (e as { data?: Record<string, unknown> }).data;
+  if (end) return giveUp(s, end === 'failed' ? new ExecutionError(s.promptId, data) : new JobCancelledError(s.promptId, data), now, fx);
   switch (type) {
     case 'executed': {
       if (e.type !== 'executed') return s;
@@ -260,12 +264,6 @@ function heard(s: FollowerState, e: SocketEvent, now: number, fx: Effect[]): Fol
     }
     case 'execution_start':
       return { ...s, heardWhole: !s.dropped };
-    case 'execution_success':
-      return complete(s, undefined, now, fx);
-    case 'execution_error':
-      return giveUp(s, new ExecutionError(s.promptId, (e as { data?: Record<string, unknown> }).data), now, fx);
-    case 'execution_interrupted':
-      return giveUp(s, new JobCancelledError(s.promptId, (e as { data?: Record<string, unknown> }).data), now, fx);
     case 'unknown':
       // A v2 stream's status (`v2/events.ts`, not imported: the v2 chunk stays out of this one): its end is
       // confirmed by the poll, which carries the outputs (the poll is the truth).
