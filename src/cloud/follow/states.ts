@@ -1,7 +1,8 @@
 /**
  * The states of a job follower and the only moves between them. Pure: what
- * each state does on entry (poll, listen, read the record) is the follower's
- * (`follower.ts`); this table says only where an input leads.
+ * each state does on entry (poll, listen, read the record) is the reducer's
+ * (`reducer.ts`), performed by the driver (`follower.ts`); this table says
+ * only where an input leads.
  *
  * ```text
  *   from             input                    to
