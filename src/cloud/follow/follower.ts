@@ -222,7 +222,9 @@ export class JobFollower {
     this.#busy = true;
     try {
       for (let next = this.#inbox.shift(); next; next = this.#inbox.shift()) {
-        const [state, effects] = reduce(this.#s, { ...next, now: this.#clock.now() } as FollowerInput);
+        // Stamped in place: every input is a fresh object of this driver's (no copy per event).
+        (next as FollowerInput).now = this.#clock.now();
+        const [state, effects] = reduce(this.#s, next as FollowerInput);
         this.#s = state;
         for (const effect of effects) this.#perform(effect);
       }
