@@ -19,150 +19,25 @@
  *
  * @module
  */
-import { checkOptions, type OptionKeys } from '../args.ts';
 import { APIUserAbortError, PlatformUIError, SocketRefusedError } from '../errors.ts';
 import { platform } from '../platform/node.ts';
 import type { WebSocketConstructor } from '../platform/types.ts';
 import { describeError, errorDetails, SILENT, type Log } from '../transport/log.ts';
 import { redactText, redactUrl, scrub } from '../transport/redact.ts';
 import { decodeFrame, type PreviewFrame } from './frames.ts';
-import { parseMessage, promptIdOf, type CloudMessage } from './messages.ts';
+import { parseMessage, promptIdOf } from './messages.ts';
+import { eventIterator } from './socket/iterate.ts';
+import { detach, IDLE_DROP_CODE, isRefusal, Reconnects, STABLE_AFTER_MS, toSafeError } from './socket/reconnect.ts';
+import { logMessage } from './socket/message-log.ts';
+import { JobRoutes } from './socket/routes.ts';
+import type { BinaryEvent, CloudSocketEvents, CloudSocketOptions, EventOf, Handler, Named, SocketEvent, SocketState, SocketTarget } from './socket/types.ts';
 import { randomUuid } from './uuid.ts';
 
-/** A decoded binary frame, as delivered by the socket. */
-export interface BinaryEvent {
-  type: 'binary';
-  frame: PreviewFrame;
-  /** The job the frame belongs to: from type-4 metadata, else the job that last reported progress. */
-  promptId: string | undefined;
-}
+export type { BinaryEvent, CloudSocketEvents, CloudSocketOptions, SocketEvent, SocketState, SocketTarget } from './socket/types.ts';
+export { checkSocketOptions } from './socket/types.ts';
+export { HOLD_MAX_EVENTS } from './socket/routes.ts';
 
-/** Everything a job subscriber can receive. */
-export type SocketEvent = CloudMessage | BinaryEvent;
-
-/** Lifecycle and data events of {@link CloudSocket}, by name. */
-export interface CloudSocketEvents {
-  /** Every JSON message (known, unknown or malformed). */
-  message: CloudMessage;
-  /** Every binary frame. */
-  binary: BinaryEvent;
-  /** The socket opened (first time and after every reconnect). */
-  open: { reconnect: boolean };
-  /** The socket dropped and will try again after `delay` ms (`attempt`: failed attempts in a row, this drop included). */
-  reconnecting: { attempt: number; delay: number; code: number | undefined };
-  /** The socket is back after a drop. Jobs reconcile by polling now. */
-  reconnected: { attempt: number };
-  /**
-   * The socket closed for good: `close()` was called, reconnecting gave up
-   * (`maxAttempts`), or the server refused it. A refusal (close code 1008, or
-   * 4000–4999 from the server) carries `error`, a {@link SocketRefusedError}.
-   */
-  close: { code: number | undefined; reason: string | undefined; error?: SocketRefusedError };
-  /**
-   * A failure: a handler threw, a frame did not decode, a connect attempt
-   * failed; or one that stops the socket (`close` follows): the server refused
-   * it ({@link SocketRefusedError}), or reconnecting gave up.
-   */
-  error: { error: unknown };
-}
-
-/** Options of {@link CloudSocket}. */
-export interface CloudSocketOptions {
-  /** A WebSocket implementation. Defaults to the runtime's global one, else `ws` in Node. */
-  WebSocket?: WebSocketConstructor;
-  /**
-   * Reconnect backoff. Attempt `n` (failed attempts in a row) waits a random
-   * delay between half and all of `min(maxDelay, baseDelay · 2^(n-1))` ms:
-   * `baseDelay` 500 and `maxDelay` 10000 by default. A connection that closes
-   * within 5 s of opening is a failed attempt too (the delay keeps growing).
-   * `maxAttempts`: failed attempts in a row before giving up (`Infinity` by default).
-   * A close code by which the server refuses the socket (1008, 4000–4999) ends
-   * the retries at once: see the `close` event.
-   */
-  reconnect?: { baseDelay?: number; maxDelay?: number; maxAttempts?: number };
-  /** With jobs being followed, a socket silent this long (ms) is presumed dead and reopened. Default 30000. */
-  idleTimeout?: number;
-  /**
-   * How long (ms) events of jobs nobody has subscribed to are held for a later
-   * subscriber (a job's first events can beat its submit response; every socket
-   * of an account also sees the account's other jobs). Default 5000. The hold is
-   * also bounded to about 1 MiB of message text; a subscriber whose job lost
-   * held events to either bound is told through `onLost`.
-   */
-  holdFor?: number;
-  /** Client id sent as `clientId`; generated once per socket and kept across reconnects. */
-  clientId?: string;
-  /** Feature flags announced as the first message. */
-  featureFlags?: Record<string, unknown>;
-}
-
-const SOCKET_OPTIONS = { WebSocket: 1, reconnect: 1, idleTimeout: 1, holdFor: 1, clientId: 1, featureFlags: 1 } as const satisfies OptionKeys<CloudSocketOptions>;
-const RECONNECT_OPTIONS = { baseDelay: 1, maxDelay: 1, maxAttempts: 1 } as const satisfies OptionKeys<NonNullable<CloudSocketOptions['reconnect']>>;
-
-/** Refuses an unknown key of {@link CloudSocketOptions} or of its `reconnect` (`connect()`'s options), naming the closest. */
-export function checkSocketOptions(options: CloudSocketOptions | undefined): void {
-  checkOptions(options, SOCKET_OPTIONS, 'connect()');
-  checkOptions(options?.reconnect, RECONNECT_OPTIONS, 'reconnect', 'reconnect.');
-}
-
-/** Internal: what the client hands the socket. */
-export interface SocketTarget {
-  baseUrl: string;
-  /** The `token` query value; `undefined` connects without one (a local server). */
-  credential(): Promise<string | undefined>;
-  /** Whether a token will be sent (so `url` shows it redacted). */
-  hasCredential: boolean;
-  /** The client's log; none by default. */
-  log?: Log;
-}
-
-/**
- * `connecting` (the first connection), `open`, `reconnecting` (waiting for or
- * making another attempt after a drop) and `closed` (for good).
- */
-export type SocketState = 'connecting' | 'open' | 'reconnecting' | 'closed';
-
-/** A listener of one event type. */
-type Handler<T> = (event: T) => void;
-/** Everything `on()` accepts: a lifecycle or data event name, or a message type. */
-type Named = keyof CloudSocketEvents | CloudMessage['type'];
-/** The payload `on(K)` delivers. */
-type EventOf<K> = K extends keyof CloudSocketEvents ? CloudSocketEvents[K] : Extract<CloudMessage, { type: K }>;
-
-/** A connection that closes sooner than this (ms) after opening counts as a failed attempt: the backoff keeps growing. */
-export const STABLE_AFTER_MS = 5000;
-/**
- * The code the socket closes with when it gives up on a silent connection. Never
- * taken for a server's refusal: the socket detaches from a connection before closing it.
- */
-const IDLE_DROP_CODE = 4000;
-/** Close codes by which the server refuses the credential or the request, when they close a connection that just opened: trying again would only be refused again. */
-const isRefusal = (code: number): boolean => code === 1008 || (code >= 4000 && code <= 4999);
-
-/** Bounds of the events held for unclaimed jobs (besides `holdFor`): jobs, events of one job, and message text in all (UTF-16 code units of the text frames). */
-const HOLD_MAX_JOBS = 256;
-/** Events held for one unclaimed job (a follower keeps as many for a job still being submitted). */
-export const HOLD_MAX_EVENTS = 2000;
-// 1 MiB, as a literal: bundlers keep an unused `1024 * 1024` in bundles that never use the socket.
-const HOLD_MAX_BYTES = 1_048_576;
-/**
- * Jobs whose held events were dropped are remembered (by id) this long (ms) and
- * this many at most, so that a late subscriber learns through `onLost` that it
- * missed the job's first events. A submission's answer comes well within it.
- */
-const DROPPED_FOR_MS = 60_000;
-const DROPPED_MAX_JOBS = 1024;
-
-/** Events held for a job nobody has subscribed to yet. */
-interface Held {
-  /** When they are dropped (ms since epoch). */
-  until: number;
-  events: SocketEvent[];
-  /** Text length of `events`. */
-  bytes: number;
-  /** Some of the job's events were not held (a bound was reached). */
-  lost: boolean;
-}
+export { STABLE_AFTER_MS } from './socket/reconnect.ts';
 
 /**
  * A reconnecting WebSocket to `/ws`.
@@ -182,8 +57,8 @@ export class CloudSocket {
   #opts: Required<Pick<CloudSocketOptions, 'idleTimeout' | 'holdFor'>> & CloudSocketOptions;
   #ws: WebSocket | undefined;
   #state: SocketState = 'connecting';
-  /** Failed attempts in a row: reset only by a connection that stayed open {@link STABLE_AFTER_MS}. */
-  #attempt = 0;
+  /** Failed attempts in a row, and why the last failed. */
+  #reconnects = new Reconnects();
   /** When the current (or last) connection opened (ms since epoch); 0 before the first. */
   #openedAt = 0;
   /** What `ready()` and `once()` reject with once the socket is closed (a refusal, when there was one). */
@@ -192,27 +67,18 @@ export class CloudSocket {
   #idleTimer: ReturnType<typeof setTimeout> | undefined;
   #lastMessageAt = 0;
   #listeners = new Map<string, Set<Handler<never>>>();
-  #jobs = new Map<string, Set<Handler<SocketEvent>>>();
-  /** Events of unclaimed jobs, oldest job first (so also in order of `until`). */
-  #held = new Map<string, Held>();
-  #heldBytes = 0;
-  /** Jobs whose held events were dropped → until when that is remembered; oldest first. */
-  #dropped = new Map<string, number>();
-  /** The one timer that releases held events on time, even when no message comes; set only while something is held. */
-  #sweepTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Job subscribers and the events held for jobs nobody has claimed yet. */
+  #jobs: JobRoutes;
   #lastPromptId: string | undefined;
   #displayUrl: string;
   #log: Log;
   /** Message types already warned about as malformed or off-schema (`'malformed'` for text that is not a message). */
   #warnedTypes = new Set<string>();
-  /** Why the last connection attempt failed; cleared by a connection that lasts. */
-  #failure: string | undefined;
-  /** Whether the current run of failed connection attempts was already warned about. */
-  #connectWarned = false;
 
   constructor(target: SocketTarget, options: CloudSocketOptions = {}) {
     this.#target = target;
     this.#opts = { idleTimeout: 30_000, holdFor: 5000, ...options };
+    this.#jobs = new JobRoutes(this.#opts.holdFor, (handler, event) => this.#safely(handler, event));
     this.clientId = options.clientId ?? randomUuid();
     this.#displayUrl = redactUrl(this.#url(target.hasCredential ? '[REDACTED]' : undefined));
     this.#log = target.log ?? SILENT;
@@ -287,46 +153,7 @@ export class CloudSocket {
    * socket closes, the signal aborts, or the consumer leaves the loop.
    */
   events(options: { promptId?: string; bufferSize?: number; signal?: AbortSignal } = {}): AsyncIterableIterator<SocketEvent> {
-    const max = options.bufferSize ?? 1024;
-    const queue: SocketEvent[] = [];
-    const waiters: Array<() => void> = [];
-    const signal = options.signal;
-    let done = this.#state === 'closed' || signal?.aborted === true;
-    const wake = () => {
-      for (const w of waiters.splice(0)) w();
-    };
-    const push = (e: SocketEvent) => {
-      if (queue.length >= max) queue.shift();
-      queue.push(e);
-      wake();
-    };
-    const offs: Array<() => void> = [];
-    const finish = () => {
-      done = true;
-      for (const off of offs.splice(0)) off();
-      signal?.removeEventListener('abort', finish);
-      wake();
-    };
-    if (!done) {
-      if (options.promptId) offs.push(this.subscribe(options.promptId, push));
-      else offs.push(this.on('message', push), this.on('binary', push));
-      offs.push(this.on('close', finish));
-      signal?.addEventListener('abort', finish, { once: true });
-    }
-    const it: AsyncIterableIterator<SocketEvent> = {
-      next: async () => {
-        while (queue.length === 0 && !done) await new Promise<void>((r) => waiters.push(r));
-        const value = queue.shift();
-        return value ? { value, done: false } : { value: undefined, done: true };
-      },
-      return: async () => {
-        queue.length = 0; // the consumer left: nothing more is delivered
-        finish();
-        return { value: undefined, done: true };
-      },
-      [Symbol.asyncIterator]: () => it,
-    };
-    return it;
+    return eventIterator(this, options);
   }
 
   /**
@@ -336,20 +163,10 @@ export class CloudSocket {
    * before the replay. Returns the unsubscribe function.
    */
   subscribe(promptId: string, handler: Handler<SocketEvent>, options: { onLost?: () => void } = {}): () => void {
-    let set = this.#jobs.get(promptId);
-    if (!set) this.#jobs.set(promptId, (set = new Set()));
-    set.add(handler);
-    const held = this.#held.get(promptId);
-    if (held) {
-      this.#release(promptId, held);
-      // The hold is bounded: a subscriber must know when it does not get every event.
-      if (held.lost) options.onLost?.();
-      for (const e of held.events) this.#safely(handler, e);
-    } else if (this.#dropped.delete(promptId)) options.onLost?.();
+    const off = this.#jobs.subscribe(promptId, handler, options.onLost);
     this.#armIdle();
     return () => {
-      set.delete(handler);
-      if (set.size === 0) this.#jobs.delete(promptId);
+      off();
       this.#armIdle();
     };
   }
@@ -377,9 +194,7 @@ export class CloudSocket {
    * ```
    */
   get held(): { jobs: number; events: number; bytes: number } {
-    let events = 0;
-    for (const h of this.#held.values()) events += h.events.length;
-    return { jobs: this.#held.size, events, bytes: this.#heldBytes };
+    return this.#jobs.held;
   }
 
   #url(token: string | undefined): string {
@@ -395,7 +210,8 @@ export class CloudSocket {
   async #connect(): Promise<void> {
     let ws: WebSocket;
     let token: string | undefined;
-    this.#log.debug?.(`socket connecting to ${this.#displayUrl}${this.#attempt ? ` (attempt ${this.#attempt + 1})` : ''}`, { url: this.#displayUrl, attempt: this.#attempt + 1 });
+    const attempt = this.#reconnects.attempt;
+    this.#log.debug?.(`socket connecting to ${this.#displayUrl}${attempt ? ` (attempt ${attempt + 1})` : ''}`, { url: this.#displayUrl, attempt: attempt + 1 });
     try {
       let Ctor: WebSocketConstructor;
       [Ctor, token] = await Promise.all([this.#opts.WebSocket ?? platform.webSocket(), this.#target.credential()]);
@@ -403,7 +219,7 @@ export class CloudSocket {
       ws = new Ctor(this.#url(token));
     } catch (error) {
       const safe = toSafeError(error);
-      this.#failing(safe.message);
+      this.#reconnects.failing(safe.message);
       this.#emit('error', { error: safe });
       this.#scheduleReconnect(undefined);
       return;
@@ -412,14 +228,14 @@ export class CloudSocket {
     this.#ws = ws;
     ws.onopen = () => {
       const reconnect = this.#openedAt > 0;
-      // #attempt stays: only a connection that lasts resets it (see #ended).
+      // The count of failed attempts stays: only a connection that lasts resets it (see #ended).
       this.#state = 'open';
       this.#openedAt = this.#lastMessageAt = Date.now();
       ws.send(JSON.stringify({ type: 'feature_flags', data: this.#opts.featureFlags ?? { supports_preview_metadata: true } }));
       this.#armIdle();
       this.#log.debug?.(`socket open${reconnect ? ' again' : ''}: ${this.#displayUrl}`, { url: this.#displayUrl, reconnect, clientId: this.clientId });
       this.#emit('open', { reconnect });
-      if (reconnect) this.#emit('reconnected', { attempt: this.#attempt });
+      if (reconnect) this.#emit('reconnected', { attempt: this.#reconnects.attempt });
     };
     ws.onmessage = (ev: MessageEvent) => {
       this.#lastMessageAt = Date.now();
@@ -447,20 +263,11 @@ export class CloudSocket {
 
   /**
    * This connection is over (whichever event said so first): reconnect unless
-   * closed. A connection that lasted {@link STABLE_AFTER_MS} was a success, so
-   * the count of failed attempts starts over; one that never opened, or closed
-   * sooner, is one more failed attempt.
+   * closed (`Reconnects.ended` counts it as a success or a failed attempt).
    */
   #ended(ws: WebSocket, code: number | undefined, why?: string): void {
     if (!this.#forget(ws)) return;
-    const lived = this.#state === 'open' ? Date.now() - this.#openedAt : undefined;
-    if (lived !== undefined && lived >= STABLE_AFTER_MS) {
-      this.#attempt = 0;
-      this.#failure = undefined;
-      this.#connectWarned = false;
-    } else if (lived === undefined) this.#failing(why);
-    // A first short drop is ordinary; a reconnect that the server closes again at once is a failure to connect.
-    else if (this.#attempt > 0) this.#failing(`the server closed it ${lived} ms after opening${code === undefined ? '' : ` (code ${code})`}`);
+    this.#reconnects.ended(this.#state === 'open' ? Date.now() - this.#openedAt : undefined, code, why);
     this.#scheduleReconnect(code);
   }
 
@@ -474,22 +281,12 @@ export class CloudSocket {
     }
   }
 
-  /** A failed connection attempt: told by {@link #retrying} if a retry follows, else by the error that gives up. */
-  #failing(why: string | undefined): void {
-    this.#failure = why ?? 'the connection or the upgrade failed';
-  }
-
-  /**
-   * A retry begins after a failed attempt: the first of a run of them is a
-   * warning (the rest are debug, in the reconnect lines). Not before: a
-   * run() whose submission fails for the same reason (a wrong key, a closed
-   * port) closes its socket first, and its error says it all.
-   */
+  /** A retry begins after a failed attempt: the first of a run of them is a warning. */
   #retrying(): void {
-    if (this.#failure === undefined || this.#connectWarned) return;
-    this.#connectWarned = true;
+    const failure = this.#reconnects.warnNow();
+    if (failure === undefined) return;
     const jobs = this.#jobs.size;
-    this.#log.warn?.(`socket could not connect to ${this.#displayUrl}: ${this.#failure}; retrying${jobs ? ', and runs in flight go on by polling meanwhile' : ''}`, { url: this.#displayUrl, reason: this.#failure, jobs });
+    this.#log.warn?.(`socket could not connect to ${this.#displayUrl}: ${failure}; retrying${jobs ? ', and runs in flight go on by polling meanwhile' : ''}`, { url: this.#displayUrl, reason: failure, jobs });
   }
 
   /** Detaches a connection that is over; `false` when the socket is closed for good (nothing more to do). */
@@ -519,10 +316,9 @@ export class CloudSocket {
 
   #scheduleReconnect(code: number | undefined): void {
     if (this.#state === 'closed') return;
-    const { baseDelay = 500, maxDelay = 10_000, maxAttempts = Infinity } = this.#opts.reconnect ?? {};
-    this.#attempt++;
-    if (this.#attempt > maxAttempts) {
-      const error = new PlatformUIError(`Gave up reconnecting after ${maxAttempts} attempts${this.#failure ? ` (the last: ${this.#failure})` : ''}`);
+    const next = this.#reconnects.next(this.#opts.reconnect);
+    if ('error' in next) {
+      const { error, maxAttempts } = next;
       // With no job to fall back to polling and nobody listening for `error`, only the log can tell.
       // (`maxAttempts: 0` asked for no reconnect at all: no news.)
       const unseen = this.#jobs.size === 0 && !this.#listeners.has('error') && maxAttempts > 0;
@@ -531,13 +327,12 @@ export class CloudSocket {
       return;
     }
     this.#state = 'reconnecting';
-    // Jitter that never drops below half the step: a storm of clients spreads out, and no attempt comes early.
-    const step = Math.min(maxDelay, baseDelay * 2 ** (this.#attempt - 1));
-    const delay = Math.round(step / 2 + (Math.random() * step) / 2);
+    const { delay } = next;
+    const { attempt, failure } = this.#reconnects;
     // The reason at debug now; at warn only once the retry begins (#retrying).
-    const why = this.#failure ? `: ${this.#failure}` : '';
-    this.#log.debug?.(`socket reconnecting in ${delay} ms (attempt ${this.#attempt})${why}`, { delayMs: delay, attempt: this.#attempt, ...(code !== undefined ? { code } : {}) });
-    this.#emit('reconnecting', { attempt: this.#attempt, delay, code });
+    const why = failure ? `: ${failure}` : '';
+    this.#log.debug?.(`socket reconnecting in ${delay} ms (attempt ${attempt})${why}`, { delayMs: delay, attempt, ...(code !== undefined ? { code } : {}) });
+    this.#emit('reconnecting', { attempt, delay, code });
     const t = setTimeout(() => {
       this.#timers.delete(t);
       this.#retrying();
@@ -554,8 +349,6 @@ export class CloudSocket {
     for (const t of this.#timers) clearTimeout(t);
     this.#timers.clear();
     clearTimeout(this.#idleTimer);
-    clearTimeout(this.#sweepTimer);
-    this.#sweepTimer = undefined;
     const ws = this.#ws;
     this.#ws = undefined;
     if (ws) {
@@ -570,9 +363,6 @@ export class CloudSocket {
     this.#emit('close', event);
     this.#listeners.clear();
     this.#jobs.clear();
-    this.#held.clear();
-    this.#heldBytes = 0;
-    this.#dropped.clear();
   }
 
   // The watchdog only runs while jobs are followed: an idle account socket is fine.
@@ -600,10 +390,10 @@ export class CloudSocket {
       const message = parseMessage(data);
       const id = promptIdOf(message);
       if (id && (message.type === 'executing' || message.type === 'progress' || message.type === 'execution_start')) this.#lastPromptId = id;
-      if (log.debug || log.warn) this.#logMessage(message, id, data.length);
+      if (log.debug || log.warn) logMessage(log, this.#warnedTypes, message, id, data.length);
       this.#emit('message', message);
       this.#emit(message.type as Named, message as never);
-      if (id) this.#route(id, message, data.length);
+      if (id) this.#jobs.route(id, message, data.length);
       return;
     }
     let frame: PreviewFrame;
@@ -619,89 +409,7 @@ export class CloudSocket {
     const event: BinaryEvent = { type: 'binary', frame, promptId: id };
     log.debug?.(`socket: binary frame ${frame.type} (type ${frame.eventType}, ${(data as ArrayBuffer).byteLength} bytes)${id ? ` for ${id}` : ''}`, { type: frame.type, eventType: frame.eventType, bytes: (data as ArrayBuffer).byteLength, ...(id ? { promptId: id } : {}) });
     this.#emit('binary', event);
-    if (id) this.#route(id, event, 0);
-  }
-
-  /**
-   * The line of one text message: its type at debug; a malformed or off-schema
-   * one at warn (the first of each type; later ones at debug, so a server that
-   * sends it on every step does not flood the console). The reason, never the
-   * text: a message may carry a user's prompt.
-   */
-  #logMessage(message: CloudMessage, id: string | undefined, bytes: number): void {
-    const log = this.#log;
-    const about = id ? { promptId: id } : {};
-    if (message.type !== 'malformed' && message.type !== 'invalid') {
-      const type = message.type === 'unknown' ? message.rawType.slice(0, 40) : message.type;
-      log.debug?.(`socket: ${message.type === 'unknown' ? `unknown message type ${JSON.stringify(type)}` : type}${id ? ` for ${id}` : ''}`, { type, known: message.type !== 'unknown', ...about, bytes });
-      return;
-    }
-    const kind = message.type === 'malformed' ? 'malformed' : message.rawType;
-    const line = this.#warnedTypes.has(kind) ? log.debug : log.warn;
-    if (!line) return;
-    this.#warnedTypes.add(kind);
-    const reason = message.type === 'malformed' ? message.error : message.issues.map((i) => `${i.path.join('.') || '(data)'}: ${i.message.replace(/, got [\s\S]*$/, '')}`).join('; ');
-    const what = message.type === 'malformed' ? 'a malformed message' : `a ${message.rawType} message that does not match its schema`;
-    line(`socket: ${what} (${bytes} bytes): ${reason}; passed on as '${message.type}'`, { type: message.type, ...(message.type === 'invalid' ? { rawType: message.rawType } : {}), ...about, bytes, reason });
-  }
-
-  /** Delivers a job's event to its subscribers, or holds it (`bytes`: its text length) for a later one. */
-  #route(promptId: string, event: SocketEvent, bytes: number): void {
-    const subs = this.#jobs.get(promptId);
-    if (subs) {
-      for (const h of subs) this.#safely(h, event);
-      return;
-    }
-    // Every socket of an account sees every job: previews of jobs nobody claims would pile up,
-    // and a job whose first events were dropped already is one its subscriber will hear was lost.
-    if (event.type === 'binary' || this.#dropped.has(promptId)) return;
-    let held = this.#held.get(promptId);
-    if (!held) {
-      for (const [id, h] of this.#held) if (this.#held.size >= HOLD_MAX_JOBS) this.#dropHeld(id, h); else break;
-      this.#held.set(promptId, (held = { until: Date.now() + this.#opts.holdFor, events: [], bytes: 0, lost: false }));
-      this.#armSweep();
-    }
-    // The byte bound drops other jobs, oldest first; this job keeps its first events.
-    for (const [id, h] of this.#held) {
-      if (this.#heldBytes + bytes <= HOLD_MAX_BYTES) break;
-      if (id !== promptId) this.#dropHeld(id, h);
-    }
-    if (held.events.length >= HOLD_MAX_EVENTS || this.#heldBytes + bytes > HOLD_MAX_BYTES) {
-      held.lost = true;
-      return;
-    }
-    held.events.push(event);
-    held.bytes += bytes;
-    this.#heldBytes += bytes;
-  }
-
-  /** Forgets a job's held events (handed to its subscriber). */
-  #release(promptId: string, held: Held): void {
-    this.#held.delete(promptId);
-    this.#heldBytes -= held.bytes;
-  }
-
-  /** Drops a job's held events, remembering (bounded) that it lost them. */
-  #dropHeld(promptId: string, held: Held): void {
-    this.#release(promptId, held);
-    for (const id of this.#dropped.keys()) if (this.#dropped.size >= DROPPED_MAX_JOBS) this.#dropped.delete(id); else break;
-    this.#dropped.set(promptId, Date.now() + DROPPED_FOR_MS);
-  }
-
-  /** Arms the sweep for the earliest expiry, unless armed or nothing is held. Unref'd: it never keeps a process alive. */
-  #armSweep(): void {
-    if (this.#sweepTimer !== undefined || this.#state === 'closed') return;
-    const first = Math.min(this.#held.values().next().value?.until ?? Infinity, this.#dropped.values().next().value ?? Infinity);
-    if (first === Infinity) return;
-    this.#sweepTimer = setTimeout(() => {
-      this.#sweepTimer = undefined;
-      const now = Date.now();
-      // Both maps are in order of expiry: stop at the first entry still due later.
-      for (const [id, h] of this.#held) if (h.until <= now) this.#dropHeld(id, h); else break;
-      for (const [id, until] of this.#dropped) if (until <= now) this.#dropped.delete(id); else break;
-      this.#armSweep();
-    }, Math.max(0, first - Date.now()));
-    (this.#sweepTimer as { unref?: () => void }).unref?.();
+    if (id) this.#jobs.route(id, event, 0);
   }
 
   #emit<K extends Named>(type: K, event: EventOf<K>): void {
@@ -721,15 +429,4 @@ export class CloudSocket {
       queueMicrotask(() => this.#emit('error', { error }));
     }
   }
-}
-
-function detach(ws: WebSocket): void {
-  ws.onopen = ws.onmessage = ws.onclose = null;
-  // Not null: the `ws` package throws an `error` with no listener (closing while connecting).
-  ws.onerror = () => undefined;
-}
-
-// Connection errors from some WebSocket implementations quote the URL, token included.
-function toSafeError(error: unknown): PlatformUIError {
-  return new PlatformUIError(`WebSocket connection failed: ${redactText(error instanceof Error ? error.message : String(error))}`);
 }

@@ -6,6 +6,7 @@
  * @module
  */
 import { styleText } from 'node:util';
+import { jobEndOf } from '../../cloud/follow/states.ts';
 import { doneCount, elapsed, type RunState } from './state.ts';
 
 /** A file the command wrote, for the summary. */
@@ -149,6 +150,15 @@ export function plainLines(prev: RunState, next: RunState, e: { type: string; ra
     return typeof value === 'string' ? [`Notice: ${clean(value)}`] : [];
   }
   if (next === prev) return [];
+  const end = jobEndOf(type ?? '');
+  // The counters come with the summary (finish), after the downloads this line announces.
+  if (end === 'completed') return [`Job completed in ${formatDuration(elapsed(next, now), true)}`];
+  if (end) {
+    if (next.phase === prev.phase) return [];
+    const at = next.current !== undefined ? ` at ${nodeName(next, next.current, next.error?.nodeType)}` : '';
+    // Not why: the error itself is said once, on standard error.
+    return [`Job ${next.phase === 'interrupted' ? 'cancelled' : 'failed'}${at}`];
+  }
   switch (type) {
     case 'execution_start':
       return next.phase !== prev.phase ? ['Job started'] : [];
@@ -171,16 +181,6 @@ export function plainLines(prev: RunState, next: RunState, e: { type: string; ra
       if (mark <= (mark < printed ? 0 : printed)) return [];
       marks.set(step.node, mark);
       return [`  ${nodeName(next, step.node)}: ${step.value}/${step.max} steps (${Math.floor(ratio(step.value, step.max) * 100)}%)`];
-    }
-    case 'execution_success':
-      // The counters come with the summary (finish), after the downloads this line announces.
-      return [`Job completed in ${formatDuration(elapsed(next, now), true)}`];
-    case 'execution_error':
-    case 'execution_interrupted': {
-      if (next.phase === prev.phase) return [];
-      const at = next.current !== undefined ? ` at ${nodeName(next, next.current, next.error?.nodeType)}` : '';
-      // Not why: the error itself is said once, on standard error.
-      return [`Job ${next.phase === 'interrupted' ? 'cancelled' : 'failed'}${at}`];
     }
     default:
       return [];

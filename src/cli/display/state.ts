@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { jobEndOf, type JobEnd } from '../../cloud/follow/states.ts';
 import type { SocketEvent } from '../../cloud/socket.ts';
 
 /** How a node of the workflow is named on screen. */
@@ -13,8 +14,11 @@ export interface NodeLabel {
   title?: string;
 }
 
-/** Where the job is. `waiting`: submitted, not started (queued). */
+/** Where the job is. `waiting`: submitted, not started (queued). The last three are the follower's endings (`JobEnd`), as the display names them. */
 export type RunPhase = 'waiting' | 'running' | 'success' | 'error' | 'interrupted';
+
+/** The display's name of each way a job ends (the follower's `jobEndOf` decides which event ends it). */
+const ENDED: Record<JobEnd, RunPhase> = { completed: 'success', failed: 'error', cancelled: 'interrupted' };
 
 /** Steps (`value` of `max`) of one node, from `progress` or `progress_state`. */
 export interface StepProgress {
@@ -99,11 +103,26 @@ export function reduce(state: RunState, e: SocketEvent, now: number = state.star
   const promptId = str(data.prompt_id);
   // The socket routes by job already; this guards a caller that feeds a shared stream.
   if (promptId === undefined || (state.promptId !== undefined && promptId !== state.promptId)) return state;
+  const end = jobEndOf(type);
   const ended = state.phase === 'success' || state.phase === 'error' || state.phase === 'interrupted';
-  // A late event (the legacy `executing: null` after success) must not reopen a finished job.
-  if (ended && type !== 'execution_error' && type !== 'execution_interrupted') return state;
+  // A late event (the legacy `executing: null` after success) must not reopen a finished job; a failure still says where.
+  if (ended && (end === undefined || end === 'completed')) return state;
   const s: RunState = state.promptId === undefined ? { ...state, promptId } : state;
 
+  if (end === 'completed') {
+    const done = s.current !== undefined ? union(s.done, [s.current]) : s.done;
+    return { ...s, phase: ENDED[end], current: undefined, step: undefined, done, endedAt: now };
+  }
+  if (end) {
+    const nodeId = str(data.node_id) ?? s.current;
+    const error = {
+      nodeId,
+      nodeType: str(data.node_type),
+      type: str(data.exception_type),
+      message: str(data.exception_message),
+    };
+    return { ...s, phase: ENDED[end], current: nodeId, error, endedAt: s.endedAt ?? now };
+  }
   switch (type) {
     case 'execution_start':
       return s.phase === 'waiting' ? { ...s, phase: 'running' } : s;
@@ -147,21 +166,6 @@ export function reduce(state: RunState, e: SocketEvent, now: number = state.star
     case 'executed': {
       const node = str(data.node);
       return node === undefined ? s : { ...s, done: union(s.done, [node]) };
-    }
-    case 'execution_success': {
-      const done = s.current !== undefined ? union(s.done, [s.current]) : s.done;
-      return { ...s, phase: 'success', current: undefined, step: undefined, done, endedAt: now };
-    }
-    case 'execution_error':
-    case 'execution_interrupted': {
-      const nodeId = str(data.node_id) ?? s.current;
-      const error = {
-        nodeId,
-        nodeType: str(data.node_type),
-        type: str(data.exception_type),
-        message: str(data.exception_message),
-      };
-      return { ...s, phase: type === 'execution_error' ? 'error' : 'interrupted', current: nodeId, error, endedAt: s.endedAt ?? now };
     }
     default:
       return s;

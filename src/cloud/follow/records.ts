@@ -9,6 +9,7 @@ import { APIUserAbortError, NotFoundError } from '../../errors.ts';
 import { describeError, errorDetails } from '../../transport/log.ts';
 import type { RequestOptions } from '../../transport/options.ts';
 import { jobEndError, toJobRecord, type JobBackend, type JobRecord, type JobStatusResult } from '../jobs.ts';
+import { backoff } from '../../transport/backoff.ts';
 import { sleep } from '../../transport/sleep.ts';
 import { realClock, type Clock } from './clock.ts';
 
@@ -39,7 +40,6 @@ export const asRecord = (s: JobRecord, promptId: string): JobRecord => ({ ...s, 
  * ```
  */
 export async function readCompletedRecord(jobs: JobBackend, promptId: string, options: RequestOptions = {}, clock: Clock = realClock): Promise<JobRecord | undefined> {
-  let delay = OUTPUT_FIRST_DELAY_MS;
   let last: JobRecord | undefined;
   for (let read = 1; ; read++) {
     try {
@@ -58,9 +58,9 @@ export async function readCompletedRecord(jobs: JobBackend, promptId: string, op
       // A connection failure or a 5xx the transport's retries did not cure: read again below.
     }
     if (read >= OUTPUT_READS) return last;
+    const delay = backoff(read - 1, { first: OUTPUT_FIRST_DELAY_MS, max: OUTPUT_MAX_DELAY_MS });
     jobs.log?.debug?.(`job ${promptId}: completed, its record lists no outputs yet; reading it again in ${delay} ms`, { promptId, read, delayMs: delay });
     await sleep(delay, options.signal, clock);
-    delay = Math.min(delay * 2, OUTPUT_MAX_DELAY_MS);
   }
 }
 

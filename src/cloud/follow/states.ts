@@ -1,7 +1,8 @@
 /**
  * The states of a job follower and the only moves between them. Pure: what
- * each state does on entry (poll, listen, read the record) is the follower's
- * (`follower.ts`); this table says only where an input leads.
+ * each state does on entry (poll, listen, read the record) is the reducer's
+ * (`reducer.ts`), performed by the driver (`follower.ts`); this table says
+ * only where an input leads.
  *
  * ```text
  *   from             input                    to
@@ -72,4 +73,24 @@ export const TRANSITIONS: Readonly<Record<FollowState, Partial<Record<FollowInpu
 export function nextState(state: FollowState, input: FollowInput): FollowState | undefined {
   const target = TRANSITIONS[state][input.type];
   return typeof target === 'function' ? target(input) : target;
+}
+
+/** How a job's event ends it, if it does. */
+export type JobEnd = 'completed' | 'failed' | 'cancelled';
+
+/**
+ * Whether a job event of this type ends the job, and how: the one reading of
+ * the socket's endings, for the follower (`ended` / `gave_up`) and for the
+ * command line's display. An off-spec ending (`invalid`) is read by its `rawType`.
+ *
+ * @example
+ * ```ts
+ * jobEndOf('execution_success'); // 'completed'
+ * jobEndOf('progress'); // undefined
+ * ```
+ */
+export function jobEndOf(type: string): JobEnd | undefined {
+  if (type === 'execution_success') return 'completed';
+  if (type === 'execution_error') return 'failed';
+  return type === 'execution_interrupted' ? 'cancelled' : undefined;
 }

@@ -24,6 +24,7 @@
  *
  * @module
  */
+import { backoff } from '../../transport/backoff.ts';
 import { describeError, SILENT, type Log } from '../../transport/log.ts';
 import { retryAfterMs } from '../../transport/retry-after.ts';
 import { realClock, type Clock, type TimerHandle } from '../follow/clock.ts';
@@ -257,8 +258,7 @@ export class JobEventStream implements FollowSocket {
 
   /** Attempt `n` (failed attempts in a row) waits a random delay between half and all of `min(max, base · 2^(n-1))`: a storm of clients spreads out, and no attempt comes early. */
   #backoff(): number {
-    const step = Math.min(STREAM_BACKOFF_MAX_MS, STREAM_BACKOFF_BASE_MS * 2 ** Math.max(0, this.#attempt - 1));
-    return Math.round(step / 2 + (this.#random() * step) / 2);
+    return backoff(this.#attempt - 1, { first: STREAM_BACKOFF_BASE_MS, max: STREAM_BACKOFF_MAX_MS, jitter: 'half' }, this.#random);
   }
 
   async #connect(): Promise<void> {

@@ -1,0 +1,65 @@
+/**
+ * Small pure rules of the follower: the poll gap while the socket is down,
+ * how a run that rejected ended, and how outputs heard twice for one node merge.
+ *
+ * @module
+ */
+import { APIUserAbortError, ExecutionError, JobCancelledError, JobTimeoutError } from '../../errors.ts';
+import type { NodeOutputs } from '../../schemas/cloud.ts';
+import { backoff } from '../../transport/backoff.ts';
+
+/** The shortest gap between two polls while the socket is down. */
+const MIN_GAP_MS = 25;
+/** While the socket is down, a poll goes out this many of its own round trips after the last went out. */
+const GAP_PER_ROUND_TRIP = 4;
+
+/**
+ * The gap (ms) from one status poll to the next while the socket is down:
+ * four round trips of the poll itself (smoothed), at least 25 ms and at most
+ * `pollInterval`; doubled for each poll in a row that got no answer (or a
+ * 429). One poll at a time. So an ending is found within one gap and a round
+ * trip (about 30 ms on loopback), and a follower keeps at most a quarter of
+ * one connection to the server busy: a slow, loaded or distant server is
+ * polled less often, down to once per `pollInterval`.
+ *
+ * @example
+ * ```ts
+ * downPollGap(2, 1000, 0); // 25: loopback
+ * downPollGap(120, 1000, 0); // 480: a distant server
+ * downPollGap(2, 1000, 3); // 200: three polls in a row without an answer
+ * ```
+ */
+export function downPollGap(roundTripMs: number | undefined, pollInterval: number, failures: number): number {
+  const gap = Math.max(MIN_GAP_MS, Math.round(GAP_PER_ROUND_TRIP * (roundTripMs ?? 0)));
+  return backoff(failures, { first: gap, max: pollInterval });
+}
+
+/**
+ * How a run that rejected ended, in one word (the outcome line's `status`).
+ *
+ * @example
+ * ```ts
+ * howEnded(new JobTimeoutError('p1', 1000)); // 'timed_out'
+ * ```
+ */
+export function howEnded(err: unknown): string {
+  if (err instanceof JobCancelledError) return 'cancelled';
+  if (err instanceof JobTimeoutError) return 'timed_out';
+  if (err instanceof APIUserAbortError) return 'aborted';
+  return err instanceof ExecutionError ? 'failed' : 'error';
+}
+
+/**
+ * A node's outputs heard again: lists grow, other fields are replaced.
+ *
+ * @example
+ * ```ts
+ * mergeOutputs({ images: [a] }, { images: [b] }); // { images: [a, b] }
+ * ```
+ */
+export function mergeOutputs(a: NodeOutputs | undefined, b: NodeOutputs): NodeOutputs {
+  if (!a) return b;
+  const out: Record<string, unknown> = { ...a };
+  for (const [k, v] of Object.entries(b)) out[k] = Array.isArray(v) && Array.isArray(out[k]) ? [...(out[k] as unknown[]), ...v] : v;
+  return out as NodeOutputs;
+}
