@@ -240,7 +240,7 @@ describe('v2 personality: events and cancel', () => {
   });
 
   it('cancel: running → canceling → canceled at the next boundary; queued → canceled; idempotent; 404 unknown', async () => {
-    emu.cloud.stepMs = 40;
+    emu.cloud.stepMs = 400; // the running node ends within a step of the cancel: the reads after it must come first
     emu.cloud.setParallel(EMULATOR_API_KEY, 1);
     const wf = (p: string) => chain({ __type: 'core/ASSET', info: { id: input.id } }, p);
     const running = await json(await post('/api/v2/jobs', { workflow: wf('a') }), 201);
