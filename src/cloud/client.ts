@@ -37,8 +37,10 @@ import { withInputs } from './inputs.ts';
 import { followSigned, isLoopback } from './signed.ts';
 import { randomUuid } from './uuid.ts';
 import { FOLLOW_OPTIONS, RUN_OPTIONS, WAIT_FOR_JOB_OPTIONS, type FollowOptions, type JobResult, type RunOptions, type WaitForJobOptions } from './run-options.ts';
-import { rootErrors } from './root-errors.ts';
-import { checkSocketOptions, CloudSocket, type CloudSocketOptions } from './socket.ts';
+import type { CloudSocket } from './socket.ts';
+import { checkSocketOptions, type CloudSocketOptions } from './socket-options.ts';
+import { SocketHandle } from './socket-handle.ts';
+import { realtime } from './realtime.ts';
 import type { FollowSocket } from './follow/follower.ts';
 import { firstOf, isEditorFormat, validateWorkflow, type WorkflowIssue } from '../workflow/validate.ts';
 import type { EditorOptions } from '../workflow/editor.ts';
@@ -308,7 +310,7 @@ export class CloudClient implements JobBackend {
   readonly #honoursIds: { value: boolean | undefined } = { value: undefined };
   /** `object_info`, fetched once for {@link validateWorkflow}. */
   #objectInfo: Promise<ObjectInfo> | undefined;
-  #socket: CloudSocket | undefined;
+  #socket: SocketHandle | undefined;
   /** Whether the socket was opened by run() alone (then it closes after the last run). */
   #closeWhenIdle = false;
   #runs = 0;
@@ -842,9 +844,12 @@ export class CloudClient implements JobBackend {
   }
 
   #openSocket(options?: CloudSocketOptions): CloudSocket {
-    if (this.#socket && this.#socket.state !== 'closed') return this.#socket;
+    // The handle's socket loads on first use (a REST-only client never loads it): connect() stays synchronous.
+    if (this.#socket && this.#socket.state !== 'closed') return this.#socket as unknown as CloudSocket;
     const transport = this.#transport;
-    return (this.#socket = new CloudSocket({ baseUrl: transport.baseUrl, credential: () => transport.optionalCredential(), hasCredential: transport.hasCredential, log: transport.log }, options));
+    const target = { baseUrl: transport.baseUrl, credential: () => transport.optionalCredential(), hasCredential: transport.hasCredential, log: transport.log };
+    this.#socket = new SocketHandle(() => realtime().then((m) => m.CloudSocket), target, options);
+    return this.#socket as unknown as CloudSocket;
   }
 
   /** Closes the client's socket, if any. Running `run()` calls fall back to polling. */
@@ -934,10 +939,10 @@ export class CloudClient implements JobBackend {
     // A socket that run() opened by itself closes after the last run, so a script
     // that never calls connect() or close() can still exit.
     if (!this.#socket || this.#socket.state === 'closed') this.#closeWhenIdle = true;
-    const socket = this.#openSocket();
+    const handle = this.#openSocket() as unknown as SocketHandle;
     this.#runs++;
     try {
-      return await task(socket);
+      return await task(await handle.loaded());
     } finally {
       if (--this.#runs === 0 && this.#closeWhenIdle) this.close();
     }
@@ -982,18 +987,6 @@ function checkFollowOptions(options: FollowOptions): void {
   checkInterval(options.stopWithin, 'stopWithin');
 }
 
-/**
- * Following a job (`run.ts`: the follower, its states, records), loaded on the
- * first `run()`, `follow()` or `waitForJob()`: a client that only makes REST
- * calls never loads it (a file of its own in the browser build, which takes
- * the root's error classes from here: `root-errors.ts`).
- */
-let following: Promise<typeof import('./run.ts')> | undefined;
-const realtime = () =>
-  (following ??= import('./run.ts').then((m) => {
-    m.adoptErrors(rootErrors());
-    return m;
-  }));
 
 /** The editor-format converter, loaded on first use (a chunk of its own in a browser app). */
 const editor = () => import('../workflow/editor.ts');
