@@ -82,7 +82,8 @@ export class LiveFeed {
     const handle = this.#open();
     this.#runs++;
     try {
-      const [r, socket] = await Promise.all([realtime(), handle.loaded()]);
+      // Closed before its socket loaded (close() at once): the run follows a closed socket, so it polls, as with any closed socket.
+      const [r, socket] = await Promise.all([realtime(), handle.loaded().catch((): FollowSocket => handle)]);
       return await task(r, socket);
     } finally {
       if (--this.#runs === 0 && this.#closeWhenIdle) this.close();
