@@ -54,9 +54,7 @@ import {
 import { chooseServer } from './server-choice.ts';
 import { WorkflowSource } from './workflow-source.ts';
 import { uploadForm } from './uploads.ts';
-import { downloadView } from './downloads.ts';
-import { submitPrompt, type SubmitTarget } from './submit.ts';
-import { firstJobPage } from './job-pages.ts';
+import type { Backend } from './backend.ts';
 import { checkFollowOptions, LiveFeed } from './live.ts';
 
 export {
@@ -96,20 +94,20 @@ export class CloudClient implements JobBackend {
   readonly #protocol: ServerProtocol;
   /** Comfy API v2's code, loaded on first use (only a `server: 'v2'` client has it). */
   readonly #v2: (() => Promise<V2Backend>) | undefined;
-  /** What a submission needs: this server, and whether it uses the ids it is sent. */
-  readonly #submitTarget: SubmitTarget;
+  /** Uploads, downloads, submission and the job list of this kind of server. */
+  readonly #backend: Backend;
   readonly #workflows: WorkflowSource;
   readonly #live: LiveFeed;
 
   constructor(options: CloudClientOptions = {}) {
     checkOptions(options, CLOUD_CLIENT_OPTIONS, 'CloudClient');
-    const { server, transport, protocol, v2 } = chooseServer(options);
+    const { server, transport, protocol, v2, backend } = chooseServer(options);
     this.server = server;
     this.#transport = transport;
     this.#protocol = protocol;
     this.#v2 = v2;
     this.baseUrl = redactUrl(transport.baseUrl);
-    this.#submitTarget = { transport, protocol, honoursIds: { value: undefined } };
+    this.#backend = backend;
     this.#workflows = new WorkflowSource(transport, server, options.objectInfo, v2, (o) => this.getObjectInfo(o));
     this.#live = new LiveFeed(transport, v2);
   }
@@ -180,19 +178,7 @@ export class CloudClient implements JobBackend {
    * ```
    */
   uploadImage(file: UploadInput, options: UploadImageOptions = {}): APIPromise<UploadResponse> {
-    if (this.#v2) return this.#uploadV2(file, options);
-    return APIPromise.from(() => uploadForm(this.#transport, 'api/upload/image', file, options, () => {
-      checkOptions(options, UPLOAD_IMAGE_OPTIONS, 'uploadImage()');
-      const type = options.type ?? 'input';
-      if (type !== 'input' && type !== 'temp') throw new InvalidArgumentError("must be 'input' or 'temp'", 'type');
-      if (options.overwrite !== undefined && typeof options.overwrite !== 'boolean') throw new InvalidArgumentError('must be a boolean', 'overwrite');
-      return { type, ...(options.overwrite !== undefined ? { overwrite: String(options.overwrite) } : {}) };
-    }));
-  }
-
-  /** v2: the file as a content-addressed asset (`V2Backend.upload`). */
-  #uploadV2(file: UploadInput, options: UploadImageOptions): APIPromise<V2UploadResponse> {
-    return APIPromise.from(async () => (checkOptions(options, UPLOAD_IMAGE_OPTIONS, 'uploadImage()'), (await this.#v2!()).upload(file, options)));
+    return APIPromise.from(async () => (checkOptions(options, UPLOAD_IMAGE_OPTIONS, 'uploadImage()'), this.#backend.upload(file, options)));
   }
 
   /**
@@ -289,14 +275,11 @@ export class CloudClient implements JobBackend {
       }
       const extra: Record<string, unknown> = { ...(converted.extraData ?? options.extraData) };
       if (options.partnerApiKey !== undefined) {
-        // v2 names the partner key `api_key_comfy_org`.
-        const name = this.server === 'v2' ? 'api_key_comfy_org' : 'api_key_platform_org';
+        const name = this.#backend.partnerKey;
         extra[name] = options.partnerApiKey === true ? await this.#transport.credential() : options.partnerApiKey;
         this.#transport.rememberSecret(extra[name] as string);
       }
-      // v2: `promptId` is the Idempotency-Key; the answer's `prompt_id` is the server's job id.
-      if (this.#v2) return (await this.#v2()).submitWorkflow(prompt, extra, id, options);
-      return submitPrompt(this.#submitTarget, prompt, extra, id, options);
+      return this.#backend.submit(prompt, extra, id, options);
     });
   }
 
@@ -357,7 +340,7 @@ export class CloudClient implements JobBackend {
     return new PagePromise(async () => {
       const p = checkArgs(this.#protocol.listJobsParams, params, 'params');
       checkRequestOptions(options, 'listJobs()');
-      return this.#v2 ? (await this.#v2()).listPage(params, options) : firstJobPage(this.#transport, p, options);
+      return this.#backend.firstPage(params, p, options);
     });
   }
 
@@ -482,9 +465,7 @@ export class CloudClient implements JobBackend {
   async download(fileRef: FileRef, options: RequestOptions = {}): Promise<Response> {
     const ref = checkArgs(rules.FileRef, fileRef, 'fileRef');
     checkRequestOptions(options, 'download()');
-    // v2: the output's asset (its id or url), kept on the file reference by run() and getJob().
-    if (this.#v2) return (await this.#v2()).download(fileRef as FileRef & { id?: unknown; url?: unknown }, options);
-    return downloadView(this.#transport, ref, options);
+    return this.#backend.download(fileRef, ref, options);
   }
 
   /**

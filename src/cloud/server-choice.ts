@@ -1,8 +1,9 @@
 /**
  * Which server a `CloudClient` talks to, chosen once from its options: the
- * kind (`cloud`, `local`, `v2`), the transport with that kind's auth, and the
- * protocol (everything that differs between kinds). A further kind of server
- * is one more protocol here, not a branch in the client's methods.
+ * kind (`cloud`, `local`, `v2`), the transport with that kind's auth, the
+ * protocol (status, records, stopping) and the backend (uploads, downloads,
+ * submission, job list) of that kind. A further kind of server is one more
+ * protocol and backend here, not a branch in the client's methods.
  *
  * @module
  */
@@ -16,6 +17,7 @@ import type { ServerKind, ServerProtocol } from './protocol/types.ts';
 import { v2Protocol } from './protocol/v2.ts';
 import { isLoopback } from './signed.ts';
 import type { V2Backend } from './v2/backend.ts';
+import { v1Backend, v2Door, type Backend } from './backend.ts';
 
 const SERVER_KINDS = new Set(['auto', 'cloud', 'local', 'v2']);
 
@@ -26,6 +28,8 @@ export interface ChosenServer {
   protocol: ServerProtocol;
   /** Comfy API v2's code, loaded on first use (only a `server: 'v2'` client has it). */
   v2: (() => Promise<V2Backend>) | undefined;
+  /** Uploads, downloads, submission and the job list of this kind. */
+  backend: Backend;
 }
 
 /** The kind of server the options name: `keyless` is the cloud behind a relay; `auto` is local for a loopback URL without a key. */
@@ -79,7 +83,9 @@ export function chooseServer(options: CloudClientOptions): ChosenServer {
   });
   if (v2) {
     const protocol = v2Protocol(transport);
-    return { server, transport, protocol, v2: protocol.backend };
+    return { server, transport, protocol, v2: protocol.backend, backend: v2Door(protocol.backend) };
   }
-  return { server, transport, protocol: server === 'local' ? localProtocol(transport) : cloudProtocol(transport), v2: undefined };
+  const protocol = server === 'local' ? localProtocol(transport) : cloudProtocol(transport);
+  // Whether this server uses the job ids it is sent: unknown until it has answered a submission (per client).
+  return { server, transport, protocol, v2: undefined, backend: v1Backend({ transport, protocol, honoursIds: { value: undefined } }) };
 }
