@@ -1,18 +1,19 @@
 /**
  * `CloudClient`: the cloud workflow service's endpoints (`cloud.md`), one thin
- * method each, over one module per concern: which server and protocol
- * (`server-choice.ts`), workflows and `object_info` (`workflow-source.ts`),
- * uploads (`uploads.ts`), downloads (`downloads.ts`), submission
- * (`submit.ts`), the job list (`job-pages.ts`), and the live feed
- * (`live.ts`: the socket, the follower, `run.ts`, loaded on first use).
- * Comfy API v2's code (`v2/backend.ts`) loads on first use too.
+ * method each, over one module per concern: which server, chosen once
+ * (`server-choice.ts`: the kind, its transport, its protocol for status,
+ * records and stopping, and its backend for uploads, downloads, submission
+ * and the job list, `backend.ts`), workflows and `object_info`
+ * (`workflow-source.ts`), and the live feed (`live.ts`: the socket or v2's
+ * stream, and the follower, loaded on first use). The methods' options are
+ * `client-options.ts`.
  *
  * @module
  */
 import { checkArgs, checkFunction, checkId, checkOptions } from '../args.ts';
 import { InvalidArgumentError, UnsupportedError, WorkflowValidationError } from '../errors.ts';
 import { platform } from '../platform/node.ts';
-import type { FileRef, ObjectInfo, SubmissionResponse, UploadResponse, ListJobsParams } from '../schemas/cloud.ts';
+import type { FileRef, ListJobsParams, ObjectInfo, Queue, SubmissionResponse, UploadResponse } from '../schemas/cloud.ts';
 import * as rules from '../schemas/rules.generated.ts';
 import { checkInterval, checkRequestOptions, requestOptionsOf, type RequestOptions } from '../transport/options.ts';
 import { PagePromise } from '../transport/pages.ts';
@@ -20,9 +21,7 @@ import { APIPromise } from '../transport/promise.ts';
 import { redactUrl } from '../transport/redact.ts';
 import type { Log } from '../transport/log.ts';
 import type { Transport } from '../transport/transport.ts';
-import type { JobBackend, JobPage, JobRecord, JobStatusResult, QueueState } from './jobs.ts';
-import { toQueueState } from './jobs.ts';
-import type { Queue } from '../schemas/cloud.ts';
+import { toQueueState, type JobBackend, type JobPage, type JobRecord, type JobStatusResult, type QueueState } from './jobs.ts';
 import { deleteFromQueue } from './protocol/routes.ts';
 import { STOP_JOB_OPTIONS, type StopJobOptions } from './protocol/stop.ts';
 import type { ServerKind, ServerProtocol } from './protocol/types.ts';
@@ -35,44 +34,15 @@ import { realtime } from './realtime.ts';
 import type { WorkflowIssue } from '../workflow/validate.ts';
 import type { V2Backend, V2JobLogs, V2UploadResponse } from './v2/backend.ts';
 import type { V2Asset } from './v2/wire.ts';
-import {
-  CLOUD_CLIENT_OPTIONS,
-  INTERRUPT_OPTIONS,
-  SUBMIT_OPTIONS,
-  UPLOAD_IMAGE_OPTIONS,
-  UPLOAD_MASK_OPTIONS,
-  VALIDATE_WORKFLOW_OPTIONS,
-  type CloudClientOptions,
-  type InterruptOptions,
-  type SubmitOptions,
-  type UploadImageOptions,
-  type UploadInput,
-  type UploadMaskOptions,
-  type ValidateWorkflowOptions,
-  type WorkflowInput,
-} from './client-options.ts';
+import { CLOUD_CLIENT_OPTIONS, INTERRUPT_OPTIONS, SUBMIT_OPTIONS, UPLOAD_IMAGE_OPTIONS, UPLOAD_MASK_OPTIONS, VALIDATE_WORKFLOW_OPTIONS, type CloudClientOptions, type InterruptOptions, type SubmitOptions, type UploadImageOptions, type UploadInput, type UploadMaskOptions, type ValidateWorkflowOptions, type WorkflowInput } from './client-options.ts';
 import { chooseServer } from './server-choice.ts';
 import { WorkflowSource } from './workflow-source.ts';
 import { uploadForm } from './uploads.ts';
 import type { Backend } from './backend.ts';
 import { checkFollowOptions, LiveFeed } from './live.ts';
 
-export {
-  CLOUD_CLIENT_OPTIONS,
-  SUBMIT_OPTIONS,
-  jsonOf,
-  withSavedWorkflow,
-  type CloudClientOptions,
-  type EditorWorkflowJSON,
-  type InterruptOptions,
-  type NodeReadableLike,
-  type SubmitOptions,
-  type UploadImageOptions,
-  type UploadInput,
-  type UploadMaskOptions,
-  type ValidateWorkflowOptions,
-  type WorkflowInput,
-} from './client-options.ts';
+/** The methods' options, as the package's root exports them. */
+export { CLOUD_CLIENT_OPTIONS, SUBMIT_OPTIONS, jsonOf, withSavedWorkflow, type CloudClientOptions, type EditorWorkflowJSON, type InterruptOptions, type NodeReadableLike, type SubmitOptions, type UploadImageOptions, type UploadInput, type UploadMaskOptions, type ValidateWorkflowOptions, type WorkflowInput } from './client-options.ts';
 
 /**
  * Client of the cloud workflow service.
@@ -533,9 +503,9 @@ export class CloudClient implements JobBackend {
     // Uploaded here, where the inputs option ends: the follower submits a workflow that names them.
     const { inputs, ...rest } = options;
     const prompt = inputs === undefined ? converted.prompt : await withInputs(converted.prompt, inputs, (file) => this.uploadImage(file, options.signal ? { signal: options.signal } : {}));
-    // v2: the key the job is submitted under, chosen now: the follower waits under it until the server names the job.
-    const opts = { ...rest, ...(extraData ? { extraData } : {}), ...(this.#v2 ? { promptId: options.promptId ?? randomUuid() } : {}) };
-    return this.#live.follow(options, this.#v2 ? opts.promptId : undefined, (r, feed) => r.runJob(this, feed, prompt, opts));
+    const key = this.#live.submitKey(options.promptId);
+    const opts = { ...rest, ...(extraData ? { extraData } : {}), ...(key ? { promptId: key } : {}) };
+    return this.#live.follow(options, key, (r, feed) => r.runJob(this, feed, prompt, opts));
   }
 
   /**
@@ -555,7 +525,7 @@ export class CloudClient implements JobBackend {
     checkOptions(options, FOLLOW_OPTIONS, 'follow()');
     const id = checkId(promptId, 'promptId');
     // v2: a key names its job too (a queue records the key before the request); followed under the job's own id.
-    const jobId = this.#v2 ? ((await this.#protocol.status(id, options.signal ? { signal: options.signal } : {})).data.id ?? id) : id;
+    const jobId = await this.#live.followId(id, this.#protocol, options.signal);
     return this.#live.follow(options, undefined, (r, feed) => r.followJob(this, feed, jobId, options));
   }
 

@@ -15,6 +15,8 @@ import type { CloudSocketOptions } from './socket-options.ts';
 import { SocketHandle } from './socket-handle.ts';
 import type { CloudSocket } from './socket.ts';
 import type { V2Backend } from './v2/backend.ts';
+import type { ServerProtocol } from './protocol/types.ts';
+import { randomUuid } from './uuid.ts';
 
 /** Follows with the realtime module and the job's feed. */
 export type FollowTask = (realtime: typeof import('./run.ts'), feed: FollowSocket) => Promise<JobResult>;
@@ -53,6 +55,20 @@ export class LiveFeed {
   connect(options?: CloudSocketOptions): CloudSocket {
     this.#closeWhenIdle = false; // asked for: stays open until close()
     return this.#open(options) as unknown as CloudSocket;
+  }
+
+  /**
+   * The id a run submits under when the feed needs it first: v2's stream
+   * waits under the key the job is submitted under until the server names
+   * the job; the socket's follower chooses its own.
+   */
+  submitKey(promptId: string | undefined): string | undefined {
+    return this.#v2 ? (promptId ?? randomUuid()) : undefined;
+  }
+
+  /** The id to follow a job by: v2 follows under the job's own id, which a key the caller recorded names too. */
+  async followId(id: string, protocol: ServerProtocol, signal: AbortSignal | undefined): Promise<string> {
+    return this.#v2 ? ((await protocol.status(id, signal ? { signal } : {})).data.id ?? id) : id;
   }
 
   /** Closes the socket, if any. */
