@@ -9,7 +9,7 @@
 import { checkInterval, checkTimeout } from '../transport/options.ts';
 import type { Transport } from '../transport/transport.ts';
 import type { FollowSocket } from './follow/follower.ts';
-import { realtime } from './realtime.ts';
+import { realtime, realtimeLoaded } from './realtime.ts';
 import type { FollowOptions, JobResult } from './run-options.ts';
 import type { CloudSocketOptions } from './socket-options.ts';
 import { SocketHandle } from './socket-handle.ts';
@@ -111,6 +111,6 @@ export class LiveFeed {
     if (this.#socket && this.#socket.state !== 'closed') return this.#socket;
     const t = this.#transport;
     const target = { baseUrl: t.baseUrl, credential: () => t.optionalCredential(), hasCredential: t.hasCredential, log: t.log };
-    return (this.#socket = new SocketHandle(() => realtime().then((m) => m.CloudSocket), target, options));
+    return (this.#socket = new SocketHandle(() => realtimeLoaded()?.CloudSocket ?? realtime().then((m) => m.CloudSocket), target, options));
   }
 }

@@ -12,6 +12,7 @@
 import { rootErrors } from './root-errors.ts';
 
 let loading: Promise<typeof import('./run.ts')> | undefined;
+let loaded: typeof import('./run.ts') | undefined;
 
 /**
  * The realtime module, loaded once per process (the first caller pays the
@@ -25,5 +26,16 @@ let loading: Promise<typeof import('./run.ts')> | undefined;
 export const realtime = (): Promise<typeof import('./run.ts')> =>
   (loading ??= import('./run.ts').then((m) => {
     m.adoptErrors(rootErrors());
-    return m;
+    return (loaded = m);
   }));
+
+/**
+ * The realtime module if it has loaded already, else `undefined`: what lets a
+ * socket opened after the first load start at once, as before (no promise in between).
+ *
+ * @example
+ * ```ts
+ * const Socket = realtimeLoaded()?.CloudSocket;
+ * ```
+ */
+export const realtimeLoaded = (): typeof import('./run.ts') | undefined => loaded;

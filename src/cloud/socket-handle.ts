@@ -5,7 +5,8 @@
  * asked for before then attach first thing, before the socket connects, so no
  * event is missed; `ready()`, `once()` wait for the load; `close()` before it
  * closes for good at once, as a socket closed while connecting does. After the
- * load every member is the socket's own. `connect()` stays synchronous and
+ * load every member is the socket's own, and a handle made once the code has
+ * loaded (every socket but a process's first) starts its socket at once. `connect()` stays synchronous and
  * keeps its type, and a client that never connects never loads the socket.
  *
  * @module
@@ -20,8 +21,8 @@ import { randomUuid } from './uuid.ts';
 /** Every public member of `CloudSocket` (the class's private fields make its own type nominal). */
 type SocketMembers = { [K in keyof CloudSocket]: CloudSocket[K] };
 
-/** Loads the socket class (`realtime()`'s `CloudSocket`). */
-export type LoadSocket = () => Promise<typeof CloudSocket>;
+/** The socket class (`realtime()`'s `CloudSocket`): at once when its code has loaded already, else once it has. */
+export type LoadSocket = () => typeof CloudSocket | Promise<typeof CloudSocket>;
 
 /**
  * A `CloudSocket` whose code loads on first use.
@@ -35,7 +36,7 @@ export type LoadSocket = () => Promise<typeof CloudSocket>;
  */
 export class SocketHandle implements SocketMembers {
   readonly clientId: string;
-  readonly url: string;
+  #target: SocketTarget;
   #socket: CloudSocket | undefined;
   #loading: Promise<CloudSocket>;
   /** What to do on the socket as soon as it exists: listeners and subscriptions asked for meanwhile. */
@@ -47,17 +48,24 @@ export class SocketHandle implements SocketMembers {
 
   constructor(load: LoadSocket, target: SocketTarget, options: CloudSocketOptions = {}) {
     this.clientId = options.clientId ?? randomUuid();
-    this.url = redactUrl(socketUrl(target.baseUrl, this.clientId, target.hasCredential ? '[REDACTED]' : undefined));
+    this.#target = target;
     this.#log = target.log ?? SILENT;
-    this.#loading = load().then(
-      (Socket) => {
-        if (this.#closed) throw this.#closedError();
-        const socket = (this.#socket = new Socket(target, { ...options, clientId: this.clientId }));
-        for (const attach of this.#pending) attach(socket);
-        this.#pending.clear();
-        this.#closeListeners.clear();
-        return socket;
-      },
+    const make = (Socket: typeof CloudSocket): CloudSocket => {
+      if (this.#closed) throw this.#closedError();
+      const socket = (this.#socket = new Socket(target, { ...options, clientId: this.clientId }));
+      for (const attach of this.#pending) attach(socket);
+      this.#pending.clear();
+      this.#closeListeners.clear();
+      return socket;
+    };
+    const Socket = load();
+    // Loaded already (every socket after the first): the socket starts now, as it did before it loaded lazily.
+    if (typeof Socket === 'function') {
+      this.#loading = Promise.resolve(make(Socket));
+      return;
+    }
+    this.#loading = Socket.then(
+      make,
       (error: unknown) => {
         // The chunk did not load (a browser offline): the socket is closed for good, as one that gave up.
         this.#shutdown({ code: undefined, reason: 'the socket could not be loaded' });
@@ -70,6 +78,12 @@ export class SocketHandle implements SocketMembers {
   /** The socket itself, once its code has loaded; rejects when this handle was closed first. */
   loaded(): Promise<CloudSocket> {
     return this.#loading;
+  }
+
+  /** The socket URL with the token redacted. */
+  get url(): string {
+    const t = this.#target;
+    return this.#socket?.url ?? redactUrl(socketUrl(t.baseUrl, this.clientId, t.hasCredential ? '[REDACTED]' : undefined));
   }
 
   get state(): SocketState {
