@@ -40,10 +40,11 @@ const lazyEditor = lazyFile('editor', /workflow\/editor\.ts$/);
 // `err instanceof SubmissionError` holds for its errors too.
 const lazyV2 = lazyFile('v2', /v2\/backend\.ts$/);
 
-// Following a job (`cloud/run.ts`: the follower, its states and records) loads on the first run(), follow() or
-// waitForJob() (issue 34's first step, taken with issue 33 to keep the budgets): in the browser build a file of its
-// own, which, like v2's, takes the root's error classes from the client (errorsByHand).
-const lazyRun = lazyFile('run', /(^|\/)run\.ts$/, 'cloud/client.ts');
+// Realtime (`cloud/run.ts`: the socket, frame and message routing, the follower, its states and records) loads on
+// the first run(), follow(), waitForJob() or connect(), or when a pool starts watching (issue 34), through the one
+// door `cloud/realtime.ts`: in the browser build a file of its own, which, like v2's, takes the root's error classes
+// from the client (errorsByHand).
+const lazyRun = lazyFile('run', /(^|\/)run\.ts$/, 'cloud/realtime.ts');
 
 // The lazily loaded browser files' imports of the root's errors go to `cloud/root-errors.ts`, whose bindings the client fills with its own
 // classes when it loads the chunk (see there why neither an import of the root nor a copy will do).

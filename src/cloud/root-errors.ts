@@ -1,6 +1,6 @@
 /**
  * The root's error classes, as the browser build's lazily loaded files
- * (`dist/run.browser.js`: following a job; `dist/v2.browser.js`: Comfy API
+ * (`dist/run.browser.js`: the socket and following a job; `dist/v2.browser.js`: Comfy API
  * v2) take them: handed over by the client that loads the file
  * (`adoptErrors`, with {@link rootErrors}), not imported. An import would make
  * the file share the root's module with the app, and an app bundler then
@@ -30,6 +30,7 @@ export let JobTimeoutError: typeof E.JobTimeoutError;
 export let NotFoundError: typeof E.NotFoundError;
 export let ResponseValidationError: typeof E.ResponseValidationError;
 export let ServerLostError: typeof E.ServerLostError;
+export let SocketRefusedError: typeof E.SocketRefusedError;
 export let SubmissionError: typeof E.SubmissionError;
 
 /** The classes the lazily loaded files throw and check: the root's own. */
@@ -56,6 +57,7 @@ export const rootErrors = () => ({
   NotFoundError: E.NotFoundError,
   ResponseValidationError: E.ResponseValidationError,
   ServerLostError: E.ServerLostError,
+  SocketRefusedError: E.SocketRefusedError,
   SubmissionError: E.SubmissionError,
 });
 
@@ -78,6 +80,7 @@ export function adoptErrors(e: RootErrors): void {
     NotFoundError,
     ResponseValidationError,
     ServerLostError,
+    SocketRefusedError,
     SubmissionError,
   } = e);
 }

@@ -8,9 +8,10 @@
  * while disconnected is found by polling) and the job record is where outputs
  * the socket did not carry are recovered (DESIGN §8).
  *
- * Depends on the narrow {@link JobBackend}, not on `CloudClient`. Loaded on
- * the first `run()`, `follow()` or `waitForJob()` (`import()`): a client that
- * only makes REST calls never loads it; its options are `run-options.ts`.
+ * Depends on the narrow {@link JobBackend}, not on `CloudClient`. Loaded with
+ * the socket (re-exported here) on the first `run()`, `follow()`,
+ * `waitForJob()` or `connect()` (`realtime.ts`): a client that only makes
+ * REST calls never loads it; its options are `run-options.ts`.
  *
  * @module
  */
@@ -24,6 +25,7 @@ import { settleEnded } from './follow/records.ts';
 import { isFinalPhase, type JobBackend, type JobRecord } from './jobs.ts';
 import { randomUuid } from './uuid.ts';
 export { adoptErrors } from './root-errors.ts';
+export { CloudSocket } from './socket.ts';
 
 export type { FollowOptions, JobResult, RunOptions, WaitForJobOptions } from './run-options.ts';
 

@@ -30,11 +30,12 @@ import { eventIterator } from './socket/iterate.ts';
 import { detach, IDLE_DROP_CODE, isRefusal, Reconnects, STABLE_AFTER_MS, toSafeError } from './socket/reconnect.ts';
 import { logMessage } from './socket/message-log.ts';
 import { JobRoutes } from './socket/routes.ts';
-import type { BinaryEvent, CloudSocketEvents, CloudSocketOptions, EventOf, Handler, Named, SocketEvent, SocketState, SocketTarget } from './socket/types.ts';
+import type { BinaryEvent, CloudSocketEvents, EventOf, Handler, Named, SocketEvent, SocketState, SocketTarget } from './socket/types.ts';
 import { randomUuid } from './uuid.ts';
+import { socketUrl, type CloudSocketOptions } from './socket/options.ts';
 
-export type { BinaryEvent, CloudSocketEvents, CloudSocketOptions, SocketEvent, SocketState, SocketTarget } from './socket/types.ts';
-export { checkSocketOptions } from './socket/types.ts';
+export type { BinaryEvent, CloudSocketEvents, SocketEvent, SocketState, SocketTarget } from './socket/types.ts';
+export { checkSocketOptions, type CloudSocketOptions } from './socket/options.ts';
 export { HOLD_MAX_EVENTS } from './socket/routes.ts';
 
 export { STABLE_AFTER_MS } from './socket/reconnect.ts';
@@ -198,11 +199,7 @@ export class CloudSocket {
   }
 
   #url(token: string | undefined): string {
-    const u = new URL('ws', `${this.#target.baseUrl.replace(/\/+$/, '')}/`);
-    u.protocol = u.protocol === 'http:' ? 'ws:' : 'wss:';
-    u.searchParams.set('clientId', this.clientId);
-    if (token !== undefined) u.searchParams.set('token', token);
-    return u.toString();
+    return socketUrl(this.#target.baseUrl, this.clientId, token);
   }
 
   // --- lifecycle: #state becomes 'open' in onopen, 'reconnecting' in #scheduleReconnect, 'closed' in #shutdown only.

@@ -9,7 +9,7 @@
 import { PlatformUIError } from '../../errors.ts';
 import { redactText } from '../../transport/redact.ts';
 import { backoff } from '../../transport/backoff.ts';
-import type { CloudSocketOptions } from './types.ts';
+import type { CloudSocketOptions } from './options.ts';
 
 /** A connection that closes sooner than this (ms) after opening counts as a failed attempt: the backoff keeps growing. */
 export const STABLE_AFTER_MS = 5000;

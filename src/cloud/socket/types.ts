@@ -5,9 +5,7 @@
  *
  * @module
  */
-import { checkOptions, type OptionKeys } from '../../args.ts';
 import type { SocketRefusedError } from '../../errors.ts';
-import type { WebSocketConstructor } from '../../platform/types.ts';
 import type { Log } from '../../transport/log.ts';
 import type { PreviewFrame } from '../frames.ts';
 import type { CloudMessage } from '../messages.ts';
@@ -49,44 +47,6 @@ export interface CloudSocketEvents {
   error: { error: unknown };
 }
 
-/** Options of {@link CloudSocket}. */
-export interface CloudSocketOptions {
-  /** A WebSocket implementation. Defaults to the runtime's global one, else `ws` in Node. */
-  WebSocket?: WebSocketConstructor;
-  /**
-   * Reconnect backoff. Attempt `n` (failed attempts in a row) waits a random
-   * delay between half and all of `min(maxDelay, baseDelay · 2^(n-1))` ms:
-   * `baseDelay` 500 and `maxDelay` 10000 by default. A connection that closes
-   * within 5 s of opening is a failed attempt too (the delay keeps growing).
-   * `maxAttempts`: failed attempts in a row before giving up (`Infinity` by default).
-   * A close code by which the server refuses the socket (1008, 4000–4999) ends
-   * the retries at once: see the `close` event.
-   */
-  reconnect?: { baseDelay?: number; maxDelay?: number; maxAttempts?: number };
-  /** With jobs being followed, a socket silent this long (ms) is presumed dead and reopened. Default 30000. */
-  idleTimeout?: number;
-  /**
-   * How long (ms) events of jobs nobody has subscribed to are held for a later
-   * subscriber (a job's first events can beat its submit response; every socket
-   * of an account also sees the account's other jobs). Default 5000. The hold is
-   * also bounded to about 1 MiB of message text; a subscriber whose job lost
-   * held events to either bound is told through `onLost`.
-   */
-  holdFor?: number;
-  /** Client id sent as `clientId`; generated once per socket and kept across reconnects. */
-  clientId?: string;
-  /** Feature flags announced as the first message. */
-  featureFlags?: Record<string, unknown>;
-}
-
-const SOCKET_OPTIONS = { WebSocket: 1, reconnect: 1, idleTimeout: 1, holdFor: 1, clientId: 1, featureFlags: 1 } as const satisfies OptionKeys<CloudSocketOptions>;
-const RECONNECT_OPTIONS = { baseDelay: 1, maxDelay: 1, maxAttempts: 1 } as const satisfies OptionKeys<NonNullable<CloudSocketOptions['reconnect']>>;
-
-/** Refuses an unknown key of {@link CloudSocketOptions} or of its `reconnect` (`connect()`'s options), naming the closest. */
-export function checkSocketOptions(options: CloudSocketOptions | undefined): void {
-  checkOptions(options, SOCKET_OPTIONS, 'connect()');
-  checkOptions(options?.reconnect, RECONNECT_OPTIONS, 'reconnect', 'reconnect.');
-}
 
 /** Internal: what the client hands the socket. */
 export interface SocketTarget {

@@ -1,0 +1,111 @@
+/**
+ * A client's workflows before they are sent: the API-format prompt of a
+ * workflow input (the editor's saved format converted with `object_info`, by
+ * a converter loaded on first use), `object_info` itself (from this server,
+ * another one, or the `objectInfo` option; fetched once and kept), and the
+ * checks against it (`validateWorkflow`, `validate: true`).
+ *
+ * @module
+ */
+import { InvalidArgumentError, UnsupportedError } from '../errors.ts';
+import type { ObjectInfo, Workflow } from '../schemas/cloud.ts';
+import * as rules from '../schemas/rules.generated.ts';
+import { requestOptionsOf, type RequestOptions } from '../transport/options.ts';
+import type { APIPromise, WithResponse } from '../transport/promise.ts';
+import type { Transport } from '../transport/transport.ts';
+import { firstOf, isEditorFormat, validateWorkflow, type WorkflowIssue } from '../workflow/validate.ts';
+import { jsonOf, withSavedWorkflow, type SubmitOptions, type ValidateWorkflowOptions, type WorkflowInput } from './client-options.ts';
+import type { ServerKind } from './protocol/types.ts';
+import type { V2Backend } from './v2/backend.ts';
+
+/** The editor-format converter, loaded on first use (a chunk of its own in a browser app). */
+const editor = () => import('../workflow/editor.ts');
+
+/**
+ * `object_info` and the workflows converted and checked with it, for one client.
+ *
+ * @example
+ * ```ts
+ * const workflows = new WorkflowSource(transport, 'cloud', undefined, undefined, (o) => client.getObjectInfo(o));
+ * const { prompt } = await workflows.prompt(editorJson, {});
+ * ```
+ */
+export class WorkflowSource {
+  readonly #transport: Transport;
+  readonly #server: ServerKind;
+  readonly #source: ObjectInfo | string | undefined;
+  readonly #v2: (() => Promise<V2Backend>) | undefined;
+  /** The client's own `getObjectInfo()` (whose answer is kept too). */
+  readonly #get: (options: RequestOptions) => APIPromise<ObjectInfo>;
+  #cached: Promise<ObjectInfo> | undefined;
+
+  constructor(transport: Transport, server: ServerKind, source: ObjectInfo | string | undefined, v2: (() => Promise<V2Backend>) | undefined, get: (options: RequestOptions) => APIPromise<ObjectInfo>) {
+    this.#transport = transport;
+    this.#server = server;
+    this.#source = source;
+    this.#v2 = v2;
+    this.#get = get;
+  }
+
+  /** `object_info` from where the options say: the object itself, another server's `/api/object_info`, or this server's. */
+  async fetch(options: RequestOptions | undefined): Promise<WithResponse<ObjectInfo>> {
+    const source = this.#source;
+    if (typeof source === 'object') return { data: source, response: new Response(null, { status: 200 }) };
+    if (typeof source === 'string') {
+      // Another server (the one behind a v2 proxy): nothing of this client goes there.
+      const response = await this.#transport.fetchElsewhere(new URL('api/object_info', source.endsWith('/') ? source : `${source}/`), options);
+      return { data: (await response.json()) as ObjectInfo, response };
+    }
+    if (this.#server === 'v2') throw new UnsupportedError('v2', 'getObjectInfo()', 'pass the objectInfo option');
+    return this.#transport.request<ObjectInfo>({ method: 'GET', path: 'api/object_info', auth: true, schema: rules.ObjectInfo, options });
+  }
+
+  /** Keeps an answer of `getObjectInfo()` for the checks that follow. */
+  keep(info: ObjectInfo): void {
+    this.#cached = Promise.resolve(info);
+  }
+
+  /** `object_info`, fetched on first use (or with `refresh`) and kept; a failed fetch is not kept. */
+  objectInfo(request: RequestOptions, refresh?: boolean): Promise<ObjectInfo> {
+    // v2 serves none: the chunk says what to pass instead, before any request.
+    if (this.#v2 && this.#source === undefined) return this.#v2().then((b) => Promise.reject(b.noObjectInfo()));
+    if (refresh || !this.#cached) {
+      const fetching = Promise.resolve(this.#get(request));
+      this.#cached = fetching;
+      fetching.catch(() => {
+        if (this.#cached === fetching) this.#cached = undefined;
+      });
+    }
+    return this.#cached!;
+  }
+
+  /** See `CloudClient.validateWorkflow`. */
+  async validate(workflow: WorkflowInput, options: ValidateWorkflowOptions): Promise<WorkflowIssue[]> {
+    const { refresh, registry, widgetValues, ...request } = options;
+    const json = jsonOf(workflow);
+    const objectInfo = await this.objectInfo(request, refresh);
+    const packs = registry && (await registry.findMissingPacks(json as Workflow, { objectInfo, ...(request.signal ? { signal: request.signal } : {}) }));
+    if (!isEditorFormat(json)) return validateWorkflow(json, objectInfo, packs ? { packs } : {});
+    // The editor's format: what stops its conversion, else what it changed and what the server would refuse.
+    const { workflow: prompt, issues } = (await editor()).convertEditorWorkflow(json, objectInfo, { ...(packs ? { packs } : {}), ...(widgetValues ? { widgetValues } : {}) });
+    return issues.some((i) => i.severity === 'error') ? issues : [...issues, ...validateWorkflow(prompt, objectInfo, packs ? { packs } : {})];
+  }
+
+  /**
+   * The API-format prompt of a workflow input. The editor's saved format is
+   * converted with this server's `object_info` (the converter loads on first
+   * use: an app that never passes one never downloads it), and `extraData`
+   * then carries the saved workflow, as the editor sends it.
+   */
+  async prompt(workflow: WorkflowInput, options: SubmitOptions): Promise<{ prompt: Workflow; extraData?: Record<string, unknown> }> {
+    const json = jsonOf(workflow);
+    if (!isEditorFormat(json)) return { prompt: json };
+    const info = await this.objectInfo(requestOptionsOf(options));
+    const { workflow: prompt, issues } = (await editor()).convertEditorWorkflow(json, info, options.widgetValues ? { widgetValues: options.widgetValues } : {});
+    const errors = issues.filter((i) => i.severity === 'error');
+    if (errors.length > 0) throw new InvalidArgumentError(firstOf(errors), 'workflow', errors);
+    for (const w of issues) this.#transport.log.warn?.(w.message, { nodeId: w.nodeId, code: w.code });
+    // v2 takes no extra_pnginfo (the real server refuses unknown extra_data keys).
+    return { prompt, ...(this.#server === 'v2' ? (options.extraData ? { extraData: options.extraData } : {}) : { extraData: withSavedWorkflow(json, options.extraData) }) };
+  }
+}
