@@ -33,6 +33,7 @@ import { createLog, describeError, errorDetails, nextRequestId, type Log } from 
 import type { WithResponse } from './promise.ts';
 import { clip, redactText, redactUrl, scrub } from './redact.ts';
 import { mayResend } from './resend.ts';
+import { backoff } from './backoff.ts';
 import { sleep } from './sleep.ts';
 import { retryAfterMs } from './retry-after.ts';
 
@@ -484,14 +485,15 @@ export class Transport {
    * is not retried: the request may still be running.
    */
   #retryDelay(failure: unknown, retry: ResolvedRetry, attempt: number): number | undefined {
-    const backoff = () => Math.min(retry.backoffLimit, Math.random() * 500 * 2 ** attempt);
+    // Full jitter: a random wait up to the capped step, so that clients failed together do not retry together.
+    const wait = () => backoff(attempt, { first: 500, max: retry.backoffLimit, jitter: 'full' });
     if (failure instanceof HttpFailure) {
       if (!retryable(failure.response.status, this.service)) return undefined;
       const after = retryAfterMs(failure.response.headers.get('retry-after'));
-      return after === undefined ? backoff() : Math.min(retry.maxRetryAfter, after);
+      return after === undefined ? wait() : Math.min(retry.maxRetryAfter, after);
     }
     // A blocked port is refused again on every attempt.
-    return failure instanceof NetworkFailure && !blockedPort(failure.cause) ? backoff() : undefined;
+    return failure instanceof NetworkFailure && !blockedPort(failure.cause) ? wait() : undefined;
   }
 
   /**
