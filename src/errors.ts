@@ -42,7 +42,7 @@ export interface APIErrorInit {
 }
 
 /**
- * A non-2xx answer from a service. Subclassed per status (see {@link errorClassFor}).
+ * A non-2xx answer from a service. Subclassed per status (the table of `transport/to-error.ts`).
  *
  * @example
  * ```ts
@@ -121,27 +121,6 @@ export class RateLimitError extends APIError { override name = 'RateLimitError';
 export class SubscriptionInactiveError extends APIError { override name = 'SubscriptionInactiveError'; }
 /** 5xx: the service failed. */
 export class InternalServerError extends APIError { override name = 'InternalServerError'; }
-
-/** Which service a status is interpreted for: the cloud gives 429 another meaning (Comfy API v2, `v2`, does not). */
-export type ServiceKind = 'registry' | 'proxy' | 'cloud' | 'v2';
-
-/** The one status → class table. */
-const STATUS_CLASSES: Record<number, typeof APIError> = {
-  400: BadRequestError,
-  401: AuthenticationError,
-  402: InsufficientCreditsError,
-  403: PermissionDeniedError,
-  404: NotFoundError,
-  409: ConflictError,
-  429: RateLimitError,
-};
-
-/** The {@link APIError} subclass that represents `status` on `service`. */
-export function errorClassFor(status: number, service: ServiceKind = 'registry'): typeof APIError {
-  if (status === 429 && service === 'cloud') return SubscriptionInactiveError;
-  if (status >= 500) return InternalServerError;
-  return STATUS_CLASSES[status] ?? APIError;
-}
 
 /**
  * Connection failures that prove the request never reached the server: refused,

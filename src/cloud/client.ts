@@ -30,6 +30,7 @@ import { cloudProtocol } from './protocol/cloud.ts';
 import { localProtocol } from './protocol/local.ts';
 import { v2Protocol } from './protocol/v2.ts';
 import { deleteFromQueue } from './protocol/routes.ts';
+import { blamesRequest } from '../transport/to-error.ts';
 import { STOP_JOB_OPTIONS, type StopJobOptions } from './protocol/stop.ts';
 import type { ServerKind, ServerProtocol } from './protocol/types.ts';
 import { submitWithId } from './submission.ts';
@@ -266,7 +267,6 @@ export interface ValidateWorkflowOptions extends RequestOptions {
 
 const VALIDATE_WORKFLOW_OPTIONS = /* @__PURE__ */ joinKeys(REQUEST_OPTIONS, { refresh: 1, registry: 1, widgetValues: 1 } as const) satisfies OptionKeys<ValidateWorkflowOptions>;
 
-const STATUS_OVER_SUBMISSION = new Set([401, 402, 403, 429]);
 const SERVER_KINDS = new Set(['auto', 'cloud', 'local', 'v2']);
 
 /** The kind of server the options name: `keyless` is the cloud behind a relay; `auto` is local for a loopback URL without a key. */
@@ -604,7 +604,7 @@ export class CloudClient implements JobBackend {
       } catch (err) {
         // A rejected workflow (400 and kin) is a SubmissionError; credentials,
         // credits, subscription and server failures keep their own classes.
-        const b = err instanceof APIError && !STATUS_OVER_SUBMISSION.has(err.status) && err.status < 500 ? err.body : undefined;
+        const b = err instanceof APIError && blamesRequest(err.status) ? err.body : undefined;
         if (b !== null && typeof b === 'object' && 'error' in b) throw new SubmissionError((err as APIError).status, b as Record<string, unknown>, id);
         throw err;
       }

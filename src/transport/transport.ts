@@ -11,18 +11,7 @@
  *
  * @module
  */
-import {
-  APIConnectionError,
-  type APIError,
-  APITimeoutError,
-  APIUserAbortError,
-  InvalidArgumentError,
-  MissingCredentialsError,
-  PlatformUIError,
-  ResponseValidationError,
-  errorClassFor,
-  type ServiceKind,
-} from '../errors.ts';
+import { type APIConnectionError, type APIError, type APITimeoutError, type APIUserAbortError, InvalidArgumentError, MissingCredentialsError, PlatformUIError, ResponseValidationError } from '../errors.ts';
 import { checkOptions } from '../args.ts';
 import { article } from '../schemas/explain.ts';
 import type { Rule } from '../schemas/rule.ts';
@@ -31,11 +20,12 @@ import { checkTimeout, fromEnv, HOOKS, resolveRetry, type ClientOptions, type Cr
 import { guardBody } from './body.ts';
 import { createLog, describeError, errorDetails, nextRequestId, type Log } from './log.ts';
 import type { WithResponse } from './promise.ts';
-import { clip, redactText, redactUrl, scrub } from './redact.ts';
+import { clip, redactUrl, scrub } from './redact.ts';
 import { mayResend } from './resend.ts';
 import { backoff } from './backoff.ts';
 import { sleep } from './sleep.ts';
 import { retryAfterMs } from './retry-after.ts';
+import { blockedPort, describeCause, toError, type Failure, type ServiceKind } from './to-error.ts';
 
 /** How a client authenticates when an endpoint asks for it. */
 export type AuthScheme = 'bearer' | 'apiKey';
@@ -263,11 +253,13 @@ export class Transport {
   #guard(res: Response, requestId: string, spec: { method: string; shown: string }, timeout: number | false, signal: AbortSignal | undefined): Response {
     if (!res.ok) return res;
     const { method, shown } = spec;
-    const fail = (error: unknown) => this.#handedOver(requestId, spec, signal?.aborted ? new APIUserAbortError(undefined, { cause: signal.reason }) : error);
+    const request = { method, url: shown, service: this.service, secrets: this.#secrets };
+    const fail = (failure: Failure | PlatformUIError) =>
+      this.#handedOver(requestId, spec, signal?.aborted ? toError({ ...request, kind: 'abort', reason: signal.reason }) : failure instanceof PlatformUIError ? failure : toError(failure));
     return guardBody(res, {
       timeout,
-      idle: () => fail(new APITimeoutError(method, shown, timeout || undefined)),
-      failed: (cause) => fail(cause instanceof PlatformUIError ? cause : this.#connectionError(method, shown, cause)),
+      idle: () => fail({ ...request, kind: 'timeout', timeout }),
+      failed: (cause) => fail(cause instanceof PlatformUIError ? cause : { ...request, kind: 'network', cause }),
     });
   }
 
@@ -339,7 +331,7 @@ export class Transport {
       else headers['x-api-key'] = value;
     }
     const signal = opts.signal;
-    if (signal?.aborted) throw new APIUserAbortError(undefined, { cause: signal.reason });
+    if (signal?.aborted) throw toError({ kind: 'abort', reason: signal.reason, method: spec.method, url: this.displayUrl(spec.path, spec.query), service: this.service });
     const timeout = opts.timeout ?? this.#timeout;
     let url = `${this.baseUrl}/${spec.path}`;
     if (spec.query) {
@@ -509,8 +501,9 @@ export class Transport {
     const user = options.signal;
     const method = send?.method ?? 'GET';
     const spec = { method, shown: redactUrl(target) };
+    const request = { method, url: spec.shown, service: this.service, secrets: this.#secrets };
     const requestId = nextRequestId();
-    if (user?.aborted) throw this.#handedOver(requestId, spec, new APIUserAbortError(undefined, { cause: user.reason }));
+    if (user?.aborted) throw this.#handedOver(requestId, spec, toError({ ...request, kind: 'abort', reason: user.reason }));
     const timeout = options.timeout ?? this.#timeout;
     // A timer cleared once the headers are in, so a long body is not cut off (AbortSignal.timeout would stay armed); the body has its idle timeout.
     const timer = new AbortController();
@@ -524,41 +517,36 @@ export class Transport {
       res = await this.fetch(target, { method, credentials: 'omit', redirect: 'follow', signal, ...body } as RequestInit);
     } catch (err) {
       clearTimeout(handle);
-      const error = user?.aborted
-        ? new APIUserAbortError(undefined, { cause: user.reason })
+      const failure: Failure = user?.aborted
+        ? { ...request, kind: 'abort', reason: user.reason }
         : timer.signal.aborted
-          ? new APITimeoutError(method, spec.shown, timeout === false ? undefined : timeout)
-          : this.#connectionError(method, spec.shown, err);
-      throw this.#handedOver(requestId, spec, error);
+          ? { ...request, kind: 'timeout', timeout }
+          : { ...request, kind: 'network', cause: err };
+      throw this.#handedOver(requestId, spec, toError(failure));
     }
     clearTimeout(handle);
     this.log.debug?.(...this.#attemptLine(requestId, method, spec.shown, 0, started, res.status, ', no credentials'));
     if (res.ok) return this.#guard(res, requestId, spec, timeout, user);
     // An error body is read for its message, bounded like the transport's own.
     handle = setTimeout(() => timer.abort(), 10_000);
-    const body = parseBody(await res.text().catch(() => '')) ?? '';
+    const body = parseBody(await res.text().catch(() => ''));
     clearTimeout(handle);
-    const Cls = errorClassFor(res.status, this.service);
-    throw this.#handedOver(requestId, spec, new Cls({ status: res.status, body: scrub(body, this.#secrets), method, url: spec.shown, headers: res.headers }));
+    throw this.#handedOver(requestId, spec, toError({ ...request, kind: 'status', status: res.status, body, headers: res.headers }));
   }
 
-  /** A connection failure as the caller sees it: the cause's text and system code, never the cause itself (it may hold the Request and its headers). */
-  #connectionError(method: string, url: string, cause: unknown): APIConnectionError {
-    return new APIConnectionError(method, url, scrub(describeCause(cause), this.#secrets), causeCode(cause), blockedPort(cause) ? { sent: 'no' } : {});
-  }
-
+  /** What one attempt failed with, as the caller sees it (see {@link toError}): never the cause itself, which may hold the Request and its headers. */
   #mapError(err: unknown, spec: RequestSpec, signal: AbortSignal | undefined, timeout: number | false): unknown {
-    const url = this.displayUrl(spec.path, spec.query);
     if (err instanceof PlatformUIError) return err;
-    if (signal?.aborted) return new APIUserAbortError(undefined, { cause: signal.reason });
+    const request = { method: spec.method, url: this.displayUrl(spec.path, spec.query), service: this.service, secrets: this.#secrets };
+    if (signal?.aborted) return toError({ ...request, kind: 'abort', reason: signal.reason });
     if (err instanceof HttpFailure) {
       const status = err.response.status;
       // Without it, a 401 from a server that wants a key reads like a wrong key (issue 32).
       const hint = status === 401 && spec.auth && this.#credential === undefined ? this.#noCredentialHint : undefined;
-      return new (errorClassFor(status, this.service))({ status, body: scrub(err.body ?? '', this.#secrets), method: spec.method, url, headers: err.response.headers, hint });
+      return toError({ ...request, kind: 'status', status, body: err.body, headers: err.response.headers, hint });
     }
-    if (err instanceof AttemptTimeout) return new APITimeoutError(spec.method, url, timeout === false ? undefined : timeout);
-    if (err instanceof NetworkFailure) return this.#connectionError(spec.method, url, err.cause);
+    if (err instanceof AttemptTimeout) return toError({ ...request, kind: 'timeout', timeout });
+    if (err instanceof NetworkFailure) return toError({ ...request, kind: 'network', cause: err.cause });
     // Anything else was thrown by the caller's own code (a hook, a custom fetch's bug): it is theirs, unchanged.
     return err;
   }
@@ -593,28 +581,6 @@ function checkBaseUrl(option: string | undefined, env: string): string {
     throw new InvalidArgumentError(`must be an absolute http(s) URL${source}, got ${JSON.stringify(clip(shown, 60))}${hint}`, 'baseUrl');
   }
   return value;
-}
-
-/**
- * The system code of a failed request (`ECONNREFUSED`…), when it has one:
- * fetch puts it on the error's `cause`, node:http (the uploads of Node
- * streams) on the error itself.
- */
-function causeCode(e: unknown): string | undefined {
-  if (!(e instanceof Error)) return undefined;
-  const code = (e.cause as { code?: unknown } | undefined)?.code ?? (e as { code?: unknown }).code;
-  return typeof code === 'string' ? code : undefined;
-}
-
-/** fetch refused a port it blocks (1, 6000, …) before connecting: no code, only its inner message `bad port`. */
-const blockedPort = (e: unknown): boolean => e instanceof Error && (e.cause as Error | undefined)?.message === 'bad port';
-
-function describeCause(e: unknown): string {
-  if (!(e instanceof Error)) return 'Connection failed';
-  const code = causeCode(e);
-  // Without a code, the reason is in undici's cause (`bad port`), not in its `fetch failed`.
-  // A runtime's or a custom fetch's message may quote the URL, a signed one included.
-  return `Connection failed (${code ?? redactText((blockedPort(e) ? (e.cause as Error) : e).message, 120)})`;
 }
 
 function lowerKeys(h: Record<string, string> | undefined): Record<string, string> {
