@@ -6,7 +6,9 @@
  * @module
  */
 import { checkArgs, checkFunction, checkId, checkOptions, joinKeys, type OptionKeys } from '../args.ts';
-import { APIError, DownloadError, InvalidArgumentError, SubmissionError, UnsupportedError, WorkflowValidationError } from '../errors.ts';
+import { APIError, DownloadError, InvalidArgumentError, UnsupportedError } from '../errors.ts';
+import { SubmissionError } from './submission-errors.ts';
+import { WorkflowValidationError } from '../workflow/errors.ts';
 import { platform } from '../platform/node.ts';
 import type {
   FileRef,

@@ -11,9 +11,11 @@ import {
   InvalidArgumentError,
   NotFoundError,
   RateLimitError,
+} from '../errors.ts';
+import {
   TaskFailedError,
   TaskTimeoutError,
-} from '../errors.ts';
+} from './errors.ts';
 import type { Task } from '../schemas/proxy.ts';
 import { isObject } from '../schemas/rule.ts';
 import type { OptionKeys } from '../args.ts';
