@@ -1,8 +1,9 @@
 /**
  * The one transport under all three clients: base URL, credentials,
- * timeouts, retries and hooks over `fetch`, and the single place where a
- * failure becomes an SDK error (never one that carries the request's
- * headers, DESIGN §7).
+ * timeouts, retries and hooks over `fetch`. Beside it, by concern: one
+ * attempt (`attempt.ts`), the retry decision (`retry.ts`), what a failure
+ * becomes (`to-error.ts`: never an error that carries the request's
+ * headers, DESIGN §7), the URL (`url.ts`), the configuration (`config.ts`).
  *
  * It is `fetch` and a loop, not ky: ky weighed 8.7 KB min+gz of a 15 KB
  * browser budget, and built a `Request` and merged options on every call
@@ -11,68 +12,30 @@
  *
  * @module
  */
-import { type APIConnectionError, type APIError, type APITimeoutError, type APIUserAbortError, InvalidArgumentError, MissingCredentialsError, PlatformUIError, ResponseValidationError } from '../errors.ts';
+import { type APIConnectionError, type APIError, type APITimeoutError, type APIUserAbortError, MissingCredentialsError, PlatformUIError, ResponseValidationError } from '../errors.ts';
 import { checkOptions } from '../args.ts';
 import { article } from '../schemas/explain.ts';
 import type { Rule } from '../schemas/rule.ts';
 import { validate } from '../schemas/validate.ts';
-import { checkTimeout, fromEnv, HOOKS, resolveRetry, type ClientOptions, type Credential, type Hooks, type RequestOptions, type ResolvedRetry } from './options.ts';
+import { checkTimeout, fromEnv, HOOKS, resolveRetry, type Credential, type Hooks, type RequestOptions, type ResolvedRetry } from './options.ts';
 import { guardBody } from './body.ts';
 import { createLog, describeError, errorDetails, nextRequestId, type Log } from './log.ts';
 import type { WithResponse } from './promise.ts';
-import { clip, redactUrl, scrub } from './redact.ts';
+import { redactUrl, scrub } from './redact.ts';
 import { mayResend } from './resend.ts';
-import { backoff } from './backoff.ts';
 import { sleep } from './sleep.ts';
-import { retryAfterMs } from './retry-after.ts';
-import { blockedPort, describeCause, toError, type Failure, type ServiceKind } from './to-error.ts';
+import { describeCause, toError, type Failure, type ServiceKind } from './to-error.ts';
+import { tryOnce, AttemptTimeout, HttpFailure, NetworkFailure, parseBody } from './attempt.ts';
+import { retryDelay } from './retry.ts';
+import { appendQuery, checkBaseUrl, type Query } from './url.ts';
+import type { AuthScheme, TransportConfig } from './config.ts';
 
-/** How a client authenticates when an endpoint asks for it. */
-export type AuthScheme = 'bearer' | 'apiKey';
-
-/** What one client configures once. */
-export interface TransportConfig {
-  service: ServiceKind;
-  /** Client-wide options. */
-  options: ClientOptions;
-  /** Environment variable that supplies the base URL when the options do not (Node only). */
-  baseUrlEnv: string;
-  credential: Credential | undefined;
-  /** Environment variable that supplies the credential when the options do not (Node only); none when absent. */
-  credentialEnv?: string | undefined;
-  authScheme: AuthScheme;
-  /** Name of the credential option, for error messages (`'token'`, `'apiKey'`). */
-  credentialName: string;
-  /** Without a configured credential, authenticated endpoints are sent without one (a local server) instead of failing. */
-  credentialOptional?: boolean;
-  /** Appended to the missing-credential message (e.g. how to reach a local server instead). */
-  credentialHint?: string;
-  /** Appended to a 401 answering a request sent without a credential (none configured, `credentialOptional`): how to send one. */
-  noCredentialHint?: string;
-}
-
-/** Where the registry and the proxy (one service, `{base_url}`) find their URL and Bearer token. */
-export const BEARER_SERVICE = {
-  baseUrlEnv: 'PLATFORMUI_BASE_URL',
-  credentialEnv: 'PLATFORMUI_TOKEN',
-  authScheme: 'bearer',
-  credentialName: 'token',
-} as const;
+export { BEARER_SERVICE, type AuthScheme, type TransportConfig } from './config.ts';
 
 /** A request body other than JSON. (Not `BodyInit`: that name exists only with the DOM lib.) */
 export type RequestBody = FormData | Blob | ReadableStream<Uint8Array> | string;
 
-/** Query values; `undefined` entries are left out, and an array becomes the key repeated (`statuses=A&statuses=B`). */
-export type Query = Record<string, string | number | boolean | readonly (string | number)[] | undefined>;
-
-/** Appends a query to search params: arrays as repeated keys (not ky's or `String()`'s comma join). */
-function appendQuery(params: URLSearchParams, query: Query): void {
-  for (const [k, v] of Object.entries(query)) {
-    if (v === undefined) continue;
-    if (Array.isArray(v)) for (const one of v) params.append(k, String(one));
-    else params.append(k, String(v));
-  }
-}
+export type { Query } from './url.ts';
 
 /** One request, as a client method describes it. */
 export interface RequestSpec {
@@ -103,10 +66,6 @@ export interface RequestSpec {
   /** The request starts paid work: never sent twice, whatever `retry.allowPost` says (see {@link mayResend}). */
   paid?: boolean | undefined;
 }
-
-// 429 means "subscription inactive" on the cloud and 402 "insufficient credits":
-// waiting does not fix either, so neither is ever retried there. (Comfy API v2's 429s say "wait": `rate_limited`, `queue_full`.)
-const retryable = (status: number, service: ServiceKind): boolean => status === 408 || (status === 429 && service !== 'cloud') || (status >= 500 && status < 600);
 
 const CREDENTIAL_HEADERS = ['authorization', 'x-api-key', 'cookie', 'proxy-authorization'];
 
@@ -363,7 +322,7 @@ export class Transport {
       let failure: unknown;
       const started = log.debug ? Date.now() : 0;
       try {
-        const r = await this.#attempt(url, init, fetchFn, { signal, timeout, retryCount: attempt, ok, read });
+        const r = await tryOnce(url, init, fetchFn, { hooks: this.#hooks, signal, timeout, retryCount: attempt, ok, read });
         log.debug?.(...this.#attemptLine(requestId, spec.method, this.displayUrl(spec.path, spec.query), attempt, started, r.response.status));
         if (ok(r.response.status)) return r;
         failure = new HttpFailure(r.response, parseBody(r.text));
@@ -372,7 +331,7 @@ export class Transport {
         log.debug?.(...this.#attemptLine(requestId, spec.method, this.displayUrl(spec.path, spec.query), attempt, started, err instanceof AttemptTimeout ? `timed out after ${timeout} ms` : err instanceof NetworkFailure ? describeCause(err.cause) : signal?.aborted ? 'aborted' : 'failed'));
       }
       // A caller who aborted gets no retry, and no warning of one (fetch may reject with their reason, not an AbortError).
-      const wait = attempt < limit && !signal?.aborted ? this.#retryDelay(failure, retry, attempt) : undefined;
+      const wait = attempt < limit && !signal?.aborted ? retryDelay(failure, retry, attempt, this.service) : undefined;
       const error = this.#mapError(failure, spec, signal, timeout);
       if (wait === undefined) throw error;
       if (log.warn) {
@@ -408,85 +367,6 @@ export class Transport {
     ];
   }
 
-
-  /**
-   * One fetch with the hooks around it, under the per-attempt timeout. The
-   * timeout covers the body too when it is read here (a JSON answer, or an
-   * error's body for its message); a streamed body (`send`) has an idle
-   * timeout instead (`#guard`).
-   * It holds even against a `fetch` (or hook) that ignores the signal.
-   */
-  async #attempt(url: string, init: RequestInit, fetchFn: typeof globalThis.fetch, a: Attempt): Promise<{ response: Response; text: string }> {
-    const timer = new AbortController();
-    // Composed, not forwarded by a listener: a caller's signal lives across many calls and must not collect one per attempt.
-    const signal = a.signal ? AbortSignal.any([a.signal, timer.signal]) : timer.signal;
-    let expired: () => void = () => undefined;
-    const timedOut = new Promise<never>((_, reject) => {
-      expired = () => {
-        timer.abort();
-        reject(new AttemptTimeout());
-      };
-    });
-    timedOut.catch(() => undefined);
-    let handle = a.timeout === false ? undefined : setTimeout(expired, a.timeout);
-    const withTimeout = <T>(p: Promise<T>) => (handle === undefined ? p : Promise.race([p, timedOut]));
-    try {
-      const withSignal = { ...init, signal };
-      // Without hooks, fetch is awaited directly: every extra tick before the body is read lets undici pause the socket.
-      const response = await withTimeout(this.#hooks ? this.#fetchWithHooks(url, withSignal, fetchFn, a.retryCount) : network(fetchFn(url, withSignal)));
-      if (a.ok(response.status)) return { response, text: a.read ? await withTimeout(network(response.text())) : '' };
-      // An error body is read for its message, bounded even without a timeout, and never fails the call.
-      handle ??= setTimeout(expired, 10_000);
-      return { response, text: await withTimeout(response.text()).catch(() => '') };
-    } finally {
-      clearTimeout(handle);
-    }
-  }
-
-  async #fetchWithHooks(url: string, init: RequestInit, fetchFn: typeof globalThis.fetch, retryCount: number): Promise<Response> {
-    const hooks = this.#hooks!;
-    let request = new Request(url, init);
-    let response: Response | undefined;
-    for (const hook of hooks.beforeRequest ?? []) {
-      const r = await hook({ request, retryCount });
-      if (r instanceof Response) {
-        response = r;
-        break;
-      }
-      if (r instanceof Request) request = r;
-    }
-    response ??= await network(fetchFn(request));
-    // Each hook sees a clone, so one that reads the body (to log it) leaves it for the SDK.
-    for (const hook of hooks.afterResponse ?? []) {
-      const copy: Response = response.clone();
-      const r = await hook({ request, response: copy, retryCount });
-      // A clone nobody reads would keep every byte of the body (its tee buffers for the slower
-      // branch), and cancelling the SDK's branch would wait for it forever (a redirect's body, a
-      // download dropped): released once the hook has not started reading it.
-      if (r !== copy && !copy.bodyUsed && copy.body && !copy.body.locked) copy.body.cancel().catch(() => {});
-      if (r instanceof Response) response = r;
-    }
-    return response;
-  }
-
-  /**
-   * How long to wait before the next attempt, or `undefined` not to retry:
-   * a 408, 429 (not on the cloud, where it means an inactive subscription)
-   * or 5xx after the server's `Retry-After` (capped) or an exponential
-   * backoff with full jitter; a network failure after the backoff. A timeout
-   * is not retried: the request may still be running.
-   */
-  #retryDelay(failure: unknown, retry: ResolvedRetry, attempt: number): number | undefined {
-    // Full jitter: a random wait up to the capped step, so that clients failed together do not retry together.
-    const wait = () => backoff(attempt, { first: 500, max: retry.backoffLimit, jitter: 'full' });
-    if (failure instanceof HttpFailure) {
-      if (!retryable(failure.response.status, this.service)) return undefined;
-      const after = retryAfterMs(failure.response.headers.get('retry-after'));
-      return after === undefined ? wait() : Math.min(retry.maxRetryAfter, after);
-    }
-    // A blocked port is refused again on every attempt.
-    return failure instanceof NetworkFailure && !blockedPort(failure.cause) ? wait() : undefined;
-  }
 
   /**
    * A bare request to a URL outside the service (a signed download or
@@ -552,89 +432,10 @@ export class Transport {
   }
 }
 
-/**
- * The base URL from the options or the environment: absolute http(s), and
- * without user name or password (fetch refuses such URLs, and they would show
- * in messages). The message never quotes a URL that carries userinfo.
- */
-function checkBaseUrl(option: string | undefined, env: string): string {
-  const value = option ?? fromEnv(env);
-  const source = option === undefined && value !== undefined ? ` (from ${env})` : '';
-  if (typeof value !== 'string' || value === '') {
-    throw new InvalidArgumentError(`is required: pass it to the client or set ${env} in Node, got ${value === '' ? 'an empty string' : 'nothing'}`, 'baseUrl');
-  }
-  const parsed = URL.canParse(value) ? new URL(value) : undefined;
-  // Checked on the text too, before anything quotes it: `user:pw@host` parses as scheme `user:`.
-  const authority = value.replace(/^[a-z][a-z\d+.-]*:\/\//i, '').split(/[/?#]/)[0] ?? '';
-  if (authority.includes('@') || (parsed && (parsed.username || parsed.password))) {
-    throw new InvalidArgumentError(
-      `must not contain a user name or password${source} (fetch cannot send them in a URL): pass the credential as an option or a header instead`,
-      'baseUrl',
-    );
-  }
-  if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
-    // A malformed URL with an `@` may hold a password anywhere: neither echo it nor suggest a fix that would.
-    if (value.includes('@')) throw new InvalidArgumentError(`must be an absolute http(s) URL${source} (the value is not shown: it contains "@")`, 'baseUrl');
-    const fixed = !value.includes('://') && URL.canParse(`http://${value}`) ? new URL(`http://${value}`) : undefined;
-    const hint = fixed?.hostname ? ` (did you mean ${JSON.stringify(redactUrl(fixed).replace(/\/$/, ''))}?)` : '';
-    const shown = parsed ? redactUrl(parsed) : fixed ? redactUrl(fixed).slice('http://'.length).replace(/\/$/, '') : value;
-    throw new InvalidArgumentError(`must be an absolute http(s) URL${source}, got ${JSON.stringify(clip(shown, 60))}${hint}`, 'baseUrl');
-  }
-  return value;
-}
-
 function lowerKeys(h: Record<string, string> | undefined): Record<string, string> {
   const out: Record<string, string> = {};
   if (h) for (const [k, v] of Object.entries(h)) out[k.toLowerCase()] = v;
   return out;
 }
 
-/** A non-2xx answer, with its body read (JSON when it is JSON), on its way to becoming an {@link APIError}. */
-class HttpFailure extends Error {
-  constructor(
-    readonly response: Response,
-    readonly body: unknown,
-  ) {
-    super(`HTTP ${response.status}`);
-  }
-}
-
-/** The per-attempt timeout fired (before the headers came, or while reading a body read in the attempt). */
-class AttemptTimeout extends Error {}
-
-/** fetch itself failed (connection refused, reset, a body cut off): worth retrying. */
-class NetworkFailure extends Error {
-  constructor(readonly cause: unknown) {
-    super('network failure');
-  }
-}
-
-/** Marks what fetch (or reading its body) rejects with as a {@link NetworkFailure}. */
-function network<T>(p: Promise<T>): Promise<T> {
-  return p.catch((err: unknown) => {
-    // An abort is not the network's fault; the caller's signal or the timer decide what it was.
-    throw err instanceof Error && err.name === 'AbortError' ? err : new NetworkFailure(err);
-  });
-}
-
-/** What one attempt needs to know. */
-interface Attempt {
-  signal: AbortSignal | undefined;
-  timeout: number | false;
-  retryCount: number;
-  ok: (status: number) => boolean;
-  read: boolean;
-}
-
-/** An error body: JSON when it parses, else the text; `undefined` when empty. */
-function parseBody(text: string): unknown {
-  if (!text) return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-}
-
-/** `Retry-After` in ms: delay-seconds (fractions too) or an HTTP date; `undefined` when absent or unreadable. */
 
