@@ -46,18 +46,27 @@ const lazyV2 = lazyFile('v2', /v2\/backend\.ts$/);
 // from the client (errorsByHand).
 const lazyRun = lazyFile('run', /(^|\/)run\.ts$/, 'cloud/realtime.ts');
 
+// The modules whose classes are the root's public errors: the shared hierarchy and the feature error files beside
+// their features (every runtime export of each is a class the root entry exports under the same name).
+const rootErrorModules = new Set(
+  ['errors.ts', 'cloud/job-errors.ts', 'cloud/submission-errors.ts', 'cloud/pool/errors.ts', 'proxy/errors.ts', 'registry/errors.ts', 'workflow/errors.ts'].map((p) =>
+    fileURLToPath(new URL(`./src/${p}`, import.meta.url)),
+  ),
+);
+/** Import paths that may name one of {@link rootErrorModules} (`../errors.ts`, `./job-errors.ts`, …). */
+const errorsPath = /(^|\/)[\w-]*errors(\.ts)?$/;
+
 // The lazily loaded browser files' imports of the root's errors go to `cloud/root-errors.ts`, whose bindings the client fills with its own
 // classes when it loads the chunk (see there why neither an import of the root nor a copy will do).
 const errorsByHand: NonNullable<Options['esbuildPlugins']>[number] = {
   name: 'errors-by-hand',
   setup(build) {
-    const errors = fileURLToPath(new URL('./src/errors.ts', import.meta.url));
     const byHand = fileURLToPath(new URL('./src/cloud/root-errors.ts', import.meta.url));
-    build.onResolve({ filter: /(^|\/)errors(\.ts)?$/ }, async (args) => {
+    build.onResolve({ filter: errorsPath }, async (args) => {
       // root-errors.ts itself takes the real classes (its rootErrors() is the main build's; unused in these files).
       if (args.pluginData === 'errors-by-hand' || args.importer === byHand) return undefined;
       const resolved = await build.resolve(args.path, { importer: args.importer, resolveDir: args.resolveDir, kind: args.kind, pluginData: 'errors-by-hand' });
-      return resolved.path === errors ? { path: byHand } : undefined;
+      return rootErrorModules.has(resolved.path) ? { path: byHand } : undefined;
     });
   },
 };
@@ -71,16 +80,15 @@ const rootByName: NonNullable<Options['esbuildPlugins']>[number] = {
   name: 'root-by-name',
   setup(build) {
     const rootEntry = fileURLToPath(new URL('./src/index.ts', import.meta.url));
-    // The error classes too, wherever a shared helper imports them from (every runtime export of src/errors.ts the
+    // The error classes too, wherever a shared helper imports them from (every runtime export of rootErrorModules the
     // queue's code reaches is a public class of the root; the packaging test loads the entry, so a miss fails there).
-    const errors = fileURLToPath(new URL('./src/errors.ts', import.meta.url));
-    build.onResolve({ filter: /(^|\/)(index|errors)(\.ts)?$/ }, async (args) => {
+    build.onResolve({ filter: /(^|\/)(index|[\w-]*errors)(\.ts)?$/ }, async (args) => {
       if (args.pluginData === 'root-by-name') return undefined;
       const resolved = await build.resolve(args.path, { importer: args.importer, resolveDir: args.resolveDir, kind: args.kind, pluginData: 'root-by-name' });
       // sideEffects: false (true of the package: see package.json): esbuild then drops the names a bundled module
       // imports but the queue never reaches (e.g. `APIError` from cloud/client.ts), instead of leaving them for
       // the tree-shaking pass to warn about as "imported from external module … but never used".
-      return resolved.path === rootEntry || resolved.path === errors ? { path: '@platformui/sdk', external: true, sideEffects: false } : undefined;
+      return resolved.path === rootEntry || rootErrorModules.has(resolved.path) ? { path: '@platformui/sdk', external: true, sideEffects: false } : undefined;
     });
   },
 };

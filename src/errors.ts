@@ -1,19 +1,19 @@
 /**
- * The error hierarchy. Every error the SDK throws is a {@link PlatformUIError}.
+ * The shared error hierarchy. Every error the SDK throws is a {@link PlatformUIError}.
  *
  * None of these classes holds a `Request`, a header or an unredacted URL: the
  * bearer token and the API key must never reach `message`, `stack`,
  * `JSON.stringify(err)` or `util.inspect(err)` (DESIGN §5, §7).
  *
+ * Here: the base, the answers by status, no answer, the caller's abort,
+ * arguments refused before sending, off-spec answers. Errors of one feature
+ * live with it (`cloud/job-errors.ts`, `cloud/submission-errors.ts`,
+ * `cloud/pool/errors.ts`, `proxy/errors.ts`, `registry/errors.ts`,
+ * `workflow/errors.ts`); the root entry exports them all. A failed request
+ * becomes one of these in one place: `transport/to-error.ts`.
+ *
  * @module
  */
-import type { NodeErrors } from './schemas/cloud.ts';
-import type { WorkflowIssue } from './workflow/validate.ts';
-import type { ExceptionTypeValue } from './schemas/events.ts';
-import type { NodeVersion } from './schemas/registry.ts';
-import { isObject, optString } from './schemas/rule.ts';
-import { clip } from './transport/redact.ts';
-
 /** Base class of every error thrown by `@platformui/sdk`. */
 export class PlatformUIError extends Error {
   override name = 'PlatformUIError';
@@ -42,7 +42,7 @@ export interface APIErrorInit {
 }
 
 /**
- * A non-2xx answer from a service. Subclassed per status (see {@link errorClassFor}).
+ * A non-2xx answer from a service. Subclassed per status (the table of `transport/to-error.ts`).
  *
  * @example
  * ```ts
@@ -121,27 +121,6 @@ export class RateLimitError extends APIError { override name = 'RateLimitError';
 export class SubscriptionInactiveError extends APIError { override name = 'SubscriptionInactiveError'; }
 /** 5xx: the service failed. */
 export class InternalServerError extends APIError { override name = 'InternalServerError'; }
-
-/** Which service a status is interpreted for: the cloud gives 429 another meaning (Comfy API v2, `v2`, does not). */
-export type ServiceKind = 'registry' | 'proxy' | 'cloud' | 'v2';
-
-/** The one status → class table. */
-const STATUS_CLASSES: Record<number, typeof APIError> = {
-  400: BadRequestError,
-  401: AuthenticationError,
-  402: InsufficientCreditsError,
-  403: PermissionDeniedError,
-  404: NotFoundError,
-  409: ConflictError,
-  429: RateLimitError,
-};
-
-/** The {@link APIError} subclass that represents `status` on `service`. */
-export function errorClassFor(status: number, service: ServiceKind = 'registry'): typeof APIError {
-  if (status === 429 && service === 'cloud') return SubscriptionInactiveError;
-  if (status >= 500) return InternalServerError;
-  return STATUS_CLASSES[status] ?? APIError;
-}
 
 /**
  * Connection failures that prove the request never reached the server: refused,
@@ -228,33 +207,6 @@ export class APITimeoutError extends APIConnectionError {
 }
 
 /**
- * A job followed by `run()` sent nothing (no event, no status change) for
- * `timeout` ms. The job may still be running: this is not a failed request,
- * so it is no {@link APIConnectionError} (a retry-on-connection-error wrapper
- * must not start a second paid job). Since 0.2 it is a {@link PlatformUIError}
- * only; `run()` stops the job (unless `stopOnAbort: false`).
- *
- * @example
- * ```ts
- * try { await cloud.run(workflow, { timeout: 120_000 }); }
- * catch (err) { if (err instanceof JobTimeoutError) console.log(err.promptId, err.timeout); }
- * // JobTimeoutError: Job 1f0c… sent nothing for 120000 ms
- * ```
- */
-export class JobTimeoutError extends PlatformUIError {
-  override name = 'JobTimeoutError';
-  /** The job that went silent. */
-  readonly promptId: string;
-  /** The silence deadline that ran out, in ms. */
-  readonly timeout: number;
-  constructor(promptId: string, ms: number) {
-    super(`Job ${promptId} sent nothing for ${ms} ms`);
-    this.promptId = promptId;
-    this.timeout = ms;
-  }
-}
-
-/**
  * The WebSocket's server refused the connection for good: it closed with a
  * code that says the credential or the request was refused (1008, or a
  * 4xxx code of the server's). The socket stops reconnecting; runs in flight
@@ -275,80 +227,6 @@ export class SocketRefusedError extends PlatformUIError {
     super(`The server refused the WebSocket (close code ${code}${reason ? `: ${reason}` : ''}); not reconnecting`);
     this.code = code;
     this.reason = reason;
-  }
-}
-
-/**
- * The server that accepted a job stopped answering, or answers but no longer
- * knows the job (it restarted: neither its queue nor its history has it).
- * What became of the job is unknown, so nothing re-sends it on its own: it
- * may cost money or have side effects. `promptId` and `server` say which job
- * and where; follow it again later with `cloud.follow(promptId)` if the
- * server comes back, or submit it anew.
- *
- * @example
- * ```ts
- * try {
- *   await cloud.run(workflow);
- * } catch (err) {
- *   if (err instanceof ServerLostError) console.log(err.reason, err.promptId, err.server);
- *   // ServerLostError: Lost job 1f0c… on http://127.0.0.1:8188: no answer for 30 s
- * }
- * ```
- */
-export class ServerLostError extends PlatformUIError {
-  override name = 'ServerLostError';
-  /** The job the server had accepted. */
-  readonly promptId: string;
-  /** The server's base URL (credentials redacted). */
-  readonly server: string;
-  /** `unreachable`: no answer for the set time; `forgotten`: it answers, but the job is unknown to it. */
-  readonly reason: 'unreachable' | 'forgotten';
-  /** How long the server had given no answer (ms); 0 when it forgot the job. */
-  readonly silentMs: number;
-  constructor(promptId: string, server: string, reason: 'unreachable' | 'forgotten', silentMs: number, options?: { cause?: unknown }) {
-    super(`Lost job ${promptId} on ${server}: ${reason === 'unreachable' ? `no answer for ${Math.round(silentMs / 1000)} s` : 'the server no longer knows the job (it restarted?)'}`, options);
-    this.promptId = promptId;
-    this.server = server;
-    this.reason = reason;
-    this.silentMs = silentMs;
-  }
-}
-
-/**
- * A `CloudPool` job that no server can take: every server lacks a class or a
- * model the workflow uses (checked before any upload or submission), or the
- * servers that could run it have not answered for the pool's
- * `serverLostAfter`. `reasons` says why, per server id.
- *
- * @example
- * ```ts
- * // PlacementError: No server can run this workflow: gpu-a: #4 TiledKSampler: this server has no node class "TiledKSampler" …; gpu-b: down (connect ECONNREFUSED)
- * for (const [server, why] of Object.entries(err.reasons)) console.log(server, why.join('; '));
- * ```
- */
-export class PlacementError extends PlatformUIError {
-  override name = 'PlacementError';
-  /** Why each server cannot take the job, by server id. */
-  readonly reasons: Readonly<Record<string, readonly string[]>>;
-  constructor(reasons: Record<string, readonly string[]>, why = 'No server can run this workflow') {
-    const shown = Object.entries(reasons).map(([id, r]) => `${id}: ${r.slice(0, 2).join('; ')}${r.length > 2 ? ` (+${r.length - 2} more)` : ''}`);
-    super(`${why}${shown.length ? `: ${shown.join('; ')}` : ' (the pool has no servers)'}`);
-    this.reasons = reasons;
-  }
-}
-
-/**
- * `CloudPool.close()` ended this run: it was waiting in the pool's queue, or
- * the pool stopped following it (its job was cancelled on the server only
- * with `close({ cancel: true })`). `promptId` is set when the job existed.
- */
-export class PoolClosedError extends PlatformUIError {
-  override name = 'PoolClosedError';
-  readonly promptId: string | undefined;
-  constructor(promptId?: string, cancelled = false) {
-    super(promptId ? `The pool closed; job ${promptId} ${cancelled ? 'was cancelled' : 'is no longer followed (it keeps running)'}` : 'The pool closed before this job was placed');
-    this.promptId = promptId;
   }
 }
 
@@ -472,232 +350,6 @@ export class ResponseValidationError extends PlatformUIError {
 }
 
 /**
- * A workflow has errors that the server's `object_info` reveals, found
- * before anything was sent (`submit(workflow, { validate: true })`, `run`
- * likewise). `issues` holds every one, warnings included; the message names
- * the first errors:
- * `workflow: 2 errors: #3 KSampler: sampler_name: must be one of "euler", …, got "eulr" (did you mean "euler"?); #9 SaveImage: filename_prefix: is required (a string)`.
- */
-export class WorkflowValidationError extends InvalidArgumentError {
-  override name = 'WorkflowValidationError';
-  /** Every issue found: errors and warnings, each naming its node and input. */
-  override readonly issues: readonly WorkflowIssue[];
-  constructor(issues: readonly WorkflowIssue[]) {
-    const errors = issues.filter((i) => i.severity === 'error');
-    const shown = errors.slice(0, 3).map((i) => i.message);
-    const more = errors.length > shown.length ? `; … (+${errors.length - shown.length} more: see err.issues)` : '';
-    super(`${errors.length} error${errors.length === 1 ? '' : 's'}: ${shown.join('; ')}${more}`, 'workflow', issues);
-    this.issues = issues;
-  }
-}
-
-/**
- * `POST /api/prompt` answered with an `error` (whatever the HTTP status). The
- * message names the first few nodes at fault and why:
- * `Submission rejected (400): Prompt outputs failed validation — SaveImage #2: filename_prefix: Required input is missing`.
- */
-export class SubmissionError extends PlatformUIError {
-  override name = 'SubmissionError';
-  /** The `error` member as the server sent it (wire names: `{ type, message, details, extra_info }` on a local server). */
-  readonly error: unknown;
-  /**
-   * `node_errors` as the server sent it (wire names), when it is of the known
-   * shape: node id → `{ errors: [{ type, message, details, extra_info }], dependent_outputs, class_type }`.
-   * Anything else stays in {@link body}.
-   */
-  readonly nodeErrors: NodeErrors | undefined;
-  /** The whole response body (wire names). */
-  readonly body: unknown;
-  /** HTTP status of the response. */
-  readonly status: number;
-  /** The id the submission was sent with (a rejected workflow created no job by it); on Comfy API v2, its Idempotency-Key. */
-  readonly promptId: string | undefined;
-  /** Comfy API v2's reason (`invalid_workflow`, `workflow_format_ui`, `missing_asset`, `deployment_stopped`, …). Absent elsewhere. */
-  declare readonly code?: string;
-  constructor(status: number, body: Record<string, unknown>, promptId?: string, code?: string) {
-    const e = body.error;
-    const text =
-      typeof e === 'string' ? e : e && typeof e === 'object' ? describeWireError(e as Record<string, unknown>) ?? JSON.stringify(e) : JSON.stringify(e);
-    const nodes = describeNodeErrors(body.node_errors);
-    super(`Submission rejected (${status}): ${text}${nodes ? ` — ${nodes}` : ''}`);
-    this.error = e;
-    // Typed only when it is of the known shape: a malformed body must not make a typed lie.
-    this.nodeErrors = isNodeErrors(body.node_errors) ? body.node_errors : undefined;
-    this.body = body;
-    this.status = status;
-    this.promptId = promptId;
-    if (code !== undefined) (this as { code?: string }).code = code;
-  }
-}
-
-/**
- * The shape `NodeErrors` promises, checked by hand: this module is in every
- * bundle, and importing the cloud schemas here would put them in a registry-only one.
- */
-function isNodeErrors(v: unknown): v is NodeErrors {
-  return (
-    isObject(v) &&
-    Object.values(v).every(
-      (node) =>
-        isObject(node) &&
-        Array.isArray(node.errors) &&
-        node.errors.every((e) => isObject(e) && typeof e.type === 'string' && typeof e.message === 'string' && optString(e.details) && (e.extra_info === undefined || isObject(e.extra_info))) &&
-        optString(node.class_type) &&
-        (node.dependent_outputs === undefined || (Array.isArray(node.dependent_outputs) && node.dependent_outputs.every((o) => typeof o === 'string')))
-    )
-  );
-}
-
-const SUBMISSION_NODES_SHOWN = 3;
-const SUBMISSION_ERRORS_PER_NODE = 2;
-const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
-
-/** `{ type, message, details }` → `message (details)`; details that only repeat are left out. */
-function describeWireError(e: Record<string, unknown>): string | undefined {
-  const message = str(e.message) ?? str(e.type);
-  if (!message) return undefined;
-  const details = str(e.details);
-  return clip(details && details !== message ? `${message} (${details})` : message, 240);
-}
-
-/** One `node_errors[id].errors[i]`: `input: message (details)`. */
-function describeNodeErrorItem(item: unknown): string | undefined {
-  if (!item || typeof item !== 'object') return undefined;
-  const it = item as Record<string, unknown>;
-  const extra = it.extra_info && typeof it.extra_info === 'object' ? (it.extra_info as Record<string, unknown>) : {};
-  const input = str(extra.input_name);
-  const message = str(it.message) ?? str(it.type);
-  let details = str(it.details);
-  if (details && input && details.startsWith(`${input} - `)) details = details.slice(input.length + 3);
-  if (details === input || details === message) details = undefined;
-  const text = [message, details && `(${details})`].filter(Boolean).join(' ');
-  if (!text) return undefined;
-  return clip(input ? `${input}: ${text}` : text, 160);
-}
-
-/** `SaveImage #2: filename_prefix: Required input is missing; …; and N more nodes` (bounded). */
-function describeNodeErrors(nodeErrors: unknown): string | undefined {
-  if (!nodeErrors || typeof nodeErrors !== 'object' || Array.isArray(nodeErrors)) return undefined;
-  const ids = Object.keys(nodeErrors).sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
-  if (ids.length === 0) return undefined;
-  const parts = ids.slice(0, SUBMISSION_NODES_SHOWN).map((id) => {
-    const entry = (nodeErrors as Record<string, unknown>)[id];
-    const node = entry && typeof entry === 'object' ? (entry as Record<string, unknown>) : {};
-    const label = `${str(node.class_type) ?? 'node'} #${id}`;
-    const items = (Array.isArray(node.errors) ? node.errors : []).map(describeNodeErrorItem).filter((x): x is string => x !== undefined);
-    if (items.length === 0) return label;
-    const extra = items.length - SUBMISSION_ERRORS_PER_NODE;
-    return `${label}: ${items.slice(0, SUBMISSION_ERRORS_PER_NODE).join(', ')}${extra > 0 ? ` (+${extra} more)` : ''}`;
-  });
-  const rest = ids.length - SUBMISSION_NODES_SHOWN;
-  if (rest > 0) parts.push(`and ${rest} more node${rest === 1 ? '' : 's'}`);
-  return parts.join('; ');
-}
-
-/** The six `exception_type` values of the spec (`EXCEPTION_TYPES`); others are kept as strings. */
-export type ExceptionType = ExceptionTypeValue;
-
-/**
- * A job ended with `execution_error` (or status `failed`). The error's own
- * members are camelCase; `data` is the wire payload, unchanged (snake_case).
- *
- * @example
- * ```ts
- * catch (err) { if (err instanceof ExecutionError) console.log(err.nodeType, err.exceptionType, err.exceptionMessage, err.data); }
- * ```
- */
-export class ExecutionError extends PlatformUIError {
-  override name = 'ExecutionError';
-  /** The job that failed (`data.prompt_id`). */
-  readonly promptId: string;
-  /** `data.exception_type`: one of six known values, or another string, when the server said. */
-  readonly exceptionType: ExceptionType | undefined;
-  /** `data.exception_message`: the server's human-readable message. */
-  readonly exceptionMessage: string | undefined;
-  /** `data.traceback`: the server's traceback (a list of lines, or a string). */
-  readonly traceback: unknown;
-  /** `data.node_id`: the node that failed, when the server said. */
-  readonly nodeId: string | undefined;
-  /** `data.node_type`: the class of the node that failed, when the server said. */
-  readonly nodeType: string | undefined;
-  /** The whole `execution_error` payload as the server sent it (wire names), when there was one. */
-  readonly data: unknown;
-  constructor(promptId: string, data?: Record<string, unknown>) {
-    const type = str(data?.exception_type);
-    const msg = typeof data?.exception_message === 'string' ? data.exception_message : undefined;
-    const nodeId = str(data?.node_id);
-    const nodeType = str(data?.node_type);
-    const where = nodeId !== undefined ? ` in ${nodeType ?? 'node'} #${nodeId}` : '';
-    super(`Job ${promptId} failed${where}${type ? `: ${type}` : ''}${msg?.trim() ? `: ${clip(msg.trim(), 500)}` : ''}`);
-    this.promptId = promptId;
-    this.exceptionType = type;
-    this.exceptionMessage = msg;
-    this.traceback = data?.traceback;
-    this.nodeId = nodeId;
-    this.nodeType = nodeType;
-    this.data = data;
-  }
-}
-
-/** A job was cancelled (`execution_interrupted` or status `cancelled`). */
-export class JobCancelledError extends PlatformUIError {
-  override name = 'JobCancelledError';
-  /** The job that was cancelled. */
-  readonly promptId: string;
-  /** The `execution_interrupted` payload as the server sent it (wire names), when there was one. */
-  readonly data: unknown;
-  constructor(promptId: string, data?: Record<string, unknown>) {
-    super(`Job ${promptId} was cancelled`);
-    this.promptId = promptId;
-    this.data = data;
-  }
-}
-
-/**
- * A Comfy API v2 job ended `expired`: the server no longer has it (its
- * retention passed, it was dequeued, or the server behind a proxy restarted).
- * Read twice before it is believed (a proxy can report a job that just
- * finished as `expired` for one poll). Final, like a failure.
- *
- * @example
- * ```ts
- * catch (err) { if (err instanceof JobExpiredError) console.log(`job ${err.promptId} is gone from the server`); }
- * ```
- */
-export class JobExpiredError extends PlatformUIError {
-  override name = 'JobExpiredError';
-  /** The job (its v2 id). */
-  readonly promptId: string;
-  constructor(promptId: string) {
-    super(`Job ${promptId} expired: the server no longer has it (retention passed, dequeued, or the server behind the proxy restarted)`);
-    this.promptId = promptId;
-  }
-}
-
-/**
- * A Comfy API v2 submission whose `Idempotency-Key` the server has seen
- * already (`422 idempotency_key_reuse`): a job exists under this key (an
- * earlier send whose answer was lost, or another process with the same
- * key), and the server let the SDK find neither it nor its id (no job list,
- * no labels). Nothing was sent twice. Find the job in the server's console,
- * or submit under a new key.
- *
- * @example
- * ```ts
- * catch (err) { if (err instanceof JobExistsError) console.log(`a job exists under key ${err.idempotencyKey}`); }
- * ```
- */
-export class JobExistsError extends PlatformUIError {
-  override name = 'JobExistsError';
-  /** The `Idempotency-Key` the job was submitted under (the run's `promptId` option, or the one the SDK chose). */
-  readonly idempotencyKey: string;
-  constructor(idempotencyKey: string, why: string) {
-    super(`A job exists under Idempotency-Key ${idempotencyKey} (this server answered idempotency_key_reuse), but its id could not be found: ${why}. It was not submitted again`);
-    this.idempotencyKey = idempotencyKey;
-  }
-}
-
-/**
  * A method this kind of server has no equivalent for (Comfy API v2 has no
  * queue listing, no account-wide interrupt, no `object_info`, no history),
  * thrown before any request. The message says what to use instead.
@@ -746,109 +398,5 @@ export class DownloadError extends PlatformUIError {
   constructor(reason: DownloadError['reason'], message: string) {
     super(message);
     this.reason = reason;
-  }
-}
-
-/**
- * A proxy task followed by `waitForTask()` (or a `…AndWait()` call) ended
- * `FAILED`. `task` is the record the proxy answered, unknown fields kept.
- *
- * @example
- * ```ts
- * try { await proxy.waitForTask('image-relight', id); }
- * catch (err) { if (err instanceof TaskFailedError) console.log(err.taskId, err.task.status); }
- * // TaskFailedError: Task 3f1c… (image-relight) ended FAILED
- * ```
- */
-export class TaskFailedError extends PlatformUIError {
-  override name = 'TaskFailedError';
-  /** The task's id. */
-  readonly taskId: string;
-  /** The operation it was read under (`'image-relight'`, `'skin-enhancer'`, …). */
-  readonly operation: string;
-  /** The task record as the proxy answered it. */
-  readonly task: { task_id: string; status: string; generated?: string[] };
-  constructor(operation: string, task: { task_id: string; status: string; generated?: string[] }) {
-    super(`Task ${task.task_id} (${operation}) ended ${task.status}`);
-    this.taskId = task.task_id;
-    this.operation = operation;
-    this.task = task;
-  }
-}
-
-/**
- * `waitForTask()` reached its `timeout` (a deadline for the whole wait, not
- * for one request) before the task ended. The task itself keeps running on
- * the proxy: wait again with the same id to pick it up. Not about one HTTP
- * request, and no {@link APIConnectionError} (since 0.2): the task is still running.
- *
- * @example
- * ```ts
- * try { await proxy.waitForTask('image-relight', id, { timeout: 60_000 }); }
- * catch (err) { if (err instanceof TaskTimeoutError) console.log(err.taskId, err.task?.status); }
- * // TaskTimeoutError: Task 3f1c… (image-relight) did not finish within 60000 ms (last status IN_PROGRESS); it may still be running
- * ```
- */
-export class TaskTimeoutError extends PlatformUIError {
-  override name = 'TaskTimeoutError';
-  /** The task's id. */
-  readonly taskId: string;
-  /** The operation it was read under. */
-  readonly operation: string;
-  /** The deadline that ran out, in ms. */
-  readonly timeout: number;
-  /** The last record read before the deadline, if any was. */
-  readonly task: { task_id: string; status: string; generated?: string[] } | undefined;
-  constructor(operation: string, taskId: string, ms: number, task?: { task_id: string; status: string; generated?: string[] }) {
-    super(`Task ${taskId} (${operation}) did not finish within ${ms} ms (${task ? `last status ${task.status}` : 'no status read yet'}); it may still be running`);
-    this.taskId = taskId;
-    this.operation = operation;
-    this.timeout = ms;
-    this.task = task;
-  }
-}
-
-/**
- * The proxy knows no task with this id under any operation asked
- * (`confirmNotification()`): the notification was forged, replayed from
- * another account, or is for an operation the SDK did not try.
- *
- * @example
- * ```ts
- * try { await proxy.confirmNotification(body); }
- * catch (err) { if (err instanceof TaskNotFoundError) res.writeHead(403).end(); }
- * ```
- */
-export class TaskNotFoundError extends PlatformUIError {
-  override name = 'TaskNotFoundError';
-  /** The id the notification named. */
-  readonly taskId: string;
-  /** The operations it was looked up under, in order. */
-  readonly operations: readonly string[];
-  constructor(taskId: string, operations: readonly string[], options?: { cause?: unknown }) {
-    super(`No task ${taskId} under ${operations.join(', ')}: notification not confirmed`, options);
-    this.taskId = taskId;
-    this.operations = operations;
-  }
-}
-
-/**
- * The version was created but its archive did not reach the signed URL.
- * Posting again would be refused as a duplicate: retry the upload alone with
- * `registry.uploadNodeVersionArchive(err.signedUrl, archive)`.
- * (`signedUrl` is not enumerable, so logging the error does not show it.)
- */
-export class NodeVersionUploadError extends PlatformUIError {
-  override name = 'NodeVersionUploadError';
-  /** The version the registry created. */
-  readonly nodeVersion: NodeVersion;
-  declare readonly signedUrl: string;
-  constructor(nodeVersion: NodeVersion, signedUrl: string, cause: unknown) {
-    super(
-      `Version ${nodeVersion.version ?? '?'} was created, but uploading its archive failed (${cause instanceof Error ? cause.message : String(cause)}); retry the upload alone with registry.uploadNodeVersionArchive(err.signedUrl, archive): publishing again would be refused as a duplicate`,
-      { cause },
-    );
-    this.nodeVersion = nodeVersion;
-    Object.defineProperty(this, 'signedUrl', { value: signedUrl, enumerable: false });
   }
 }

@@ -20,33 +20,24 @@ export {
   InternalServerError,
   APIConnectionError,
   APITimeoutError,
-  JobTimeoutError,
-  ServerLostError,
   SocketRefusedError,
-  PlacementError,
-  PoolClosedError,
   APIUserAbortError,
   JobNotStoppedError,
-  JobExpiredError,
-  JobExistsError,
   UnsupportedError,
   InvalidArgumentError,
   MissingCredentialsError,
   ResponseValidationError,
-  SubmissionError,
-  ExecutionError,
-  JobCancelledError,
   FrameDecodeError,
   DownloadError,
-  WorkflowValidationError,
-  TaskFailedError,
-  NodeVersionUploadError,
-  TaskTimeoutError,
-  TaskNotFoundError,
-  type ExceptionType,
   type SchemaIssue,
   type ConnectionErrorInit,
 } from './errors.ts';
+export { JobTimeoutError, ServerLostError, JobExpiredError, ExecutionError, JobCancelledError, type ExceptionType } from './cloud/job-errors.ts';
+export { PlacementError, PoolClosedError } from './cloud/pool/errors.ts';
+export { JobExistsError, SubmissionError } from './cloud/submission-errors.ts';
+export { WorkflowValidationError } from './workflow/errors.ts';
+export { TaskFailedError, TaskTimeoutError, TaskNotFoundError } from './proxy/errors.ts';
+export { NodeVersionUploadError } from './registry/errors.ts';
 export { RegistryClient, type BulkNodeVersionResult, type ListNodeVersionsOptions, type PublishNodeVersionParams, type RegistryClientOptions } from './registry/client.ts';
 export type { Page, PageBody } from './registry/pagination.ts';
 export type { CoreClassUpdate, FindMissingPacksOptions, MissingPack, MissingPacks, OutsideRegistryClass } from './registry/missing-packs.ts';

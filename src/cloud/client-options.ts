@@ -11,7 +11,7 @@ import { CLIENT_OPTIONS, REQUEST_OPTIONS, type ClientOptions, type Credential, t
 import type { EditorOptions } from '../workflow/editor.ts';
 import type { RegistryClient } from '../registry/client.ts';
 import type { CloudClient } from './client.ts';
-import type { WorkflowValidationError } from '../errors.ts';
+import type { WorkflowValidationError } from '../workflow/errors.ts';
 
 /** A Node `Readable` (typed structurally so browser users need no Node types). */
 export interface NodeReadableLike {

@@ -11,7 +11,8 @@
  * @module
  */
 import { checkArgs, checkFunction, checkId, checkOptions } from '../args.ts';
-import { InvalidArgumentError, UnsupportedError, WorkflowValidationError } from '../errors.ts';
+import { InvalidArgumentError, UnsupportedError } from '../errors.ts';
+import { WorkflowValidationError } from '../workflow/errors.ts';
 import { platform } from '../platform/node.ts';
 import type { FileRef, ListJobsParams, ObjectInfo, Queue, SubmissionResponse, UploadResponse } from '../schemas/cloud.ts';
 import * as rules from '../schemas/rules.generated.ts';

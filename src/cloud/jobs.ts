@@ -5,7 +5,8 @@
  *
  * @module
  */
-import { ExecutionError, InvalidArgumentError, JobCancelledError, JobExpiredError } from '../errors.ts';
+import { ExecutionError, JobCancelledError, JobExpiredError } from './job-errors.ts';
+import { InvalidArgumentError } from '../errors.ts';
 import type { FileRef, History, JobExecutionError, JobList, JobRecordBody, JobStatus, JobSummary, NodeOutputs, Queue, Workflow } from '../schemas/cloud.ts';
 import * as rules from '../schemas/rules.generated.ts';
 import { isValid } from '../schemas/validate.ts';

@@ -6,12 +6,16 @@
  * the file share the root's module with the app, and an app bundler then
  * loads those classes at start in every app; a copy would break
  * `err instanceof ExecutionError`. The build (tsup.config.ts,
- * `errorsByHand`) points those files' imports of `errors.ts` here; everywhere
+ * `errorsByHand`) points those files' imports of `errors.ts` (and of the
+ * feature error files whose classes are here: `job-errors.ts`,
+ * `submission-errors.ts`) here; everywhere
  * else they import `errors.ts` itself, and these bindings stay unused.
  *
  * @module
  */
 import * as E from '../errors.ts';
+import * as J from './job-errors.ts';
+import * as S from './submission-errors.ts';
 
 /* Live bindings, set once by adoptErrors() before any code of the file runs. */
 export let PlatformUIError: typeof E.PlatformUIError;
@@ -19,19 +23,19 @@ export let APIError: typeof E.APIError;
 export let APIConnectionError: typeof E.APIConnectionError;
 export let APIUserAbortError: typeof E.APIUserAbortError;
 export let DownloadError: typeof E.DownloadError;
-export let ExecutionError: typeof E.ExecutionError;
+export let ExecutionError: typeof J.ExecutionError;
 export let FrameDecodeError: typeof E.FrameDecodeError;
 export let InvalidArgumentError: typeof E.InvalidArgumentError;
-export let JobCancelledError: typeof E.JobCancelledError;
-export let JobExistsError: typeof E.JobExistsError;
-export let JobExpiredError: typeof E.JobExpiredError;
+export let JobCancelledError: typeof J.JobCancelledError;
+export let JobExistsError: typeof S.JobExistsError;
+export let JobExpiredError: typeof J.JobExpiredError;
 export let JobNotStoppedError: typeof E.JobNotStoppedError;
-export let JobTimeoutError: typeof E.JobTimeoutError;
+export let JobTimeoutError: typeof J.JobTimeoutError;
 export let NotFoundError: typeof E.NotFoundError;
 export let ResponseValidationError: typeof E.ResponseValidationError;
-export let ServerLostError: typeof E.ServerLostError;
+export let ServerLostError: typeof J.ServerLostError;
 export let SocketRefusedError: typeof E.SocketRefusedError;
-export let SubmissionError: typeof E.SubmissionError;
+export let SubmissionError: typeof S.SubmissionError;
 
 /** The classes the lazily loaded files throw and check: the root's own. */
 export type RootErrors = ReturnType<typeof rootErrors>;
@@ -46,19 +50,19 @@ export const rootErrors = () => ({
   APIConnectionError: E.APIConnectionError,
   APIUserAbortError: E.APIUserAbortError,
   DownloadError: E.DownloadError,
-  ExecutionError: E.ExecutionError,
+  ExecutionError: J.ExecutionError,
   FrameDecodeError: E.FrameDecodeError,
   InvalidArgumentError: E.InvalidArgumentError,
-  JobCancelledError: E.JobCancelledError,
-  JobExistsError: E.JobExistsError,
-  JobExpiredError: E.JobExpiredError,
+  JobCancelledError: J.JobCancelledError,
+  JobExistsError: S.JobExistsError,
+  JobExpiredError: J.JobExpiredError,
   JobNotStoppedError: E.JobNotStoppedError,
-  JobTimeoutError: E.JobTimeoutError,
+  JobTimeoutError: J.JobTimeoutError,
   NotFoundError: E.NotFoundError,
   ResponseValidationError: E.ResponseValidationError,
-  ServerLostError: E.ServerLostError,
+  ServerLostError: J.ServerLostError,
   SocketRefusedError: E.SocketRefusedError,
-  SubmissionError: E.SubmissionError,
+  SubmissionError: S.SubmissionError,
 });
 
 /** Takes the root's classes; called by the client with {@link rootErrors} when it loads the file. */

@@ -13,13 +13,13 @@ import { APIConnectionError, APIError, APIUserAbortError } from '../errors.ts';
 import type { SubmissionResponse } from '../schemas/cloud.ts';
 import { describeError, type Log } from '../transport/log.ts';
 import type { WithResponse } from '../transport/promise.ts';
+import { backoff, type BackoffOptions } from '../transport/backoff.ts';
 import { sleep } from '../transport/sleep.ts';
 
 /** How long a lost submission is looked up by its id, by default (ms). */
 export const CONFIRM_WITHIN_MS = 15_000;
-/** The first look-up waits this long (the request may still be on its way); later ones double, up to a second. */
-const FIRST_LOOKUP_MS = 100;
-const MAX_LOOKUP_GAP_MS = 1_000;
+/** The first look-up waits 100 ms (the request may still be on its way); later ones double, up to a second. */
+const LOOKUP_GAP: BackoffOptions = { first: 100, max: 1_000 };
 /** The least time one look-up is given to answer. */
 const MIN_LOOKUP_TIMEOUT_MS = 1_000;
 
@@ -119,8 +119,8 @@ function namingJob(err: unknown, promptId: string | undefined, sent: 'no' | 'may
 async function lookUp(deps: SubmissionDeps, id: string, window: number, signal: AbortSignal | undefined): Promise<WithResponse<unknown> | undefined> {
   if (window <= 0) return undefined;
   const deadline = Date.now() + window;
-  for (let gap = FIRST_LOOKUP_MS; ; gap = Math.min(gap * 2, MAX_LOOKUP_GAP_MS)) {
-    await sleep(Math.min(gap, Math.max(0, deadline - Date.now())), signal);
+  for (let attempt = 0; ; attempt++) {
+    await sleep(Math.min(backoff(attempt, LOOKUP_GAP), Math.max(0, deadline - Date.now())), signal);
     try {
       // A look-up may end a little after the window: one cut short by its timeout would still reach the server.
       return await deps.lookup(id, Math.max(MIN_LOOKUP_TIMEOUT_MS, deadline - Date.now()));

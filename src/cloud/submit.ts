@@ -8,7 +8,9 @@
  *
  * @module
  */
-import { APIError, SubmissionError } from '../errors.ts';
+import { APIError } from '../errors.ts';
+import { blamesRequest } from '../transport/to-error.ts';
+import { SubmissionError } from './submission-errors.ts';
 import type { SubmissionResponse, Workflow } from '../schemas/cloud.ts';
 import * as rules from '../schemas/rules.generated.ts';
 import type { WithResponse } from '../transport/promise.ts';
@@ -18,7 +20,6 @@ import type { SubmitOptions } from './client-options.ts';
 import type { ServerProtocol } from './protocol/types.ts';
 import { submitWithId } from './submission.ts';
 
-const STATUS_OVER_SUBMISSION = new Set([401, 402, 403, 429]);
 
 /** What a submission needs of its client. */
 export interface SubmitTarget {
@@ -56,7 +57,7 @@ export async function submitPrompt(target: SubmitTarget, prompt: Workflow, extra
       options,
     );
   } catch (err) {
-    const b = err instanceof APIError && !STATUS_OVER_SUBMISSION.has(err.status) && err.status < 500 ? err.body : undefined;
+    const b = err instanceof APIError && blamesRequest(err.status) ? err.body : undefined;
     if (b !== null && typeof b === 'object' && 'error' in b) throw new SubmissionError((err as APIError).status, b as Record<string, unknown>, id);
     throw err;
   }

@@ -6,7 +6,8 @@
  */
 import { checkArgs, checkId, checkOptions, joinKeys, type OptionKeys } from '../args.ts';
 import { toBase64 } from '../base64.ts';
-import { InvalidArgumentError, NotFoundError, ResponseValidationError, TaskNotFoundError } from '../errors.ts';
+import { InvalidArgumentError, NotFoundError, ResponseValidationError } from '../errors.ts';
+import { TaskNotFoundError } from './errors.ts';
 import { platform } from '../platform/node.ts';
 import type { RelightParams, SkinEnhancerCreativeParams, Task, TaskRecord } from '../schemas/proxy.ts';
 import * as rules from '../schemas/rules.generated.ts';

@@ -11,15 +11,18 @@ import {
   InvalidArgumentError,
   NotFoundError,
   RateLimitError,
+} from '../errors.ts';
+import {
   TaskFailedError,
   TaskTimeoutError,
-} from '../errors.ts';
+} from './errors.ts';
 import type { Task } from '../schemas/proxy.ts';
 import { isObject } from '../schemas/rule.ts';
 import type { OptionKeys } from '../args.ts';
 import { checkInterval, checkTimeout } from '../transport/options.ts';
 import { count, SILENT, type Log } from '../transport/log.ts';
 import type { WithResponse } from '../transport/promise.ts';
+import { backoff, type BackoffOptions } from '../transport/backoff.ts';
 import { sleep } from '../transport/sleep.ts';
 
 /**
@@ -55,16 +58,15 @@ export interface WaitForTaskOptions {
 /** The keys of {@link WaitForTaskOptions}. */
 export const WAIT_FOR_TASK_OPTIONS = { signal: 1, timeout: 1, pollInterval: 1, onStatus: 1, maxTransientErrors: 1, notFoundGrace: 1 } as const satisfies OptionKeys<WaitForTaskOptions>;
 
-const FIRST_DELAY = 1000;
-const MAX_DELAY = 10_000;
+/** The host application's own poll: about 1 s, growing by half to 10 s, spread ±20 % so that many waits do not read in step. */
+const POLL: BackoffOptions = { first: 1000, max: 10_000, factor: 1.5, jitter: 0.2 };
 
 /**
  * The default delay before read `n + 1` (n from 0): 1 s, 1.5 s, 2.25 s, …
  * capped at 10 s, each with ±20 % jitter (never above 10 s).
  */
 export function defaultPollDelay(n: number, random: () => number = Math.random): number {
-  const base = Math.min(MAX_DELAY, FIRST_DELAY * 1.5 ** n);
-  return Math.min(MAX_DELAY, Math.round(base * (0.8 + 0.4 * random())));
+  return backoff(n, POLL, random);
 }
 
 

@@ -6,7 +6,8 @@
  * @module
  */
 import { checkArgs, checkId, checkOptions, joinKeys, type OptionKeys } from '../args.ts';
-import { InvalidArgumentError, NodeVersionUploadError, NotFoundError } from '../errors.ts';
+import { InvalidArgumentError, NotFoundError } from '../errors.ts';
+import { NodeVersionUploadError } from './errors.ts';
 import { platform } from '../platform/node.ts';
 import type { CreateNodeRequest, ListNodesParams, ListPublisherNodesParams, Node, NodeVersion, Publisher, SearchNodesParams } from '../schemas/registry.ts';
 import * as rules from '../schemas/rules.generated.ts';

@@ -1,8 +1,9 @@
 /**
  * The one transport under all three clients: base URL, credentials,
- * timeouts, retries and hooks over `fetch`, and the single place where a
- * failure becomes an SDK error (never one that carries the request's
- * headers, DESIGN §7).
+ * timeouts, retries and hooks over `fetch`. Beside it, by concern: one
+ * attempt (`attempt.ts`), the retry decision (`retry.ts`), what a failure
+ * becomes (`to-error.ts`: never an error that carries the request's
+ * headers, DESIGN §7), the URL (`url.ts`), the configuration (`config.ts`).
  *
  * It is `fetch` and a loop, not ky: ky weighed 8.7 KB min+gz of a 15 KB
  * browser budget, and built a `Request` and merged options on every call
@@ -11,77 +12,30 @@
  *
  * @module
  */
-import {
-  APIConnectionError,
-  type APIError,
-  APITimeoutError,
-  APIUserAbortError,
-  InvalidArgumentError,
-  MissingCredentialsError,
-  PlatformUIError,
-  ResponseValidationError,
-  errorClassFor,
-  type ServiceKind,
-} from '../errors.ts';
+import { type APIConnectionError, type APIError, type APITimeoutError, type APIUserAbortError, MissingCredentialsError, PlatformUIError, ResponseValidationError } from '../errors.ts';
 import { checkOptions } from '../args.ts';
 import { article } from '../schemas/explain.ts';
 import type { Rule } from '../schemas/rule.ts';
 import { validate } from '../schemas/validate.ts';
-import { checkTimeout, fromEnv, HOOKS, resolveRetry, type ClientOptions, type Credential, type Hooks, type RequestOptions, type ResolvedRetry } from './options.ts';
+import { checkTimeout, fromEnv, HOOKS, resolveRetry, type Credential, type Hooks, type RequestOptions, type ResolvedRetry } from './options.ts';
 import { guardBody } from './body.ts';
 import { createLog, describeError, errorDetails, nextRequestId, type Log } from './log.ts';
 import type { WithResponse } from './promise.ts';
-import { clip, redactText, redactUrl, scrub } from './redact.ts';
+import { redactUrl, scrub } from './redact.ts';
 import { mayResend } from './resend.ts';
 import { sleep } from './sleep.ts';
-import { retryAfterMs } from './retry-after.ts';
+import { describeCause, toError, type Failure, type ServiceKind } from './to-error.ts';
+import { tryOnce, AttemptTimeout, HttpFailure, NetworkFailure, parseBody } from './attempt.ts';
+import { retryDelay } from './retry.ts';
+import { appendQuery, checkBaseUrl, type Query } from './url.ts';
+import type { AuthScheme, TransportConfig } from './config.ts';
 
-/** How a client authenticates when an endpoint asks for it. */
-export type AuthScheme = 'bearer' | 'apiKey';
-
-/** What one client configures once. */
-export interface TransportConfig {
-  service: ServiceKind;
-  /** Client-wide options. */
-  options: ClientOptions;
-  /** Environment variable that supplies the base URL when the options do not (Node only). */
-  baseUrlEnv: string;
-  credential: Credential | undefined;
-  /** Environment variable that supplies the credential when the options do not (Node only); none when absent. */
-  credentialEnv?: string | undefined;
-  authScheme: AuthScheme;
-  /** Name of the credential option, for error messages (`'token'`, `'apiKey'`). */
-  credentialName: string;
-  /** Without a configured credential, authenticated endpoints are sent without one (a local server) instead of failing. */
-  credentialOptional?: boolean;
-  /** Appended to the missing-credential message (e.g. how to reach a local server instead). */
-  credentialHint?: string;
-  /** Appended to a 401 answering a request sent without a credential (none configured, `credentialOptional`): how to send one. */
-  noCredentialHint?: string;
-}
-
-/** Where the registry and the proxy (one service, `{base_url}`) find their URL and Bearer token. */
-export const BEARER_SERVICE = {
-  baseUrlEnv: 'PLATFORMUI_BASE_URL',
-  credentialEnv: 'PLATFORMUI_TOKEN',
-  authScheme: 'bearer',
-  credentialName: 'token',
-} as const;
+export { BEARER_SERVICE, type AuthScheme, type TransportConfig } from './config.ts';
 
 /** A request body other than JSON. (Not `BodyInit`: that name exists only with the DOM lib.) */
 export type RequestBody = FormData | Blob | ReadableStream<Uint8Array> | string;
 
-/** Query values; `undefined` entries are left out, and an array becomes the key repeated (`statuses=A&statuses=B`). */
-export type Query = Record<string, string | number | boolean | readonly (string | number)[] | undefined>;
-
-/** Appends a query to search params: arrays as repeated keys (not ky's or `String()`'s comma join). */
-function appendQuery(params: URLSearchParams, query: Query): void {
-  for (const [k, v] of Object.entries(query)) {
-    if (v === undefined) continue;
-    if (Array.isArray(v)) for (const one of v) params.append(k, String(one));
-    else params.append(k, String(v));
-  }
-}
+export type { Query } from './url.ts';
 
 /** One request, as a client method describes it. */
 export interface RequestSpec {
@@ -112,10 +66,6 @@ export interface RequestSpec {
   /** The request starts paid work: never sent twice, whatever `retry.allowPost` says (see {@link mayResend}). */
   paid?: boolean | undefined;
 }
-
-// 429 means "subscription inactive" on the cloud and 402 "insufficient credits":
-// waiting does not fix either, so neither is ever retried there. (Comfy API v2's 429s say "wait": `rate_limited`, `queue_full`.)
-const retryable = (status: number, service: ServiceKind): boolean => status === 408 || (status === 429 && service !== 'cloud') || (status >= 500 && status < 600);
 
 const CREDENTIAL_HEADERS = ['authorization', 'x-api-key', 'cookie', 'proxy-authorization'];
 
@@ -262,11 +212,13 @@ export class Transport {
   #guard(res: Response, requestId: string, spec: { method: string; shown: string }, timeout: number | false, signal: AbortSignal | undefined): Response {
     if (!res.ok) return res;
     const { method, shown } = spec;
-    const fail = (error: unknown) => this.#handedOver(requestId, spec, signal?.aborted ? new APIUserAbortError(undefined, { cause: signal.reason }) : error);
+    const request = { method, url: shown, service: this.service, secrets: this.#secrets };
+    const fail = (failure: Failure | PlatformUIError) =>
+      this.#handedOver(requestId, spec, signal?.aborted ? toError({ ...request, kind: 'abort', reason: signal.reason }) : failure instanceof PlatformUIError ? failure : toError(failure));
     return guardBody(res, {
       timeout,
-      idle: () => fail(new APITimeoutError(method, shown, timeout || undefined)),
-      failed: (cause) => fail(cause instanceof PlatformUIError ? cause : this.#connectionError(method, shown, cause)),
+      idle: () => fail({ ...request, kind: 'timeout', timeout }),
+      failed: (cause) => fail(cause instanceof PlatformUIError ? cause : { ...request, kind: 'network', cause }),
     });
   }
 
@@ -338,7 +290,7 @@ export class Transport {
       else headers['x-api-key'] = value;
     }
     const signal = opts.signal;
-    if (signal?.aborted) throw new APIUserAbortError(undefined, { cause: signal.reason });
+    if (signal?.aborted) throw toError({ kind: 'abort', reason: signal.reason, method: spec.method, url: this.displayUrl(spec.path, spec.query), service: this.service });
     const timeout = opts.timeout ?? this.#timeout;
     let url = `${this.baseUrl}/${spec.path}`;
     if (spec.query) {
@@ -370,7 +322,7 @@ export class Transport {
       let failure: unknown;
       const started = log.debug ? Date.now() : 0;
       try {
-        const r = await this.#attempt(url, init, fetchFn, { signal, timeout, retryCount: attempt, ok, read });
+        const r = await tryOnce(url, init, fetchFn, { hooks: this.#hooks, signal, timeout, retryCount: attempt, ok, read });
         log.debug?.(...this.#attemptLine(requestId, spec.method, this.displayUrl(spec.path, spec.query), attempt, started, r.response.status));
         if (ok(r.response.status)) return r;
         failure = new HttpFailure(r.response, parseBody(r.text));
@@ -379,7 +331,7 @@ export class Transport {
         log.debug?.(...this.#attemptLine(requestId, spec.method, this.displayUrl(spec.path, spec.query), attempt, started, err instanceof AttemptTimeout ? `timed out after ${timeout} ms` : err instanceof NetworkFailure ? describeCause(err.cause) : signal?.aborted ? 'aborted' : 'failed'));
       }
       // A caller who aborted gets no retry, and no warning of one (fetch may reject with their reason, not an AbortError).
-      const wait = attempt < limit && !signal?.aborted ? this.#retryDelay(failure, retry, attempt) : undefined;
+      const wait = attempt < limit && !signal?.aborted ? retryDelay(failure, retry, attempt, this.service) : undefined;
       const error = this.#mapError(failure, spec, signal, timeout);
       if (wait === undefined) throw error;
       if (log.warn) {
@@ -417,84 +369,6 @@ export class Transport {
 
 
   /**
-   * One fetch with the hooks around it, under the per-attempt timeout. The
-   * timeout covers the body too when it is read here (a JSON answer, or an
-   * error's body for its message); a streamed body (`send`) has an idle
-   * timeout instead (`#guard`).
-   * It holds even against a `fetch` (or hook) that ignores the signal.
-   */
-  async #attempt(url: string, init: RequestInit, fetchFn: typeof globalThis.fetch, a: Attempt): Promise<{ response: Response; text: string }> {
-    const timer = new AbortController();
-    // Composed, not forwarded by a listener: a caller's signal lives across many calls and must not collect one per attempt.
-    const signal = a.signal ? AbortSignal.any([a.signal, timer.signal]) : timer.signal;
-    let expired: () => void = () => undefined;
-    const timedOut = new Promise<never>((_, reject) => {
-      expired = () => {
-        timer.abort();
-        reject(new AttemptTimeout());
-      };
-    });
-    timedOut.catch(() => undefined);
-    let handle = a.timeout === false ? undefined : setTimeout(expired, a.timeout);
-    const withTimeout = <T>(p: Promise<T>) => (handle === undefined ? p : Promise.race([p, timedOut]));
-    try {
-      const withSignal = { ...init, signal };
-      // Without hooks, fetch is awaited directly: every extra tick before the body is read lets undici pause the socket.
-      const response = await withTimeout(this.#hooks ? this.#fetchWithHooks(url, withSignal, fetchFn, a.retryCount) : network(fetchFn(url, withSignal)));
-      if (a.ok(response.status)) return { response, text: a.read ? await withTimeout(network(response.text())) : '' };
-      // An error body is read for its message, bounded even without a timeout, and never fails the call.
-      handle ??= setTimeout(expired, 10_000);
-      return { response, text: await withTimeout(response.text()).catch(() => '') };
-    } finally {
-      clearTimeout(handle);
-    }
-  }
-
-  async #fetchWithHooks(url: string, init: RequestInit, fetchFn: typeof globalThis.fetch, retryCount: number): Promise<Response> {
-    const hooks = this.#hooks!;
-    let request = new Request(url, init);
-    let response: Response | undefined;
-    for (const hook of hooks.beforeRequest ?? []) {
-      const r = await hook({ request, retryCount });
-      if (r instanceof Response) {
-        response = r;
-        break;
-      }
-      if (r instanceof Request) request = r;
-    }
-    response ??= await network(fetchFn(request));
-    // Each hook sees a clone, so one that reads the body (to log it) leaves it for the SDK.
-    for (const hook of hooks.afterResponse ?? []) {
-      const copy: Response = response.clone();
-      const r = await hook({ request, response: copy, retryCount });
-      // A clone nobody reads would keep every byte of the body (its tee buffers for the slower
-      // branch), and cancelling the SDK's branch would wait for it forever (a redirect's body, a
-      // download dropped): released once the hook has not started reading it.
-      if (r !== copy && !copy.bodyUsed && copy.body && !copy.body.locked) copy.body.cancel().catch(() => {});
-      if (r instanceof Response) response = r;
-    }
-    return response;
-  }
-
-  /**
-   * How long to wait before the next attempt, or `undefined` not to retry:
-   * a 408, 429 (not on the cloud, where it means an inactive subscription)
-   * or 5xx after the server's `Retry-After` (capped) or an exponential
-   * backoff with full jitter; a network failure after the backoff. A timeout
-   * is not retried: the request may still be running.
-   */
-  #retryDelay(failure: unknown, retry: ResolvedRetry, attempt: number): number | undefined {
-    const backoff = () => Math.min(retry.backoffLimit, Math.random() * 500 * 2 ** attempt);
-    if (failure instanceof HttpFailure) {
-      if (!retryable(failure.response.status, this.service)) return undefined;
-      const after = retryAfterMs(failure.response.headers.get('retry-after'));
-      return after === undefined ? backoff() : Math.min(retry.maxRetryAfter, after);
-    }
-    // A blocked port is refused again on every attempt.
-    return failure instanceof NetworkFailure && !blockedPort(failure.cause) ? backoff() : undefined;
-  }
-
-  /**
    * A bare request to a URL outside the service (a signed download or
    * upload URL): a GET, or a PUT of `send.body`; no header but `send`'s, no
    * credential, no hook, no cookie, redirects followed. Never retried. The
@@ -507,8 +381,9 @@ export class Transport {
     const user = options.signal;
     const method = send?.method ?? 'GET';
     const spec = { method, shown: redactUrl(target) };
+    const request = { method, url: spec.shown, service: this.service, secrets: this.#secrets };
     const requestId = nextRequestId();
-    if (user?.aborted) throw this.#handedOver(requestId, spec, new APIUserAbortError(undefined, { cause: user.reason }));
+    if (user?.aborted) throw this.#handedOver(requestId, spec, toError({ ...request, kind: 'abort', reason: user.reason }));
     const timeout = options.timeout ?? this.#timeout;
     // A timer cleared once the headers are in, so a long body is not cut off (AbortSignal.timeout would stay armed); the body has its idle timeout.
     const timer = new AbortController();
@@ -522,97 +397,39 @@ export class Transport {
       res = await this.fetch(target, { method, credentials: 'omit', redirect: 'follow', signal, ...body } as RequestInit);
     } catch (err) {
       clearTimeout(handle);
-      const error = user?.aborted
-        ? new APIUserAbortError(undefined, { cause: user.reason })
+      const failure: Failure = user?.aborted
+        ? { ...request, kind: 'abort', reason: user.reason }
         : timer.signal.aborted
-          ? new APITimeoutError(method, spec.shown, timeout === false ? undefined : timeout)
-          : this.#connectionError(method, spec.shown, err);
-      throw this.#handedOver(requestId, spec, error);
+          ? { ...request, kind: 'timeout', timeout }
+          : { ...request, kind: 'network', cause: err };
+      throw this.#handedOver(requestId, spec, toError(failure));
     }
     clearTimeout(handle);
     this.log.debug?.(...this.#attemptLine(requestId, method, spec.shown, 0, started, res.status, ', no credentials'));
     if (res.ok) return this.#guard(res, requestId, spec, timeout, user);
     // An error body is read for its message, bounded like the transport's own.
     handle = setTimeout(() => timer.abort(), 10_000);
-    const body = parseBody(await res.text().catch(() => '')) ?? '';
+    const body = parseBody(await res.text().catch(() => ''));
     clearTimeout(handle);
-    const Cls = errorClassFor(res.status, this.service);
-    throw this.#handedOver(requestId, spec, new Cls({ status: res.status, body: scrub(body, this.#secrets), method, url: spec.shown, headers: res.headers }));
+    throw this.#handedOver(requestId, spec, toError({ ...request, kind: 'status', status: res.status, body, headers: res.headers }));
   }
 
-  /** A connection failure as the caller sees it: the cause's text and system code, never the cause itself (it may hold the Request and its headers). */
-  #connectionError(method: string, url: string, cause: unknown): APIConnectionError {
-    return new APIConnectionError(method, url, scrub(describeCause(cause), this.#secrets), causeCode(cause), blockedPort(cause) ? { sent: 'no' } : {});
-  }
-
+  /** What one attempt failed with, as the caller sees it (see {@link toError}): never the cause itself, which may hold the Request and its headers. */
   #mapError(err: unknown, spec: RequestSpec, signal: AbortSignal | undefined, timeout: number | false): unknown {
-    const url = this.displayUrl(spec.path, spec.query);
     if (err instanceof PlatformUIError) return err;
-    if (signal?.aborted) return new APIUserAbortError(undefined, { cause: signal.reason });
+    const request = { method: spec.method, url: this.displayUrl(spec.path, spec.query), service: this.service, secrets: this.#secrets };
+    if (signal?.aborted) return toError({ ...request, kind: 'abort', reason: signal.reason });
     if (err instanceof HttpFailure) {
       const status = err.response.status;
       // Without it, a 401 from a server that wants a key reads like a wrong key (issue 32).
       const hint = status === 401 && spec.auth && this.#credential === undefined ? this.#noCredentialHint : undefined;
-      return new (errorClassFor(status, this.service))({ status, body: scrub(err.body ?? '', this.#secrets), method: spec.method, url, headers: err.response.headers, hint });
+      return toError({ ...request, kind: 'status', status, body: err.body, headers: err.response.headers, hint });
     }
-    if (err instanceof AttemptTimeout) return new APITimeoutError(spec.method, url, timeout === false ? undefined : timeout);
-    if (err instanceof NetworkFailure) return this.#connectionError(spec.method, url, err.cause);
+    if (err instanceof AttemptTimeout) return toError({ ...request, kind: 'timeout', timeout });
+    if (err instanceof NetworkFailure) return toError({ ...request, kind: 'network', cause: err.cause });
     // Anything else was thrown by the caller's own code (a hook, a custom fetch's bug): it is theirs, unchanged.
     return err;
   }
-}
-
-/**
- * The base URL from the options or the environment: absolute http(s), and
- * without user name or password (fetch refuses such URLs, and they would show
- * in messages). The message never quotes a URL that carries userinfo.
- */
-function checkBaseUrl(option: string | undefined, env: string): string {
-  const value = option ?? fromEnv(env);
-  const source = option === undefined && value !== undefined ? ` (from ${env})` : '';
-  if (typeof value !== 'string' || value === '') {
-    throw new InvalidArgumentError(`is required: pass it to the client or set ${env} in Node, got ${value === '' ? 'an empty string' : 'nothing'}`, 'baseUrl');
-  }
-  const parsed = URL.canParse(value) ? new URL(value) : undefined;
-  // Checked on the text too, before anything quotes it: `user:pw@host` parses as scheme `user:`.
-  const authority = value.replace(/^[a-z][a-z\d+.-]*:\/\//i, '').split(/[/?#]/)[0] ?? '';
-  if (authority.includes('@') || (parsed && (parsed.username || parsed.password))) {
-    throw new InvalidArgumentError(
-      `must not contain a user name or password${source} (fetch cannot send them in a URL): pass the credential as an option or a header instead`,
-      'baseUrl',
-    );
-  }
-  if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
-    // A malformed URL with an `@` may hold a password anywhere: neither echo it nor suggest a fix that would.
-    if (value.includes('@')) throw new InvalidArgumentError(`must be an absolute http(s) URL${source} (the value is not shown: it contains "@")`, 'baseUrl');
-    const fixed = !value.includes('://') && URL.canParse(`http://${value}`) ? new URL(`http://${value}`) : undefined;
-    const hint = fixed?.hostname ? ` (did you mean ${JSON.stringify(redactUrl(fixed).replace(/\/$/, ''))}?)` : '';
-    const shown = parsed ? redactUrl(parsed) : fixed ? redactUrl(fixed).slice('http://'.length).replace(/\/$/, '') : value;
-    throw new InvalidArgumentError(`must be an absolute http(s) URL${source}, got ${JSON.stringify(clip(shown, 60))}${hint}`, 'baseUrl');
-  }
-  return value;
-}
-
-/**
- * The system code of a failed request (`ECONNREFUSED`…), when it has one:
- * fetch puts it on the error's `cause`, node:http (the uploads of Node
- * streams) on the error itself.
- */
-function causeCode(e: unknown): string | undefined {
-  if (!(e instanceof Error)) return undefined;
-  const code = (e.cause as { code?: unknown } | undefined)?.code ?? (e as { code?: unknown }).code;
-  return typeof code === 'string' ? code : undefined;
-}
-
-/** fetch refused a port it blocks (1, 6000, …) before connecting: no code, only its inner message `bad port`. */
-const blockedPort = (e: unknown): boolean => e instanceof Error && (e.cause as Error | undefined)?.message === 'bad port';
-
-function describeCause(e: unknown): string {
-  if (!(e instanceof Error)) return 'Connection failed';
-  const code = causeCode(e);
-  // Without a code, the reason is in undici's cause (`bad port`), not in its `fetch failed`.
-  // A runtime's or a custom fetch's message may quote the URL, a signed one included.
-  return `Connection failed (${code ?? redactText((blockedPort(e) ? (e.cause as Error) : e).message, 120)})`;
 }
 
 function lowerKeys(h: Record<string, string> | undefined): Record<string, string> {
@@ -621,52 +438,4 @@ function lowerKeys(h: Record<string, string> | undefined): Record<string, string
   return out;
 }
 
-/** A non-2xx answer, with its body read (JSON when it is JSON), on its way to becoming an {@link APIError}. */
-class HttpFailure extends Error {
-  constructor(
-    readonly response: Response,
-    readonly body: unknown,
-  ) {
-    super(`HTTP ${response.status}`);
-  }
-}
-
-/** The per-attempt timeout fired (before the headers came, or while reading a body read in the attempt). */
-class AttemptTimeout extends Error {}
-
-/** fetch itself failed (connection refused, reset, a body cut off): worth retrying. */
-class NetworkFailure extends Error {
-  constructor(readonly cause: unknown) {
-    super('network failure');
-  }
-}
-
-/** Marks what fetch (or reading its body) rejects with as a {@link NetworkFailure}. */
-function network<T>(p: Promise<T>): Promise<T> {
-  return p.catch((err: unknown) => {
-    // An abort is not the network's fault; the caller's signal or the timer decide what it was.
-    throw err instanceof Error && err.name === 'AbortError' ? err : new NetworkFailure(err);
-  });
-}
-
-/** What one attempt needs to know. */
-interface Attempt {
-  signal: AbortSignal | undefined;
-  timeout: number | false;
-  retryCount: number;
-  ok: (status: number) => boolean;
-  read: boolean;
-}
-
-/** An error body: JSON when it parses, else the text; `undefined` when empty. */
-function parseBody(text: string): unknown {
-  if (!text) return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-}
-
-/** `Retry-After` in ms: delay-seconds (fractions too) or an HTTP date; `undefined` when absent or unreadable. */
 

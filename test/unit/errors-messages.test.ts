@@ -13,15 +13,13 @@ import {
   APIConnectionError,
   APITimeoutError,
   APIUserAbortError,
-  ExecutionError,
   InvalidArgumentError,
-  JobCancelledError,
-  JobTimeoutError,
   MissingCredentialsError,
   PlatformUIError,
-  SubmissionError,
-  TaskTimeoutError,
 } from '../../src/errors.ts';
+import { ExecutionError, JobCancelledError, JobTimeoutError } from '../../src/cloud/job-errors.ts';
+import { SubmissionError } from '../../src/cloud/submission-errors.ts';
+import { TaskTimeoutError } from '../../src/proxy/errors.ts';
 import { CloudClient, ProxyClient, RegistryClient, encodeFrame, type SocketEvent } from '../../src/index.ts';
 
 const REGISTRY = 'https://registry.test';

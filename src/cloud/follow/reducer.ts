@@ -11,7 +11,8 @@
  *
  * @module
  */
-import { APIConnectionError, APIError, APIUserAbortError, ExecutionError, JobCancelledError, JobTimeoutError, NotFoundError, ServerLostError } from '../../errors.ts';
+import { APIConnectionError, APIError, APIUserAbortError, NotFoundError } from '../../errors.ts';
+import { ExecutionError, JobCancelledError, JobTimeoutError, ServerLostError } from '../job-errors.ts';
 import type { NodeOutputs } from '../../schemas/cloud.ts';
 import { count, describeError, errorDetails } from '../../transport/log.ts';
 import { filesOf, type JobRecord, type JobStatusResult } from '../jobs.ts';

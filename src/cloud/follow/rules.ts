@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { APIUserAbortError, ExecutionError, JobCancelledError, JobTimeoutError } from '../../errors.ts';
+import { APIUserAbortError } from '../../errors.ts';
+import { ExecutionError, JobCancelledError, JobTimeoutError } from '../job-errors.ts';
 import type { NodeOutputs } from '../../schemas/cloud.ts';
 import { backoff } from '../../transport/backoff.ts';
 

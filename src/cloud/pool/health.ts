@@ -12,6 +12,7 @@ import { describeError, type Log } from '../../transport/log.ts';
 import { isObject } from '../../schemas/rule.ts';
 import { CLOUD_CLIENT_OPTIONS, CloudClient } from '../client.ts';
 import { sleep } from '../../transport/sleep.ts';
+import { backoff, type BackoffOptions } from '../../transport/backoff.ts';
 import type { CloudSocket } from '../socket.ts';
 import type { Placeable } from './placement.ts';
 import { checkOptions, joinKeys } from '../../args.ts';
@@ -21,8 +22,8 @@ import { POOL_SERVER_FIELDS, type PoolEvents, type PoolServer } from './types.ts
 const POOL_SERVER = /* @__PURE__ */ joinKeys(CLOUD_CLIENT_OPTIONS, /* @__PURE__ */ joinKeys(POOL_SERVER_FIELDS, { client: 1 } as const));
 import type { UploadTarget } from './uploads.ts';
 
-const PROBE_FIRST_MS = 250;
-const PROBE_MAX_MS = 5_000;
+/** A down server is probed after 250 ms, then twice as late each time, up to every 5 s. */
+const PROBE_BACKOFF: BackoffOptions = { first: 250, max: 5_000 };
 const PROBE_TIMEOUT_MS = 5_000;
 
 /** What the pool reads of a server's socket: none on a Comfy API v2 server (one stream per job), which never opens. */
@@ -201,7 +202,7 @@ export class Health {
     s.probing = true;
     try {
       // Until the socket is back: it alone tells the queue's changes, so meanwhile the probe reads the queue.
-      for (let delay = PROBE_FIRST_MS; !s.removed && !this.#closed(); delay = Math.min(delay * 2, PROBE_MAX_MS)) {
+      for (let attempt = 0; !s.removed && !this.#closed(); attempt++) {
         if (s.state === 'up' && s.socket.state === 'open') return;
         try {
           await this.#readQueue(s);
@@ -209,7 +210,7 @@ export class Health {
         } catch (err) {
           this.#mark(s, 'down', describeError(err));
         }
-        await sleep(delay, s.gone.signal).catch(() => undefined);
+        await sleep(backoff(attempt, PROBE_BACKOFF), s.gone.signal).catch(() => undefined);
       }
     } finally {
       s.probing = false;

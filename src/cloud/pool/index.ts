@@ -13,7 +13,9 @@
  *
  * @module
  */
-import { APIConnectionError, APIUserAbortError, ExecutionError, InvalidArgumentError, JobCancelledError, PlacementError, PoolClosedError, ServerLostError } from '../../errors.ts';
+import { APIConnectionError, APIUserAbortError, InvalidArgumentError } from '../../errors.ts';
+import { ExecutionError, JobCancelledError, ServerLostError } from '../job-errors.ts';
+import { PlacementError, PoolClosedError } from './errors.ts';
 import { createLog, describeError, type Log } from '../../transport/log.ts';
 import { checkOptions } from '../../args.ts';
 import { checkInterval } from '../../transport/options.ts';

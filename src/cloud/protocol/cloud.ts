@@ -13,31 +13,24 @@
 import type { JobStatus } from '../../schemas/cloud.ts';
 import * as rules from '../../schemas/rules.generated.ts';
 import { path, type Transport } from '../../transport/transport.ts';
+import type { RequestOptions } from '../../transport/options.ts';
 import { jobPhase } from '../jobs.ts';
-import { atomicCancel, deleteFromQueue, jobRecords, routeMissing } from './routes.ts';
+import { atomicCancel, deleteFromQueue, jobRecords, optionalRoute } from './routes.ts';
 import { requestOptions } from './stop.ts';
 import type { ServerProtocol } from './types.ts';
 
 /** The cloud service's protocol. */
 export function cloudProtocol(transport: Transport): ServerProtocol {
   const record = jobRecords(transport);
-  /** Whether `GET /api/job/{id}/status` exists here: unknown until a status call says. */
-  let statusRoute: boolean | undefined;
   return {
-    async status(id, options) {
-      if (statusRoute !== false) {
-        try {
-          const r = await transport.request<JobStatus>({ method: 'GET', path: path`api/job/${id}/status`, auth: true, schema: rules.JobStatus, options });
-          statusRoute = true;
-          return { data: { ...r.data, phase: jobPhase(r.data.status) }, response: r.response };
-        } catch (err) {
-          // A JSON 404 is this job unknown; a bare one is the route missing.
-          if (!routeMissing(err) || statusRoute === true) throw err;
-          statusRoute = false;
-        }
-      }
-      return record(id, options);
-    },
+    // A JSON 404 is this job unknown; a bare one is the route missing (a local server): its record answers instead.
+    status: optionalRoute({
+      call: async (id: string, options?: RequestOptions) => {
+        const r = await transport.request<JobStatus>({ method: 'GET', path: path`api/job/${id}/status`, auth: true, schema: rules.JobStatus, options });
+        return { data: { ...r.data, phase: jobPhase(r.data.status) }, response: r.response };
+      },
+      fallback: record,
+    }),
     record,
     stopJob: atomicCancel(transport, async (id, options) => (await deleteFromQueue(transport, [id], requestOptions(options))).response),
     interruptBody: () => undefined,

@@ -12,23 +12,62 @@ import * as rules from '../../schemas/rules.generated.ts';
 import type { RequestOptions } from '../../transport/options.ts';
 import type { WithResponse } from '../../transport/promise.ts';
 import { path } from '../../transport/path.ts';
+import { toError } from '../../transport/to-error.ts';
 import type { Transport } from '../../transport/transport.ts';
 import { recordFromHistory, toJobRecord, toQueueState, type JobRecord } from '../jobs.ts';
-import { requestOptions, type StopJobOptions } from './stop.ts';
+import { requestOptions, type JobCall, type StopJobOptions } from './stop.ts';
 
-/** One job's question to the server: its record, its status, or its stop. */
-export type JobCall<T, O extends RequestOptions = RequestOptions> = (id: string, options?: O) => Promise<T>;
+export { deleteFromQueue, type JobCall } from './stop.ts';
 
 /** A 404 whose body is not JSON: the route does not exist here (aiohttp's `404: Not Found`), as opposed to an unknown job. */
 export const routeMissing = (err: unknown): boolean => err instanceof NotFoundError && (err.body === undefined || typeof err.body === 'string');
 
-/** `POST /api/queue { delete: ids }`: the cloud stops those jobs pending or running; a local server removes pending ones. */
-export const deleteFromQueue = (transport: Transport, ids: string[], options?: RequestOptions): Promise<WithResponse<unknown>> =>
-  transport.request({ method: 'POST', path: 'api/queue', json: { delete: ids }, auth: true, options });
+/** A route that may be missing (see {@link optionalRoute}). */
+export interface OptionalRoute<A extends unknown[], T> {
+  /** The request on the route. */
+  call: (...args: A) => Promise<T>;
+  /** Whether a failure of `call` says the route is missing here (default {@link routeMissing}). */
+  missing?: (err: unknown) => boolean;
+  /** What this server does instead. */
+  fallback: (...args: A) => Promise<T>;
+  /**
+   * Once the route has answered, a failure that reads as "missing" is about
+   * this call (a job unknown), not the route: `'throw'` it (default), or take
+   * the `'fallback'` all the same (where the fallback is harmless either way).
+   */
+  afterAnswer?: 'throw' | 'fallback';
+}
+
+/**
+ * The one memory of "this server lacks the route", per client: `call` until
+ * the server shows it lacks the route, then `fallback` only, without asking
+ * again. Unknown until the first answer.
+ *
+ * @example
+ * ```ts
+ * const status = optionalRoute({ call: (id) => statusRoute(id), fallback: (id) => record(id) });
+ * ```
+ */
+export function optionalRoute<A extends unknown[], T>(route: OptionalRoute<A, T>): (...args: A) => Promise<T> {
+  const { call, fallback, missing = routeMissing, afterAnswer = 'throw' } = route;
+  let exists: boolean | undefined;
+  return async (...args) => {
+    if (exists !== false) {
+      try {
+        const answer = await call(...args);
+        exists = true;
+        return answer;
+      } catch (err) {
+        if (!missing(err) || (exists === true && afterAnswer === 'throw')) throw err;
+        exists ??= false;
+      }
+    }
+    return fallback(...args);
+  };
+}
 
 /** Job records from `/api/jobs/{id}`; remembers a server without it (old local ones), then reads `/history/{id}` and `/queue`. */
 export function jobRecords(transport: Transport): JobCall<WithResponse<JobRecord>> {
-  let jobsApi: boolean | undefined;
   const history = (id: string, options?: RequestOptions) =>
     transport.request<History>({ method: 'GET', path: path`api/history/${id}`, auth: true, schema: rules.History, options });
 
@@ -48,22 +87,19 @@ export function jobRecords(transport: Transport): JobCall<WithResponse<JobRecord
     return late ? { data: late, response: again.response } : undefined;
   }
 
-  return async (id, options) => {
-    if (jobsApi !== false) {
-      try {
-        const r = await transport.request<JobRecordBody>({ method: 'GET', path: path`api/jobs/${id}`, auth: true, schema: rules.JobRecordBody, options });
-        jobsApi = true;
-        return { data: toJobRecord(r.data), response: r.response };
-      } catch (err) {
-        // A JSON 404 ({"error":"Job not found"}) is this job unknown; a bare one is a server without the jobs API.
-        if (!routeMissing(err) || jobsApi === true) throw err;
-        jobsApi = false;
-      }
-    }
-    const found = await fromHistory(id, options);
-    if (found) return found;
-    throw new NotFoundError({ status: 404, body: { error: 'Job not found' }, method: 'GET', url: transport.displayUrl(path`api/history/${id}`) });
-  };
+  return optionalRoute({
+    // A JSON 404 ({"error":"Job not found"}) is this job unknown; a bare one is a server without the jobs API.
+    call: async (id: string, options?: RequestOptions) => {
+      const r = await transport.request<JobRecordBody>({ method: 'GET', path: path`api/jobs/${id}`, auth: true, schema: rules.JobRecordBody, options });
+      return { data: toJobRecord(r.data), response: r.response };
+    },
+    fallback: async (id: string, options?: RequestOptions) => {
+      const found = await fromHistory(id, options);
+      if (found) return found;
+      // The answer a server with the jobs API gives for a job it does not know.
+      throw toError({ kind: 'status', status: 404, body: { error: 'Job not found' }, method: 'GET', url: transport.displayUrl(path`api/history/${id}`), service: transport.service });
+    },
+  });
 }
 
 /**
@@ -74,19 +110,12 @@ export function jobRecords(transport: Transport): JobCall<WithResponse<JobRecord
  * go straight to the fallback.
  */
 export function atomicCancel(transport: Transport, fallback: JobCall<Response, StopJobOptions>): JobCall<Response, StopJobOptions> {
-  let exists: boolean | undefined;
-  return async (id, options) => {
-    if (exists !== false) {
-      try {
-        const r = await transport.request({ method: 'POST', path: path`api/jobs/${id}/cancel`, auth: true, options: requestOptions(options) });
-        exists = true;
-        return r.response;
-      } catch (err) {
-        if (!(err instanceof APIError && (err.status === 404 || err.status === 405))) throw err;
-        // Once seen working, a 404 is about this job, not the route: the fallback is harmless either way.
-        exists ??= false;
-      }
-    }
-    return fallback(id, options);
-  };
+  return optionalRoute({
+    call: async (id: string, options?: StopJobOptions) =>
+      (await transport.request({ method: 'POST', path: path`api/jobs/${id}/cancel`, auth: true, options: requestOptions(options) })).response,
+    missing: (err) => err instanceof APIError && (err.status === 404 || err.status === 405),
+    fallback,
+    // Once seen working, a 404 is about this job, not the route: the fallback is harmless either way.
+    afterAnswer: 'fallback',
+  });
 }

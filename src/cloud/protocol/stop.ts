@@ -17,10 +17,17 @@ import { JobNotStoppedError, NotFoundError } from '../../errors.ts';
 import { joinKeys, type OptionKeys } from '../../args.ts';
 import { REQUEST_OPTIONS, type RequestOptions } from '../../transport/options.ts';
 import type { WithResponse } from '../../transport/promise.ts';
+import { backoff, type BackoffOptions } from '../../transport/backoff.ts';
 import { sleep } from '../../transport/sleep.ts';
 import type { Transport } from '../../transport/transport.ts';
 import { isFinalPhase, type JobRecord } from '../jobs.ts';
-import { deleteFromQueue, type JobCall } from './routes.ts';
+
+/** One job's question to the server: its record, its status, or its stop. */
+export type JobCall<T, O extends RequestOptions = RequestOptions> = (id: string, options?: O) => Promise<T>;
+
+/** `POST /api/queue { delete: ids }`: the cloud stops those jobs pending or running; a local server removes pending ones. */
+export const deleteFromQueue = (transport: Transport, ids: string[], options?: RequestOptions): Promise<WithResponse<unknown>> =>
+  transport.request({ method: 'POST', path: 'api/queue', json: { delete: ids }, auth: true, options });
 
 /** Options of `stopJob`: the request's, and how long a stop of several requests looks for the job stopped. */
 export interface StopJobOptions extends RequestOptions {
@@ -38,9 +45,8 @@ export const STOP_JOB_OPTIONS = /* @__PURE__ */ joinKeys(REQUEST_OPTIONS, { conf
 
 /** The default of {@link StopJobOptions.confirmWithin}. */
 export const STOP_CONFIRM_MS = 10_000;
-/** Gaps between looks: a server's interrupt takes effect when the running node checks for it. */
-const FIRST_GAP_MS = 25;
-const MAX_GAP_MS = 1000;
+/** Gaps between looks, 25 ms doubling to a second: a server's interrupt takes effect when the running node checks for it. */
+const LOOK_GAP: BackoffOptions = { first: 25, max: 1000 };
 
 /** The options of one request of a stop: `confirmWithin` is the stop's, not the transport's. */
 export function requestOptions(options: StopJobOptions | undefined): RequestOptions {
@@ -76,13 +82,13 @@ export function orderedStop(transport: Transport, record: JobCall<WithResponse<J
         await interrupt(id, bounded).catch(() => undefined);
         throw err;
       });
-      for (let gap = FIRST_GAP_MS; ; gap = Math.min(gap * 2, MAX_GAP_MS)) {
+      for (let attempt = 0; ; attempt++) {
         const seen = await look(record, id, bounded);
         if (seen === 'stopped') return answer.response;
         phase = seen;
         // Still pending: the delete did not take. Running: it came after the job started.
         answer = await (seen === 'pending' ? deleteFromQueue(transport, [id], bounded) : interrupt(id, bounded));
-        await sleep(gap, signal);
+        await sleep(backoff(attempt, LOOK_GAP), signal);
       }
     } catch (err) {
       if (deadline.aborted && !request.signal?.aborted) throw new JobNotStoppedError(id, phase, confirmWithin, { cause: err });

@@ -12,7 +12,8 @@
  *
  * @module
  */
-import { APIConnectionError, APIError, APIUserAbortError, JobExistsError, SubmissionError } from '../../errors.ts';
+import { APIConnectionError, APIError, APIUserAbortError } from '../../errors.ts';
+import { JobExistsError, SubmissionError } from '../submission-errors.ts';
 import { describeError, type Log } from '../../transport/log.ts';
 import type { RequestOptions } from '../../transport/options.ts';
 import type { WithResponse } from '../../transport/promise.ts';
