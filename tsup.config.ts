@@ -45,6 +45,13 @@ const lazyV2 = lazyFile('v2', /v2\/backend\.ts$/);
 // own, which, like v2's, takes the root's error classes from the client (errorsByHand).
 const lazyRun = lazyFile('run', /(^|\/)run\.ts$/, 'cloud/client.ts');
 
+// The workflow validator loads on first use where the caller is asynchronous (issue 34): a CloudClient's first
+// validateWorkflow() (so the first submit() or run() with `validate: true`), a CloudPool when it is made. In the browser
+// build a file of its own (`validate.browser.js`) that takes the root's error classes from its loader (errorsByHand).
+// `Workflow` and the root's `validateWorkflow` import it statically (their API is synchronous): this file is only for
+// the dynamic imports.
+const lazyValidate = lazyFile('validate', /workflow\/validate\.ts$/);
+
 // The lazily loaded browser files' imports of the root's errors go to `cloud/root-errors.ts`, whose bindings the client fills with its own
 // classes when it loads the chunk (see there why neither an import of the root nor a copy will do).
 const errorsByHand: NonNullable<Options['esbuildPlugins']>[number] = {
@@ -152,11 +159,12 @@ export default defineConfig([
     external,
     removeNodeProtocol,
     treeshake: true,
-    esbuildPlugins: [browserPlatform, lazyEditor, lazyV2, lazyRun],
+    esbuildPlugins: [browserPlatform, lazyEditor, lazyV2, lazyRun, lazyValidate],
   },
   {
-    // `v2.browser`: what a v2 CloudClient imports on first use (see lazyV2): the root's classes handed over.
-    entry: { 'v2.browser': 'src/cloud/v2/backend.ts', 'run.browser': 'src/cloud/run.ts' },
+    // `v2.browser`, `run.browser`, `validate.browser`: what a client imports on first use (see lazyV2, lazyRun,
+    // lazyValidate), the root's classes handed over.
+    entry: { 'v2.browser': 'src/cloud/v2/backend.ts', 'run.browser': 'src/cloud/run.ts', 'validate.browser': 'src/workflow/validate.ts' },
     format: ['esm'],
     splitting: false,
     target: 'es2022',

@@ -40,7 +40,7 @@ import { FOLLOW_OPTIONS, RUN_OPTIONS, WAIT_FOR_JOB_OPTIONS, type FollowOptions, 
 import { rootErrors } from './root-errors.ts';
 import { checkSocketOptions, CloudSocket, type CloudSocketOptions } from './socket.ts';
 import type { FollowSocket } from './follow/follower.ts';
-import { firstOf, isEditorFormat, validateWorkflow, type WorkflowIssue } from '../workflow/validate.ts';
+import { firstOf, isEditorFormat, type WorkflowIssue } from '../workflow/issue.ts';
 import type { EditorOptions } from '../workflow/editor.ts';
 import type { RegistryClient } from '../registry/client.ts';
 import type { V2Backend, V2JobLogs, V2UploadResponse } from './v2/backend.ts';
@@ -416,6 +416,7 @@ export class CloudClient implements JobBackend {
     const json = jsonOf(workflow);
     const objectInfo = await this.#cachedObjectInfo(request, refresh);
     const packs = registry && (await registry.findMissingPacks(json as Workflow, { objectInfo, ...(request.signal ? { signal: request.signal } : {}) }));
+    const { validateWorkflow } = await validator();
     if (!isEditorFormat(json)) return validateWorkflow(json, objectInfo, packs ? { packs } : {});
     // The editor's format: what stops its conversion, else what it changed and what the server would refuse.
     const { workflow: prompt, issues } = (await editor()).convertEditorWorkflow(json, objectInfo, { ...(packs ? { packs } : {}), ...(widgetValues ? { widgetValues } : {}) });
@@ -991,6 +992,17 @@ function checkFollowOptions(options: FollowOptions): void {
 let following: Promise<typeof import('./run.ts')> | undefined;
 const realtime = () =>
   (following ??= import('./run.ts').then((m) => {
+    m.adoptErrors(rootErrors());
+    return m;
+  }));
+
+/**
+ * The workflow validator, loaded on the first `validateWorkflow()` (and so on the first `submit()` or `run()` with
+ * `validate: true`): a file of its own in the browser build, which takes the root's error classes from here.
+ */
+let validating: Promise<typeof import('../workflow/validate.ts')> | undefined;
+const validator = () =>
+  (validating ??= import('../workflow/validate.ts').then((m) => {
     m.adoptErrors(rootErrors());
     return m;
   }));

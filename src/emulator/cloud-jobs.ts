@@ -30,7 +30,7 @@ import { makeGif, makePng, type FileStore } from './cloud-files.ts';
 import { HttpError } from './http.ts';
 import { NODE_BEHAVIOUR, type NodeBehaviour, type PromptNode, type ValidatedPrompt } from './cloud-nodes.ts';
 import type { Personality } from './personality.ts';
-import { asLink } from '../workflow/validate.ts';
+import { asLink } from '../workflow/issue.ts';
 
 /** Job status values of the spec. */
 export type JobStatusValue = 'pending' | 'in_progress' | 'completed' | 'failed' | 'cancelled';

@@ -19,7 +19,7 @@ import { describeValue } from '../schemas/explain.ts';
 import { isObject } from '../schemas/rule.ts';
 import { layoutOf, promptNesting, sentValue, type ClassLayout, type WidgetSlot } from './editor-widgets.ts';
 import type { WorkflowJSON } from './types.ts';
-import { asLink, byId, label, unknownClass, type WorkflowIssue, type WorkflowIssueCode } from './validate.ts';
+import { asLink, byId, label, unknownClass, type WorkflowIssue, type WorkflowIssueCode } from './issue.ts';
 
 /** Options of `Workflow.fromEditor` (and of the clients, for a workflow in the editor's format). */
 export interface EditorOptions {
