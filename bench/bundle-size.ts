@@ -4,7 +4,7 @@
 // esbuild --bundle --splitting --minify --format=esm --platform=browser, then gzip -9 of what the app
 // loads at start (chunks it imports on first use are reported apart).
 // One row (RegistryClient) is also built with Rollup + @rollup/plugin-node-resolve
-// (browser and module export conditions), minified by esbuild's transform API,
+// (browser and module export conditions; what loads at start), minified by esbuild's transform API,
 // so tree-shaking is shown not to be esbuild-specific. For scale it measures
 // zod/mini alone, and splits the minified bytes of the CloudClient
 // bundle (and of any bundle over budget) by origin.
@@ -131,7 +131,8 @@ async function withEsbuild(code: string, dir: string, n: number): Promise<{ out:
     start.add(path);
     for (const i of outputs[path]!.imports) if (i.kind === 'import-statement' && outputs[i.path]) visit(i.path);
   };
-  visit(Object.keys(outputs).find((p) => outputs[p]!.entryPoint !== undefined)!);
+  // The app's entry: the files it loads with import() are entry points of the metafile too.
+  visit(Object.keys(outputs).find((p) => outputs[p]!.entryPoint?.endsWith(`esbuild-entry-${n}.js`))!);
   const byOrigin = new Map<string, number>();
   for (const path of start) {
     for (const [from, { bytesInOutput }] of Object.entries(outputs[path]!.inputs)) {
@@ -145,7 +146,7 @@ async function withEsbuild(code: string, dir: string, n: number): Promise<{ out:
   return { out: join2([...start]), lazy: join2(later), byOrigin, notes: result.warnings.map((w) => `esbuild: ${w.text}`) };
 }
 
-/** Rollup + node-resolve (browser, module conditions), one chunk, then esbuild's minifier. */
+/** Rollup + node-resolve (browser, module conditions), then esbuild's minifier, of what loads at start. */
 async function withRollup(code: string, dir: string, n: number): Promise<{ out: Uint8Array; notes: string[] }> {
   const input = join(dir, `rollup-entry-${n}.js`);
   writeFileSync(input, code);
@@ -159,9 +160,18 @@ async function withRollup(code: string, dir: string, n: number): Promise<{ out: 
     },
   });
   try {
-    const { output } = await bundle.generate({ format: 'es', inlineDynamicImports: true });
-    const { code: min } = await esbuild.transform(output[0].code, { minify: true, format: 'esm', target: 'es2022', loader: 'js' });
-    return { out: new TextEncoder().encode(min), notes };
+    // What loads at start: the entry chunk and the chunks it imports statically (not those it loads with import()).
+    const { output } = await bundle.generate({ format: 'es' });
+    const chunks = new Map(output.flatMap((o) => (o.type === 'chunk' ? [[o.fileName, o] as const] : [])));
+    const start = new Set<string>();
+    const visit = (name: string) => {
+      if (start.has(name) || !chunks.has(name)) return;
+      start.add(name);
+      for (const i of chunks.get(name)!.imports) visit(i);
+    };
+    visit(output.find((o) => o.type === 'chunk' && o.isEntry)!.fileName);
+    const mins = await Promise.all([...start].map(async (name) => (await esbuild.transform(chunks.get(name)!.code, { minify: true, format: 'esm', target: 'es2022', loader: 'js' })).code));
+    return { out: new TextEncoder().encode(mins.join('')), notes };
   } finally {
     await bundle.close();
   }

@@ -1,7 +1,7 @@
 /**
  * The root's error classes, as the browser build's lazily loaded files
  * (`dist/run.browser.js`: following a job; `dist/v2.browser.js`: Comfy API
- * v2) take them: handed over by the client that loads the file
+ * v2; `validate.browser.js`, `missing-packs.browser.js`, `publish.browser.js`) take them: handed over by the client that loads the file
  * (`adoptErrors`, with {@link rootErrors}), not imported. An import would make
  * the file share the root's module with the app, and an app bundler then
  * loads those classes at start in every app; a copy would break
@@ -27,6 +27,7 @@ export let JobExistsError: typeof E.JobExistsError;
 export let JobExpiredError: typeof E.JobExpiredError;
 export let JobNotStoppedError: typeof E.JobNotStoppedError;
 export let JobTimeoutError: typeof E.JobTimeoutError;
+export let NodeVersionUploadError: typeof E.NodeVersionUploadError;
 export let NotFoundError: typeof E.NotFoundError;
 export let ResponseValidationError: typeof E.ResponseValidationError;
 export let ServerLostError: typeof E.ServerLostError;
@@ -53,6 +54,7 @@ export const rootErrors = () => ({
   JobExpiredError: E.JobExpiredError,
   JobNotStoppedError: E.JobNotStoppedError,
   JobTimeoutError: E.JobTimeoutError,
+  NodeVersionUploadError: E.NodeVersionUploadError,
   NotFoundError: E.NotFoundError,
   ResponseValidationError: E.ResponseValidationError,
   ServerLostError: E.ServerLostError,
@@ -75,6 +77,7 @@ export function adoptErrors(e: RootErrors): void {
     JobExpiredError,
     JobNotStoppedError,
     JobTimeoutError,
+    NodeVersionUploadError,
     NotFoundError,
     ResponseValidationError,
     ServerLostError,
