@@ -18,7 +18,8 @@ import type { AddOptions, InputPath, InputsOf, NodeSelector, NodeTypes, Untyped,
 import { copyJSON, inspectAs, NodeHandle, setOwn, type StoredNode } from './node-handle.ts';
 import { asLink, DIGITS, firstOf, isEditorFormat, type WorkflowIssue } from './issue.ts';
 import { validateWorkflow } from './validate.ts';
-import { convertEditorWorkflow, EDITOR_OPTIONS, type EditorOptions, type ExposedInput } from './editor.ts';
+import { convertEditorWorkflow } from './editor.ts';
+import { EDITOR_OPTIONS, type EditorOptions, type ExposedInput } from './editor-options.ts';
 import { namedInputs, resolveInputs, type NamedInput } from './inputs.ts';
 import { refuseCycles } from './cycles.ts';
 import { matchNodes, oneNode } from './select.ts';
