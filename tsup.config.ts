@@ -56,6 +56,18 @@ const rootErrorModules = new Set(
 /** Import paths that may name one of {@link rootErrorModules} (`../errors.ts`, `./job-errors.ts`, …). */
 const errorsPath = /(^|\/)[\w-]*errors(\.ts)?$/;
 
+// The workflow validator loads on first use where the caller is asynchronous (issue 34): a CloudClient's first
+// validateWorkflow() (so the first submit() or run() with `validate: true`), a CloudPool when it is made. In the browser
+// build a file of its own (`validate.browser.js`) that takes the root's error classes from its loader (errorsByHand).
+// `Workflow` and the root's `validateWorkflow` import it statically (their API is synchronous): this file is only for
+// the dynamic imports.
+const lazyValidate = lazyFile('validate', /workflow\/validate\.ts$/);
+
+// The registry's findMissingPacks() logic, its publishing and the hint for a search that found nothing load on first use
+// (issue 34: RegistryClient's budget): files of their own in the browser build, the first two taking the error classes
+// they throw from the client (errorsByHand); the hint throws none.
+const lazyRegistry = [lazyFile('missing-packs', /(^|\/)missing-packs\.ts$/, 'registry/client.ts'), lazyFile('publish', /(^|\/)publish\.ts$/, 'registry/client.ts'), lazyFile('filter-hint', /(^|\/)filter-hint\.ts$/, 'registry/client.ts')];
+
 // The lazily loaded browser files' imports of the root's errors go to `cloud/root-errors.ts`, whose bindings the client fills with its own
 // classes when it loads the chunk (see there why neither an import of the root nor a copy will do).
 const errorsByHand: NonNullable<Options['esbuildPlugins']>[number] = {
@@ -153,7 +165,7 @@ export default defineConfig([
   },
   {
     // `editor.browser`: what CloudClient imports on first use, self-contained (see lazyEditor).
-    entry: { 'index.browser': 'src/index.ts', 'editor.browser': 'src/workflow/editor.ts' },
+    entry: { 'index.browser': 'src/index.ts', 'editor.browser': 'src/workflow/editor.ts', 'filter-hint.browser': 'src/registry/filter-hint.ts' },
     format: ['esm'],
     splitting: false,
     target: 'es2022',
@@ -161,11 +173,18 @@ export default defineConfig([
     external,
     removeNodeProtocol,
     treeshake: true,
-    esbuildPlugins: [browserPlatform, lazyEditor, lazyV2, lazyRun],
+    esbuildPlugins: [browserPlatform, lazyEditor, lazyV2, lazyRun, lazyValidate, ...lazyRegistry],
   },
   {
-    // `v2.browser`: what a v2 CloudClient imports on first use (see lazyV2): the root's classes handed over.
-    entry: { 'v2.browser': 'src/cloud/v2/backend.ts', 'run.browser': 'src/cloud/run.ts' },
+    // `v2.browser`, `run.browser`, `validate.browser`: what a client imports on first use (see lazyV2, lazyRun,
+    // lazyValidate), the root's classes handed over.
+    entry: {
+      'v2.browser': 'src/cloud/v2/backend.ts',
+      'run.browser': 'src/cloud/run.ts',
+      'validate.browser': 'src/workflow/validate.ts',
+      'missing-packs.browser': 'src/registry/missing-packs.ts',
+      'publish.browser': 'src/registry/publish.ts',
+    },
     format: ['esm'],
     splitting: false,
     target: 'es2022',

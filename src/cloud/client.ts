@@ -32,7 +32,7 @@ import { FOLLOW_OPTIONS, RUN_OPTIONS, WAIT_FOR_JOB_OPTIONS, type FollowOptions, 
 import type { CloudSocket } from './socket.ts';
 import { checkSocketOptions, type CloudSocketOptions } from './socket/options.ts';
 import { realtime } from './realtime.ts';
-import type { WorkflowIssue } from '../workflow/validate.ts';
+import type { WorkflowIssue } from '../workflow/issue.ts';
 import type { V2Backend, V2JobLogs, V2UploadResponse } from './v2/backend.ts';
 import type { V2Asset } from './v2/wire.ts';
 import { CLOUD_CLIENT_OPTIONS, INTERRUPT_OPTIONS, SUBMIT_OPTIONS, UPLOAD_IMAGE_OPTIONS, UPLOAD_MASK_OPTIONS, VALIDATE_WORKFLOW_OPTIONS, type CloudClientOptions, type InterruptOptions, type SubmitOptions, type UploadImageOptions, type UploadInput, type UploadMaskOptions, type ValidateWorkflowOptions, type WorkflowInput } from './client-options.ts';

@@ -1,7 +1,7 @@
 /**
  * The root's error classes, as the browser build's lazily loaded files
- * (`dist/run.browser.js`: the socket and following a job; `dist/v2.browser.js`: Comfy API
- * v2) take them: handed over by the client that loads the file
+ * (`dist/run.browser.js`: following a job; `dist/v2.browser.js`: Comfy API
+ * v2; `validate.browser.js`, `missing-packs.browser.js`, `publish.browser.js`) take them: handed over by the client that loads the file
  * (`adoptErrors`, with {@link rootErrors}), not imported. An import would make
  * the file share the root's module with the app, and an app bundler then
  * loads those classes at start in every app; a copy would break
@@ -16,6 +16,7 @@
 import * as E from '../errors.ts';
 import * as J from './job-errors.ts';
 import * as S from './submission-errors.ts';
+import * as R from '../registry/errors.ts';
 
 /* Live bindings, set once by adoptErrors() before any code of the file runs. */
 export let PlatformUIError: typeof E.PlatformUIError;
@@ -31,6 +32,7 @@ export let JobExistsError: typeof S.JobExistsError;
 export let JobExpiredError: typeof J.JobExpiredError;
 export let JobNotStoppedError: typeof E.JobNotStoppedError;
 export let JobTimeoutError: typeof J.JobTimeoutError;
+export let NodeVersionUploadError: typeof R.NodeVersionUploadError;
 export let NotFoundError: typeof E.NotFoundError;
 export let ResponseValidationError: typeof E.ResponseValidationError;
 export let ServerLostError: typeof J.ServerLostError;
@@ -58,6 +60,7 @@ export const rootErrors = () => ({
   JobExpiredError: J.JobExpiredError,
   JobNotStoppedError: E.JobNotStoppedError,
   JobTimeoutError: J.JobTimeoutError,
+  NodeVersionUploadError: R.NodeVersionUploadError,
   NotFoundError: E.NotFoundError,
   ResponseValidationError: E.ResponseValidationError,
   ServerLostError: J.ServerLostError,
@@ -81,6 +84,7 @@ export function adoptErrors(e: RootErrors): void {
     JobExpiredError,
     JobNotStoppedError,
     JobTimeoutError,
+    NodeVersionUploadError,
     NotFoundError,
     ResponseValidationError,
     ServerLostError,

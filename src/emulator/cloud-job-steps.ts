@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import type { PromptNode } from './cloud-nodes.ts';
 import type { Job } from './cloud-job-types.ts';
-import { asLink } from '../workflow/validate.ts';
+import { asLink } from '../workflow/issue.ts';
 
 const EXCEPTION_MESSAGES: Record<string, string> = {
   ValidationError: 'Invalid workflow or inputs: value out of range for this model',

@@ -7,7 +7,8 @@
  * @module
  */
 import type { ObjectInfo } from '../schemas/cloud.ts';
-import { asLink, byId, validateWorkflow, type WorkflowIssue } from '../workflow/validate.ts';
+import { asLink, byId, type WorkflowIssue } from '../workflow/issue.ts';
+import { validateWorkflow } from '../workflow/validate.ts';
 
 /** One input spec: `[type]`, `[type, options]`, or `[[choices], options]`. */
 export type InputSpec = [string | string[], Record<string, unknown>?];

@@ -7,7 +7,7 @@
  */
 import { PlacementError } from '@platformui/sdk';
 import type { EditorWorkflowJSON } from '@platformui/sdk';
-import { judge } from '../cloud/pool/placement.ts';
+import { judge, loadJudging } from '../cloud/pool/placement.ts';
 import type { WorkflowJSON as Workflow } from '@platformui/sdk';
 import type { Lanes } from './lanes.ts';
 
@@ -24,14 +24,15 @@ export interface Candidate {
 export async function capableLanes(lanes: Lanes, workflow: Workflow | EditorWorkflowJSON, uploaded: ReadonlySet<string>, queueName: string): Promise<string[] | PlacementError> {
   const live = await lanes.live();
   if (live.length === 0) return new PlacementError({ [queueName]: ['no worker of this queue is running'] }, 'No worker can run this workflow');
+  await loadJudging(workflow); // the validator, and for the editor's format the converter: judge() needs them loaded
   const reasons: Record<string, string[]> = {};
   const able: string[] = [];
   for (const lane of live) {
     const info = await lanes.info(lane.id);
     if (!info) continue;
     const why = judge({ workflow, uploaded, converted: new Map(), options: {} }, lane.id, info);
-    if (why.length === 0) able.push(lane.id);
-    else reasons[`lane ${lane.id}`] = why;
+    if (why!.length === 0) able.push(lane.id);
+    else reasons[`lane ${lane.id}`] = why!;
   }
   return able.length > 0 ? able : new PlacementError(reasons, 'No worker can run this workflow');
 }

@@ -19,7 +19,7 @@ import { checkOptions } from '../args.ts';
 import { JOB_QUEUE_OPTIONS, QUEUE_ADD_OPTIONS } from './options.ts';
 import type { WorkflowJSON as Workflow } from '@platformui/sdk';
 import { checkInterval, checkTimeout } from '../transport/options.ts';
-import { isEditorFormat } from '../workflow/validate.ts';
+import { isEditorFormat } from '../workflow/issue.ts';
 import { copyJSON } from '../workflow/node-handle.ts';
 import { createLog, type Log } from '../transport/log.ts';
 import { bullOptions, checkName, checkRedis, keysOf, loadQueueDeps, quiet, redisOptions, type QueueKeys } from './connection.ts';

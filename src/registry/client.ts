@@ -6,9 +6,9 @@
  * @module
  */
 import { checkArgs, checkId, checkOptions, joinKeys, type OptionKeys } from '../args.ts';
-import { InvalidArgumentError, NotFoundError } from '../errors.ts';
+import { APIUserAbortError, InvalidArgumentError, NotFoundError } from '../errors.ts';
 import { NodeVersionUploadError } from './errors.ts';
-import { platform } from '../platform/node.ts';
+import type { RootErrors } from '../cloud/root-errors.ts';
 import type { CreateNodeRequest, ListNodesParams, ListPublisherNodesParams, Node, NodeVersion, Publisher, SearchNodesParams } from '../schemas/registry.ts';
 import * as rules from '../schemas/rules.generated.ts';
 import { checkRequestOptions, CLIENT_OPTIONS, REQUEST_OPTIONS, type ClientOptions, type Credential, type RequestOptions } from '../transport/options.ts';
@@ -17,9 +17,12 @@ import { APIPromise, type WithResponse } from '../transport/promise.ts';
 import type { Typed } from '../schemas/rule.ts';
 import { BEARER_SERVICE, Transport, path, type Query } from '../transport/transport.ts';
 import { Page, type PageBody } from './pagination.ts';
-import { FIND_MISSING_PACKS_OPTIONS, findMissingPacks, type FindMissingPacksOptions, type MissingPacks } from './missing-packs.ts';
-import { warnUnmatchedFilters } from './filter-hint.ts';
+import { FIND_MISSING_PACKS_OPTIONS, type FindMissingPacksOptions, type MissingPacks } from './missing-packs.ts';
 import { isRelease, isSemver, newestFirst } from './semver.ts';
+import type { PublishNodeVersionParams } from './publish.ts';
+import { nullArraysToEmpty } from './wire.ts';
+
+export type { PublishNodeVersionParams } from './publish.ts';
 
 /** Options of {@link RegistryClient.listNodeVersions}. */
 export interface ListNodeVersionsOptions extends RequestOptions {
@@ -38,41 +41,6 @@ export type BulkNodeVersionResult =
   | { status: 'success'; nodeId: string; version: string; nodeVersion: NodeVersion }
   | { status: 'not_found'; nodeId: string; version: string }
   | { status: 'error'; nodeId: string; version: string; errorMessage: string | undefined };
-
-/** What {@link RegistryClient.publishNodeVersion} takes. */
-export interface PublishNodeVersionParams {
-  publisherId: string;
-  nodeId: string;
-  /** The publisher's personal access token: sent in the body only, never shown in an error or a log line. */
-  personalAccessToken: string;
-  /** The node's metadata (as in `createNode`). */
-  node: CreateNodeRequest;
-  /** The version to create: `version` at least. */
-  nodeVersion: NodeVersion & { version: string };
-  /** The archive (a zip): bytes, a Blob, a web stream, or (in Node) a file path. */
-  archive: Uint8Array | ArrayBuffer | Blob | ReadableStream<Uint8Array> | string;
-}
-
-// Array fields the live registry sends as `null` when empty: they reach the user as `[]`.
-const ARRAY_FIELDS = new Set(['dependencies', 'supported_accelerators', 'supported_os', 'tags', 'tags_admin', 'preempted_platform_node_names', 'members', 'nodes', 'node_versions']);
-
-/** The wire's looseness made regular, once for every read: a `null` array becomes `[]`. */
-function nullArraysToEmpty(value: unknown): unknown {
-  // On every registry read (a search page is ~200 KB): only objects are visited and only a `null` is written.
-  if (Array.isArray(value)) {
-    for (const item of value) if (item !== null && typeof item === 'object') nullArraysToEmpty(item);
-  } else if (value !== null && typeof value === 'object') {
-    const o = value as Record<string, unknown>;
-    // for…in: faster than Object.keys here, and JSON.parse makes only own keys.
-    for (const k in o) {
-      const v = o[k];
-      if (v === null) {
-        if (ARRAY_FIELDS.has(k)) o[k] = [];
-      } else if (typeof v === 'object') nullArraysToEmpty(v);
-    }
-  }
-  return value;
-}
 
 /** Ids per `GET /nodes?node_id=…` request: the registry pages at most this many at once. */
 const ID_BATCH = 50;
@@ -361,41 +329,12 @@ export class RegistryClient {
    * rejects with {@link NodeVersionUploadError}: retry the upload alone.
    */
   publishNodeVersion(params: PublishNodeVersionParams, options?: RequestOptions): APIPromise<NodeVersion> {
-    return APIPromise.from(async () => {
-      const { publisherId, nodeId, personalAccessToken, node, nodeVersion, archive } = params ?? ({} as PublishNodeVersionParams);
-      checkId(publisherId, 'publisherId');
-      checkId(nodeId, 'nodeId');
-      if (typeof personalAccessToken !== 'string' || personalAccessToken === '') throw new InvalidArgumentError('is required', 'personalAccessToken');
-      this.#transport.rememberSecret(personalAccessToken);
-      const body = checkArgs(rules.CreateNodeRequest, node, 'node');
-      if (typeof nodeVersion?.version !== 'string' || !isSemver(nodeVersion.version)) throw new InvalidArgumentError('must be a semantic version like 1.2.3', 'nodeVersion.version');
-      checkRequestOptions(options, 'publishNodeVersion()');
-      const blob = await archiveBody(archive);
-      const r = await this.#transport.request<{ signedUrl: string; node_version: NodeVersion }>({
-        method: 'POST',
-        path: path`publishers/${publisherId}/nodes/${nodeId}/versions`,
-        json: { personal_access_token: personalAccessToken, node: body, node_version: nodeVersion },
-        auth: false,
-        normalize: nullArraysToEmpty,
-        schema: rules.PublishNodeVersionResponse,
-        options,
-        paid: true,
-      });
-      try {
-        await this.uploadNodeVersionArchive(r.data.signedUrl, blob, options);
-      } catch (err) {
-        throw new NodeVersionUploadError(r.data.node_version, r.data.signedUrl, err);
-      }
-      return { data: r.data.node_version, response: r.response };
-    });
+    return APIPromise.from(async () => (await publishing()).publishNodeVersion(this.#transport, params, options, (url, blob) => this.uploadNodeVersionArchive(url, blob, options)));
   }
 
   /** `PUT`s a version's archive to its signed URL, with no credential: the second half of {@link publishNodeVersion}, to retry alone. */
   async uploadNodeVersionArchive(signedUrl: string, archive: PublishNodeVersionParams['archive'], options?: RequestOptions): Promise<void> {
-    if (typeof signedUrl !== 'string' || !URL.canParse(signedUrl) || !/^https?:$/.test(new URL(signedUrl).protocol)) throw new InvalidArgumentError('must be an absolute http(s) URL', 'signedUrl');
-    checkRequestOptions(options, 'uploadNodeVersionArchive()');
-    const res = await this.#transport.fetchElsewhere(new URL(signedUrl), options, { method: 'PUT', body: await archiveBody(archive), headers: { 'content-type': 'application/zip' } });
-    await res.body?.cancel();
+    return (await publishing()).uploadNodeVersionArchive(this.#transport, signedUrl, archive, options);
   }
 
   /**
@@ -426,7 +365,7 @@ export class RegistryClient {
       nodeForClass: (className: string) => this.getNodeForClass(className, signal ? { signal } : undefined),
       nodes: (ids: string[]) => this.getNodes(ids, signal ? { signal } : undefined),
     };
-    return findMissingPacks(workflow, options, lookup, this.#packOfClass);
+    return packFinder().then((m) => m.findMissingPacks(workflow, options, lookup, this.#packOfClass));
   }
 
   /** A GET of the registry without credentials, the wire's nulls made regular. */
@@ -445,16 +384,26 @@ export class RegistryClient {
       const fetchPage = (page: number) =>
         this.#transport.request<PageBody<Node>>({ method: 'GET', path: p, query: { ...query, page }, auth, normalize: nullArraysToEmpty, schema: rules.NodePage, options });
       const r = await fetchPage(first);
-      if (r.data.total === 0 && r.data.nodes.length === 0) warnUnmatchedFilters(this.#transport.log, query);
+      // Only a search that found nothing loads the hint (a file of its own in the browser build).
+      if (r.data.total === 0 && r.data.nodes.length === 0) (await import('./filter-hint.ts')).warnUnmatchedFilters(this.#transport.log, query);
       return { data: new Page(r, fetchPage, options?.signal), response: r.response };
     });
   }
 }
 
-/** The archive as a body: a Blob (bytes, a file) or the stream as given. */
-async function archiveBody(archive: PublishNodeVersionParams['archive']): Promise<Blob | ReadableStream<Uint8Array>> {
-  if (typeof archive === 'string') return platform.fileBlob(archive);
-  if (archive instanceof Blob || archive instanceof ReadableStream) return archive;
-  if (archive instanceof Uint8Array || archive instanceof ArrayBuffer) return new Blob([archive as BlobPart], { type: 'application/zip' });
-  throw new InvalidArgumentError('must be bytes, a Blob, a ReadableStream or (in Node) a file path', 'archive');
-}
+
+// What only some apps use loads on first use: `findMissingPacks`'s logic, and publishing. In the browser build each is
+// a file of its own, which takes the error classes it throws from here (root-errors.ts), so that `err instanceof`
+// holds; only those: the registry's own bundle carries no other (the rest of the file's copy stays unset).
+let finding: Promise<typeof import('./missing-packs.ts')> | undefined;
+const packFinder = () =>
+  (finding ??= import('./missing-packs.ts').then((m) => {
+    m.adoptErrors({ APIUserAbortError, InvalidArgumentError } as Partial<RootErrors> as RootErrors);
+    return m;
+  }));
+let publishingModule: Promise<typeof import('./publish.ts')> | undefined;
+const publishing = () =>
+  (publishingModule ??= import('./publish.ts').then((m) => {
+    m.adoptErrors({ InvalidArgumentError, NodeVersionUploadError } as Partial<RootErrors> as RootErrors);
+    return m;
+  }));

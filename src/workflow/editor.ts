@@ -12,79 +12,16 @@
  *
  * @module
  */
-import type { OptionKeys } from '../args.ts';
-import type { MissingPacks } from '../registry/missing-packs.ts';
 import type { ObjectInfo } from '../schemas/cloud.ts';
 import { describeValue } from '../schemas/explain.ts';
 import { isObject } from '../schemas/rule.ts';
 import { layoutOf, promptNesting, sentValue, type ClassLayout, type WidgetSlot } from './editor-widgets.ts';
 import type { WorkflowJSON } from './types.ts';
-import { asLink, byId, label, unknownClass, type WorkflowIssue, type WorkflowIssueCode } from './validate.ts';
+import { asLink, byId, label, unknownClass, type WorkflowIssue, type WorkflowIssueCode } from './issue.ts';
+import type { EditorConversion, EditorOptions, ExposedInput } from './editor-options.ts';
+import { savedNode, type SavedInput, type SavedLink, type SavedNode } from './editor-saved.ts';
 
-/** Options of `Workflow.fromEditor` (and of the clients, for a workflow in the editor's format). */
-export interface EditorOptions {
-  /**
-   * What to do with a node whose `widgets_values` has fewer or more values
-   * than its class has widgets (a file saved against another version of the
-   * node). `'strict'` (default): an error naming the node, since values after
-   * an inserted widget would shift into the wrong inputs. `'editor'`: convert
-   * as the editor does (defaults for missing values, extra ones dropped), with
-   * a warning per node changed.
-   */
-  widgetValues?: 'strict' | 'editor';
-  /**
-   * What `registry.findMissingPacks(saved, { objectInfo })` answered: an
-   * unknown class then names the pack that provides it.
-   */
-  packs?: MissingPacks;
-  /** Random numbers for dynamic prompts (`{a|b|c}` in a text with `dynamicPrompts`), as `Math.random` gives them (the default). */
-  random?: () => number;
-}
-
-/** The keys of {@link EditorOptions}. */
-export const EDITOR_OPTIONS = { widgetValues: 1, packs: 1, random: 1 } as const satisfies OptionKeys<EditorOptions>;
-
-/** One input the saved file names as the workflow's interface (its app mode's `extra.linearData.inputs`). */
-export interface ExposedInput {
-  /** The API node id (`"5"`, or `"10:2"` inside a subgraph). */
-  nodeId: string;
-  /** The input's name. */
-  input: string;
-}
-
-/** What {@link convertEditorWorkflow} makes of a saved file. */
-export interface EditorConversion {
-  /** The API-format workflow the editor would submit (empty when `issues` has errors). */
-  workflow: WorkflowJSON;
-  /** Why it could not be converted (`severity: 'error'`), and what `widgetValues: 'editor'` changed (warnings). */
-  issues: WorkflowIssue[];
-  /** The inputs the file exposes as its interface (`extra.linearData.inputs`), when it lists any. */
-  exposed?: ExposedInput[];
-}
-
-/** A saved node, as far as the conversion reads it. */
-interface SavedNode {
-  id: string;
-  type: string;
-  mode: number;
-  title?: string;
-  inputs: SavedInput[];
-  outputs: Array<{ type?: unknown }>;
-  values: unknown;
-}
-
-interface SavedInput {
-  name: string;
-  type: string;
-  link: string | undefined;
-  /** For a widget's socket, the widget's name. */
-  widget?: string;
-}
-
-interface SavedLink {
-  origin: string;
-  slot: number;
-}
+export { EDITOR_OPTIONS, type EditorConversion, type EditorOptions, type ExposedInput } from './editor-options.ts';
 
 /** A graph: the root, or a subgraph definition (with its boundary: which inner links each input and output holds). */
 interface Graph {
@@ -415,24 +352,6 @@ class Conversion {
     const path = extra.input === undefined ? [key] : [key, 'inputs', extra.input];
     this.#issues.push({ ...where(key, node), severity: 'error', code, path, ...extra, message: `${label(key, node.type, node.title)}: ${message}` });
   }
-}
-
-function savedNode(raw: Record<string, unknown>): SavedNode {
-  const inputs = (Array.isArray(raw.inputs) ? raw.inputs : []).filter(isObject).map((i) => ({
-    name: typeof i.name === 'string' ? i.name : '',
-    type: typeof i.type === 'string' ? i.type : '*',
-    link: i.link === null || i.link === undefined ? undefined : String(i.link),
-    ...(isObject(i.widget) ? { widget: typeof i.widget.name === 'string' ? i.widget.name : String(i.name) } : {}),
-  }));
-  return {
-    id: String(raw.id),
-    type: typeof raw.type === 'string' ? raw.type : '',
-    mode: typeof raw.mode === 'number' ? raw.mode : 0,
-    ...(typeof raw.title === 'string' && raw.title !== '' ? { title: raw.title } : {}),
-    inputs,
-    outputs: (Array.isArray(raw.outputs) ? raw.outputs : []).map((o) => (isObject(o) ? o : {})),
-    values: raw.widgets_values,
-  };
 }
 
 /** Whether `scope` lies inside an instance of subgraph `type` (at any depth). */

@@ -18,7 +18,7 @@ import { describeValue } from '../schemas/explain.ts';
 import { isObject } from '../schemas/rule.ts';
 import type { ExposedInput } from './editor.ts';
 import type { StoredNode } from './node-handle.ts';
-import { asLink, label, titleOf } from './validate.ts';
+import { asLink, label, titleOf } from './issue.ts';
 
 /** One input of a workflow that can be set by name: what `workflow.inputs()` lists. */
 export interface NamedInput {

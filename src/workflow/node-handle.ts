@@ -10,7 +10,7 @@ import { InvalidArgumentError } from '../errors.ts';
 import type { ObjectInfo } from '../schemas/cloud.ts';
 import { describeValue } from '../schemas/explain.ts';
 import type { InputsOf, NodeTypes, OutputLink, OutputOf, Untyped } from './types.ts';
-import { label, outputsText, titleOf } from './validate.ts';
+import { label, outputsText, titleOf } from './issue.ts';
 import type { Workflow } from './workflow.ts';
 
 /**

@@ -9,16 +9,20 @@
  *
  * @module
  */
-import { checkId, checkOptions, closest, type OptionKeys } from '../args.ts';
+import { checkId, checkOptions, type OptionKeys } from '../args.ts';
 import { InvalidArgumentError } from '../errors.ts';
 import type { ObjectInfo, UploadResponse } from '../schemas/cloud.ts';
 import { describeValue } from '../schemas/explain.ts';
 import { isObject } from '../schemas/rule.ts';
 import type { AddOptions, InputPath, InputsOf, NodeSelector, NodeTypes, Untyped, WorkflowJSON } from './types.ts';
 import { copyJSON, inspectAs, NodeHandle, setOwn, type StoredNode } from './node-handle.ts';
-import { asLink, at, byId, DIGITS, firstOf, isEditorFormat, label, titleOf, validateWorkflow, type WorkflowIssue } from './validate.ts';
-import { convertEditorWorkflow, EDITOR_OPTIONS, type EditorOptions, type ExposedInput } from './editor.ts';
+import { asLink, DIGITS, firstOf, isEditorFormat, type WorkflowIssue } from './issue.ts';
+import { validateWorkflow } from './validate.ts';
+import { convertEditorWorkflow } from './editor.ts';
+import { EDITOR_OPTIONS, type EditorOptions, type ExposedInput } from './editor-options.ts';
 import { namedInputs, resolveInputs, type NamedInput } from './inputs.ts';
+import { refuseCycles } from './cycles.ts';
+import { matchNodes, oneNode } from './select.ts';
 import { uploadValue } from '../cloud/inputs.ts';
 
 /** The keys of {@link AddOptions} (`types.ts` holds types only). */
@@ -186,7 +190,7 @@ export class Workflow<N extends NodeTypes<N> = Untyped> {
     const node: StoredNode = { inputs: {}, class_type: classType };
     for (const [name, value] of Object.entries(inputs)) if (value !== undefined) setOwn(node.inputs, name, copyJSON(toValue(value), `inputs.${name}`));
     if (options.title !== undefined) node._meta = { title: checkId(options.title, 'options.title') };
-    this.#refuseCycles(id, node, Object.keys(node.inputs));
+    refuseCycles(this.#nodes, id, node, Object.keys(node.inputs));
     this.#check(id, node, Object.keys(node.inputs), true);
     this.#store(id, node);
     return new NodeHandle<N, C>(this, id, node);
@@ -216,14 +220,14 @@ export class Workflow<N extends NodeTypes<N> = Untyped> {
   set<C extends keyof N & string, K extends keyof InputsOf<N, C> & string>(node: { classType: C; title?: string }, input: K, value: InputsOf<N, C>[K]): this;
   set(node: string | { title: string }, input: string, value: unknown): this;
   set(...args: [InputPath, unknown] | [NodeSelector, string, unknown]): this {
-    const [id, node, input, given] = args.length === 2 ? this.#byPath(args[0], args[1]) : [...this.#one(args[0]), checkId(args[1], 'input'), args[2]] as const;
+    const [id, node, input, given] = args.length === 2 ? this.#byPath(args[0], args[1]) : [...oneNode(this.#nodes, args[0]), checkId(args[1], 'input'), args[2]] as const;
     if (given === undefined) {
       delete node.inputs[input];
       return this;
     }
     const value = copyJSON(toValue(given), 'value');
     const change: StoredNode = { ...node, inputs: { [input]: value } };
-    this.#refuseCycles(id, change, [input]);
+    refuseCycles(this.#nodes, id, change, [input]);
     this.#check(id, change, [input], false);
     setOwn(node.inputs, input, value);
     return this;
@@ -293,7 +297,7 @@ export class Workflow<N extends NodeTypes<N> = Untyped> {
   node<C extends keyof N & string>(selector: { classType: C; title?: string }): NodeHandle<N, C>;
   node(selector: string | { title: string }): NodeHandle<N, string>;
   node(selector: NodeSelector): NodeHandle<N, string> {
-    const [id, node] = this.#one(selector);
+    const [id, node] = oneNode(this.#nodes, selector);
     return new NodeHandle(this, id, node);
   }
 
@@ -309,7 +313,7 @@ export class Workflow<N extends NodeTypes<N> = Untyped> {
   nodes<C extends keyof N & string>(selector: { classType: C; title?: string }): NodeHandle<N, C>[];
   nodes(selector?: string | { title: string }): NodeHandle<N, string>[];
   nodes(selector?: NodeSelector): NodeHandle<N, string>[] {
-    return this.#match(selector).map(([id, node]) => new NodeHandle(this, id, node));
+    return matchNodes(this.#nodes, selector).map(([id, node]) => new NodeHandle(this, id, node));
   }
 
   /**
@@ -361,7 +365,7 @@ export class Workflow<N extends NodeTypes<N> = Untyped> {
   toJSON(): WorkflowJSON {
     const out: WorkflowJSON = {};
     // Own-property-safe: a node id "__proto__" is a node like any other.
-    for (const [id, node] of this.#match(undefined)) setOwn(out, id, copyJSON(node, id));
+    for (const [id, node] of matchNodes(this.#nodes, undefined)) setOwn(out, id, copyJSON(node, id));
     return out;
   }
 
@@ -375,51 +379,13 @@ export class Workflow<N extends NodeTypes<N> = Untyped> {
     throw new InvalidArgumentError(`${what} needs the server's object_info: new Workflow(await cloud.getObjectInfo()), or Workflow.from(json, objectInfo)`);
   }
 
-  /** The nodes `selector` matches (all for `undefined`), in id order. */
-  #match(selector: NodeSelector | undefined): Array<[string, StoredNode]> {
-    if (typeof selector === 'string') {
-      const node = this.#nodes.get(selector);
-      return node ? [[selector, node]] : [];
-    }
-    const all = [...this.#nodes].sort(([a], [b]) => byId(a, b));
-    if (selector === undefined) return all;
-    const { title, classType } = selectorParts(selector);
-    return all.filter(([, n]) => (title === undefined || n._meta?.title === title) && (classType === undefined || n.class_type === classType));
-  }
-
-  /** The one node `selector` matches; otherwise why not, with the closest id, title or class. */
-  #one(selector: NodeSelector): [string, StoredNode] {
-    const found = this.#match(selector);
-    if (found.length === 1) return found[0]!;
-    const { title, classType } = typeof selector === 'string' ? {} : selectorParts(selector);
-    const what = typeof selector === 'string' ? `with id ${JSON.stringify(selector)}` : [title !== undefined && `titled ${JSON.stringify(title)}`, classType !== undefined && `of class ${JSON.stringify(classType)}`].filter(Boolean).join(' ');
-    if (found.length > 1) {
-      throw new InvalidArgumentError(`${found.length} nodes ${what} (${found.map(([id]) => `#${id}`).join(', ')}): choose one by id`, 'node');
-    }
-    const nodes = [...this.#nodes.values()];
-    const titles = (of: readonly StoredNode[]) => of.flatMap((n) => titleOf(n) ?? []);
-    // What to suggest: the closest id, class or title; for a title and a class, the closest class when none has it, else the closest title among that class's nodes.
-    const ofClass = classType === undefined ? nodes : nodes.filter((n) => n.class_type === classType);
-    const [given, known, prefix] =
-      typeof selector === 'string'
-        ? [selector, [...this.#nodes.keys()], '']
-        : classType !== undefined && (title === undefined || ofClass.length === 0)
-          ? [classType, nodes.map((n) => n.class_type), title === undefined ? '' : 'class ']
-          : [title!, titles(ofClass), ''];
-    const unique = [...new Set(known)].sort(byId);
-    const hint = closest(given, unique);
-    const where = prefix ? "the workflow's classes are" : title !== undefined && classType !== undefined ? `its nodes of class ${JSON.stringify(classType)} are titled` : 'the workflow has';
-    const list = hint ? ` (did you mean ${prefix}${JSON.stringify(hint)}?)` : unique.length === 0 ? '' : unique.length <= 16 ? `; ${where} ${unique.map((k) => JSON.stringify(k)).join(', ')}` : '';
-    throw new InvalidArgumentError(`no node ${what}${list}`, 'node');
-  }
-
   /** `'6.inputs.text'` → node `6` and its input `text` (an input name may hold dots: `images.image0`). */
   #byPath(path: unknown, value: unknown): [string, StoredNode, string, unknown] {
     const at = typeof path === 'string' ? path.indexOf('.inputs.') : -1;
     if (typeof path !== 'string' || at <= 0 || at + 8 >= path.length) {
       throw new InvalidArgumentError(`must be "<node id>.inputs.<input>", like "6.inputs.text", got ${describeValue(path)}`, 'path');
     }
-    return [...this.#one(path.slice(0, at)), path.slice(at + 8), value];
+    return [...oneNode(this.#nodes, path.slice(0, at)), path.slice(at + 8), value];
   }
 
   /**
@@ -446,66 +412,6 @@ export class Workflow<N extends NodeTypes<N> = Untyped> {
     );
     if (issues.length > 0) throw new InvalidArgumentError(firstOf(issues), undefined, issues);
   }
-
-  /**
-   * Throws when a link among the given inputs of `node` would close a cycle:
-   * to node `id` itself, or to a node that (through its own links) depends on
-   * `id`. The server refuses such a workflow; no `object_info` is needed to see it.
-   */
-  #refuseCycles(id: string, node: StoredNode, inputs: readonly string[]): void {
-    const issues: WorkflowIssue[] = [];
-    for (const input of inputs) {
-      const link = asLink(node.inputs[input]);
-      const cycle = link && this.#cycle(id, link[0]);
-      if (!cycle) continue;
-      const title = titleOf(node);
-      const why = cycle.length === 2 ? `links to #${id} itself` : `links to #${cycle[1]}, which depends on #${id}`;
-      issues.push({
-        severity: 'error',
-        code: 'dependency_cycle',
-        path: [id, 'inputs', input],
-        ...at(id, node.class_type, title),
-        input,
-        given: cycle,
-        message: `${label(id, node.class_type, title)}: ${input}: ${why}: the links would form a cycle (${cycle.map((n) => `#${n}`).join(' → ')})`,
-      });
-    }
-    if (issues.length > 0) throw new InvalidArgumentError(firstOf(issues), undefined, issues);
-  }
-
-  /** The cycle a link from node `id` to node `from` would close (`[id, from, …, id]`), or `undefined`. */
-  #cycle(id: string, from: string): string[] | undefined {
-    if (from === id) return [id, id];
-    // Depth-first over the links of the stored nodes (no recursion: a long chain must not overflow the stack).
-    const parent = new Map<string, string | undefined>([[from, undefined]]);
-    const stack = [from];
-    while (stack.length > 0) {
-      const at = stack.pop()!;
-      for (const value of Object.values(this.#nodes.get(at)?.inputs ?? {})) {
-        const next = asLink(value)?.[0];
-        if (next === undefined) continue;
-        if (next === id) {
-          const back: string[] = [];
-          for (let n: string | undefined = at; n !== undefined; n = parent.get(n)) back.push(n);
-          return [id, ...back.reverse(), id];
-        }
-        if (!parent.has(next)) {
-          parent.set(next, at);
-          stack.push(next);
-        }
-      }
-    }
-    return undefined;
-  }
-}
-
-/** A selector's title and class, each a string when given; throws for anything else. */
-function selectorParts(selector: unknown): { title?: string; classType?: string } {
-  const { title, classType } = (isObject(selector) ? selector : {}) as { title?: unknown; classType?: unknown };
-  if ((title === undefined && classType === undefined) || (title !== undefined && typeof title !== 'string') || (classType !== undefined && typeof classType !== 'string')) {
-    throw new InvalidArgumentError(`must be a node id, { title }, { classType } or both, got ${describeValue(selector)}`, 'node');
-  }
-  return { title, classType } as { title?: string; classType?: string };
 }
 
 /**

@@ -13,7 +13,7 @@
 // linted by publint and attw; `npm install git+file://<clone>` must install
 // a built package too. A consumer compiled with `declaration: true` (ESM and
 // CommonJS) must be able to name every type it reaches through the package
-// (declarations.mjs), and the package must stay under its size ceiling. The CJS runs below check the CJS build on its own
+// (declarations.mjs), and the package must stay under its size ceiling, each browser bundle under its budget. The CJS runs below check the CJS build on its own
 // (the root entry imports no package at load time; `/schemas` requires zod). The queue's optional peers (bullmq,
 // ioredis) are not installed for those runs, and no file the root or browser build loads names them; they are
 // installed before the queue entry is loaded and before the type checks (issue 26).
@@ -444,6 +444,11 @@ for (const { version, dir, min } of compilers) {
     }
   }
 }
+
+// ---------------------------------------------------------------- bundle budgets
+// What a browser app loads at start, per entry (bench/bundle-size.ts: the clone's build packed and installed in a
+// temp app, esbuild --splitting, min+gz): over any budget fails (issue 34: the budgets do not move).
+check('browser bundles within their budgets (bench/bundle-size.ts --ci)', run(process.execPath, ['--experimental-strip-types', '--no-warnings', join(clone, 'bench', 'bundle-size.ts'), '--ci'], { cwd: clone }), { show: true });
 
 // ---------------------------------------------------------------- git install
 // `npm install git+…` clones, installs dev dependencies, and runs prepare: the

@@ -18,7 +18,7 @@ import { APIConnectionError, ExecutionError, InvalidArgumentError, JobCancelledE
 import type { EditorWorkflowJSON } from '../../cloud/client.ts';
 import type { ObjectInfo } from '../../schemas/cloud.ts';
 import { rangeText } from '../../schemas/explain.ts';
-import { isEditorFormat } from '../../workflow/validate.ts';
+import { isEditorFormat } from '../../workflow/issue.ts';
 import { didYouMean } from '../../args.ts';
 import { parseAssignment, parseDuration, parseValue, unreadable, UsageError } from '../args.ts';
 import type { Command } from '../command.ts';

@@ -24,7 +24,7 @@ import { CloudClient, withSavedWorkflow, type WorkflowInput } from '../client.ts
 import { Health, newServer, type Server } from './health.ts';
 import { newJob, type Entry } from './job.ts';
 import { decideAfterFailure, type FailureFacts } from './move.ts';
-import { canRun, choose, judge, nowhere } from './placement.ts';
+import { canRun, choose, judge, loadJudging, nowhere } from './placement.ts';
 import { POOL_OPTIONS } from './types.ts';
 import type { CloudPoolOptions, PoolEvents, PoolJob, PoolJobResult, PoolRunOptions, PoolServer, PoolServerStatus } from './types.ts';
 import { readInputs, uploadInputs } from './uploads.ts';
@@ -97,7 +97,7 @@ export class CloudPool {
       {
         nodes: (s, info) => {
           // Its nodes may have changed (it restarted with others): judge the waiting jobs again.
-          for (const e of this.#waiting) e.verdicts.set(s.id, judge(e, s.id, info));
+          for (const e of this.#waiting) this.#judge(e, s, info);
           this.#rejectUnplaceable();
           this.#drain();
         },
@@ -110,6 +110,7 @@ export class CloudPool {
       () => this.#closed,
     );
     this.#start = new StartWindow(options.startWindow ?? START_WINDOW_MS, () => this.#drain());
+    void loadJudging()?.catch(() => undefined); // the validator, well before a server answers: every job needs it
     for (const s of servers) this.addServer(s);
   }
 
@@ -234,13 +235,30 @@ export class CloudPool {
   #enqueue(entry: Entry, first = false): void {
     entry.state = 'queued';
     entry.server = undefined;
-    for (const s of this.#servers) if (s.info && !entry.verdicts.has(s.id)) entry.verdicts.set(s.id, judge(entry, s.id, s.info));
+    for (const s of this.#servers) if (s.info && !entry.verdicts.has(s.id)) this.#judge(entry, s, s.info);
     if (this.#unplaceable(entry)) return;
     if (this.#servers.some((s) => s.state === 'down')) this.#armExpiry();
     // No waiting job could be placed before this one came (drain leaves none that can): only it may go now.
     const server = this.#start.holds(this.#servers) ? undefined : choose(this.#servers, (s) => canRun(entry, s), this.#turn);
     if (server) this.#place(entry, server);
     else this.#waiting.add(entry, first);
+  }
+
+  /** Judges a job for a server; while what that needs loads (placement.ts), the job waits there unjudged. */
+  #judge(entry: Entry, s: Server, info: NonNullable<Server['info']>): void {
+    const verdict = judge(entry, s.id, info);
+    if (verdict) return void entry.verdicts.set(s.id, verdict);
+    entry.verdicts.delete(s.id);
+    // Once it is here, judge and place the waiting jobs; if it cannot load (a browser offline), they fail with why.
+    void loadJudging(entry.workflow)?.then(
+      () => {
+        if (this.#closed) return;
+        for (const e of this.#waiting) for (const x of this.#servers) if (x.info && !e.verdicts.has(x.id)) this.#judge(e, x, x.info);
+        this.#rejectUnplaceable();
+        this.#drain();
+      },
+      (err: Error) => [...this.#waiting].filter((e) => e === entry || e.verdicts.size === 0).forEach((e) => this.#cancel(e, err)),
+    );
   }
 
   /** Places waiting jobs while some server has a free slot. */

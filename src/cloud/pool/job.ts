@@ -10,7 +10,7 @@ import { isObject } from '../../schemas/rule.ts';
 import { SubmitOptionsParams } from '../../schemas/rules.generated.ts';
 import { checkArgs, checkFunction, checkOptions } from '../../args.ts';
 import { checkInterval, checkTimeout } from '../../transport/options.ts';
-import { isEditorFormat } from '../../workflow/validate.ts';
+import { isEditorFormat } from '../../workflow/issue.ts';
 import { jsonOf, type EditorWorkflowJSON, type WorkflowInput } from '../client.ts';
 import type { Server } from './health.ts';
 import type { Converted, Convertible, Judged } from './placement.ts';

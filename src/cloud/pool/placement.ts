@@ -6,9 +6,43 @@
  * @module
  */
 import type { ObjectInfo, Workflow } from '../../schemas/cloud.ts';
-import { convertEditorWorkflow, type EditorOptions } from '../../workflow/editor.ts';
-import { isEditorFormat, validateWorkflow, type WorkflowIssue } from '../../workflow/validate.ts';
+import type { EditorOptions } from '../../workflow/editor.ts';
+import { isEditorFormat, type WorkflowIssue } from '../../workflow/issue.ts';
 import type { EditorWorkflowJSON } from '../client.ts';
+import { rootErrors } from '../root-errors.ts';
+
+// Judging is synchronous (a job is placed in the tick it is submitted, when a server can take it); loading the validator
+// and the editor-format converter is not. So a pool loads the validator when it is made and the converter on the first
+// editor file, and judges a job only once what it needs is here (until then the job waits, as for a server whose nodes
+// are not known yet). Each is a file of its own in the browser build: an app that never pools pays for neither at start.
+let validation: typeof import('../../workflow/validate.ts') | undefined;
+let conversion: typeof import('../../workflow/editor.ts') | undefined;
+let loadingValidation: Promise<unknown> | undefined;
+let loadingConversion: Promise<unknown> | undefined;
+
+/**
+ * Loads what judging `workflow` needs (the validator; for the editor's format the converter too), and resolves
+ * when it is here; `undefined` when it is already.
+ *
+ * @example
+ * ```ts
+ * const loading = loadJudging(entry.workflow);
+ * if (loading) void loading.then(() => rejudge());
+ * ```
+ */
+export function loadJudging(workflow?: unknown): Promise<unknown> | undefined {
+  const load: Promise<unknown>[] = [];
+  if (!validation) {
+    load.push(
+      (loadingValidation ??= import('../../workflow/validate.ts').then((m) => {
+        m.adoptErrors(rootErrors());
+        validation = m;
+      })),
+    );
+  }
+  if (!conversion && workflow !== undefined && isEditorFormat(workflow)) load.push((loadingConversion ??= import('../../workflow/editor.ts').then((m) => void (conversion = m))));
+  return load.length > 0 ? Promise.all(load) : undefined;
+}
 
 /** What placement needs to know of one server. */
 export interface Placeable {
@@ -48,9 +82,10 @@ export const canRun = (job: Judged, s: Placeable): boolean => !job.avoid.has(s.i
  * ```
  */
 export function missingOn(workflow: Workflow, objectInfo: ObjectInfo, uploaded: ReadonlySet<string>): string[] {
+  if (!validation) throw new Error('missingOn() before loadJudging() resolved');
   // A file input's name missing from the list is only a warning to validateWorkflow (it may have been uploaded
   // since); here it is a miss: the pool brings files with `inputs`, and this server does not list that one.
-  return validateWorkflow(workflow, objectInfo)
+  return validation!.validateWorkflow(workflow, objectInfo)
     .filter((i) => (i.code === 'value_not_in_list' || (i.code === 'unknown_class' && i.severity === 'error')) && !uploaded.has(`${i.nodeId}.inputs.${i.input}`))
     .map((i) => i.message);
 }
@@ -75,13 +110,15 @@ export interface Convertible {
  * format is converted with that server's `object_info` first (two servers
  * may lay a node's widgets out differently): what stops the conversion there
  * is a miss, and the workflow converted for the server is kept for it.
+ * `undefined` (not judged) while what judging needs still loads ({@link loadJudging}).
  */
-export function judge(job: Convertible, serverId: string, objectInfo: ObjectInfo | 'unknown'): string[] {
+export function judge(job: Convertible, serverId: string, objectInfo: ObjectInfo | 'unknown'): string[] | undefined {
   // A server whose nodes nobody can read (Comfy API v2 without an objectInfo source): placed by load, as able as any,
   // except for an editor file, which cannot be converted without them.
   if (objectInfo === 'unknown') return isEditorFormat(job.workflow) ? [`its nodes are unknown (a Comfy API v2 server without the objectInfo option), and a workflow in the editor's format needs them to be converted`] : [];
+  if (loadJudging(job.workflow)) return undefined; // not judged yet: loadJudging()'s caller judges again once it is here
   if (!isEditorFormat(job.workflow)) return missingOn(job.workflow as Workflow, objectInfo, job.uploaded);
-  const { workflow, issues } = convertEditorWorkflow(job.workflow, objectInfo, job.options.widgetValues ? { widgetValues: job.options.widgetValues } : {});
+  const { workflow, issues } = conversion!.convertEditorWorkflow(job.workflow, objectInfo, job.options.widgetValues ? { widgetValues: job.options.widgetValues } : {});
   const errors = issues.filter((i) => i.severity === 'error').map((i) => i.message);
   for (const at of job.uploaded) {
     const nodeId = at.slice(0, at.lastIndexOf('.inputs.'));
