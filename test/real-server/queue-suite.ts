@@ -1,6 +1,6 @@
 // The Redis queue (issue 26) over two real local servers (ComfyUI 0.8.0 on CPU), named by
 // PLATFORMUI_REAL_SERVER_URL and PLATFORMUI_REAL_SERVER_URL_2, with a real redis-server; without
-// either server or redis-server this suite skips with one line. Imported by local-server.test.ts
+// either server or redis-server this suite skips with one line. Imported by local-server.int.test.ts
 // before the pool suite (which stops the second server at its end).
 //
 // One worker beside each server, as on two GPU machines, and a producer: every job runs exactly once
