@@ -1,9 +1,10 @@
-// The `platformui` command line as a user runs it: the source bundled once
-// (esbuild, dependencies external so they load from node_modules), run as a
-// child process against emulators of every personality over real loopback
-// sockets. Checks exit codes, files on disk, what is printed (plain, --json,
-// a pseudo-terminal), Ctrl-C stopping exactly its own job, a socket drop,
-// and that no secret is ever printed.
+// The `platformui` command line as a user runs it, against emulators of every personality over real
+// loopback sockets: most commands in the test's process (main(), test/helpers/cli.ts: the exit code and
+// the two outputs a child process gives), and what only a process shows in child processes of the source
+// bundled once (esbuild, dependencies external so they load from node_modules): Ctrl-C stopping exactly
+// its own job, a closed standard output, the other bins, lines typed in a shell, a pseudo-terminal.
+// Checks exit codes, files on disk, what is printed (plain, --json, a terminal), a socket drop, and that
+// no secret is ever printed.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -13,6 +14,7 @@ import * as esbuild from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CloudClient, RegistryClient } from '../../src/index.ts';
 import { EMULATOR_API_KEY, startEmulator, type Emulator, type PersonalityName } from '../../src/emulator/index.ts';
+import { baseEnv, runCli, startCli } from '../helpers/cli.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const INVERT = join(ROOT, 'examples', 'workflows', 'invert.json');
@@ -61,12 +63,6 @@ beforeAll(async () => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** The test process's environment without anything that would configure the CLI. */
-function baseEnv(): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  for (const k of Object.keys(env)) if (k.startsWith('PLATFORMUI_') || k === 'NO_COLOR' || k === 'FORCE_COLOR') delete env[k];
-  return env;
-}
 
 interface Result {
   code: number | null;
@@ -74,7 +70,7 @@ interface Result {
   stderr: string;
 }
 
-/** Starts the CLI; `out()` is its standard output so far. */
+/** Starts the CLI in a child process; `out()` is its standard output so far. */
 function start(args: string[], env: Record<string, string> = {}, bundle = cliBundle): { child: ChildProcess; out: () => string; done: Promise<Result> } {
   const child = spawn(process.execPath, [bundle, ...args], { cwd: dir, env: { ...baseEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
@@ -85,7 +81,8 @@ function start(args: string[], env: Record<string, string> = {}, bundle = cliBun
   return { child, out: () => stdout, done };
 }
 
-const cli = (args: string[], env: Record<string, string> = {}) => start(args, env).done;
+/** Runs a command in the test's process, as `start()` would in a child: same folder, same environment. */
+const cli = (args: string[], env: Record<string, string> = {}) => runCli(args, { cwd: dir, env: { ...baseEnv(), ...env } });
 
 /** Runs a shell line in `cwd` (`platformui` on the PATH is the CLI): how a user types a help example. */
 function shell(line: string, cwd: string, env: Record<string, string>): Promise<Result> {
@@ -224,7 +221,7 @@ describe.each(['spec', 'cloud', 'local'] as PersonalityName[])('platformui run a
     emu.cloud.stepMs = 60;
     try {
       const out = outDir();
-      const run = start(['run', INVERT, '--input', `image=${photo}`, '--set', `3.inputs.filename_prefix="${unique('drop')}"`, '--out', out, ...server()]);
+      const run = startCli(['run', INVERT, '--input', `image=${photo}`, '--set', `3.inputs.filename_prefix="${unique('drop')}"`, '--out', out, ...server()], { cwd: dir, env: baseEnv() });
       const id = await waitFor('the submission', () => submittedId(run.out()));
       await waitFor('the job to run', () => emu.cloud.engine.jobs.get(id)?.status === 'in_progress');
       emu.cloud.dropAllSockets();
@@ -537,6 +534,12 @@ describe('job, jobs, queue, object-info', () => {
     done = submittedId(ok.stdout)!;
     const bad = await cli(['run', failing, '--input', `image=${photo}`, '--set', `3.inputs.filename_prefix="${unique('recfail')}"`, '--server', cloud.url, '--api-key-file', keyFile]);
     failed = submittedId(bad.stdout)!;
+    // The cloud persists a job's outputs in its record a moment after its end (outputsDelayMs); a child process
+    // took longer than that to start, a command in this process does not: the record is read once they are in.
+    await waitFor('the outputs in the job record', () => {
+      const ended = cloud.cloud.engine.jobs.get(done)?.ended;
+      return ended !== undefined && Date.now() >= ended + cloud.cloud.outputsDelayMs;
+    });
   });
   afterAll(() => Promise.all([cloud.close(), spec.close()]));
   const on = (emu: Emulator) => ['--server', emu.url, '--api-key-file', keyFile];

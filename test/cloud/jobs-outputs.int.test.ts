@@ -1,16 +1,15 @@
 // Outputs of every kind (issue 25) over real loopback sockets: the emulator's SaveAnimatedPNG
 // (an image and `animated: [true]`), VHS_VideoCombine (a GIF under `gifs`, with a video pack's
 // extra members) and PreviewAny (text, no file) beside a SaveImage, through cloud.run(),
-// follow(), getJob(), a CloudPool, and the command line (`run`, `job`) as a child process.
+// follow(), getJob(), a CloudPool, and the command line (`run`, `job`; main() in the test's process).
 // Each file downloads with only filename, subfolder and type on /api/view.
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import * as esbuild from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CloudClient, CloudPool, filesOf, type JobResult } from '../../src/index.ts';
 import { EMULATOR_API_KEY, startEmulator, type Emulator, type PersonalityName } from '../../src/emulator/index.ts';
+import { runCli } from '../helpers/cli.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const PNG = [0x89, 0x50, 0x4e, 0x47];
@@ -121,13 +120,10 @@ describe.each(['spec', 'cloud', 'local'] as PersonalityName[])('outputs of every
 describe('the command line downloads every file', () => {
   let emu: Emulator;
   let dir: string;
-  let cli: string;
   let keyFile: string;
   beforeAll(async () => {
     mkdirSync(join(ROOT, '.tmp'), { recursive: true });
     dir = mkdtempSync(join(ROOT, '.tmp', 'outputs-test-'));
-    cli = join(dir, 'cli.js');
-    await esbuild.build({ entryPoints: [join(ROOT, 'src', 'cli', 'bin.ts')], outfile: cli, bundle: true, platform: 'node', format: 'esm', target: 'node22', external: ['ws', 'form-data', 'zod'], logLevel: 'silent' });
     keyFile = join(dir, 'key.txt');
     writeFileSync(keyFile, EMULATOR_API_KEY);
     emu = await startEmulator({ personality: 'spec', cloud: { stepMs: 2, progressSteps: 1 } });
@@ -137,17 +133,12 @@ describe('the command line downloads every file', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const run = (args: string[]) =>
-    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const env = { ...process.env };
-      for (const k of Object.keys(env)) if (k.startsWith('PLATFORMUI_') || k === 'FORCE_COLOR') delete env[k];
-      const child = spawn(process.execPath, [cli, ...args, '--server', emu.url, '--api-key-file', keyFile], { cwd: dir, env: { ...env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.setEncoding('utf8').on('data', (t: string) => (stdout += t));
-      child.stderr.setEncoding('utf8').on('data', (t: string) => (stderr += t));
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
-    });
+  // In the test's process (test/helpers/cli.ts), with the environment a child process had.
+  const run = (args: string[]) => {
+    const env = { ...process.env };
+    for (const k of Object.keys(env)) if (k.startsWith('PLATFORMUI_') || k === 'FORCE_COLOR') delete env[k];
+    return runCli([...args, '--server', emu.url, '--api-key-file', keyFile], { cwd: dir, env: { ...env, NO_COLOR: '1' } });
+  };
   const workflowFile = (prefix: string) => {
     const path = join(dir, `${prefix}.json`);
     writeFileSync(path, JSON.stringify(everyKind(prefix)));

@@ -1,23 +1,20 @@
 // `platformui run` on a file saved in the editor, and --set by input name, as a user runs them:
-// the command line bundled once and run as a child process against emulators over real
-// loopback sockets. The file is converted with the server's object_info (one request), --set
+// the command line (main(), in the test's process) against emulators over real loopback sockets. The file is converted with the server's object_info (one request), --set
 // takes the names workflow.inputs() gives (title.input, input alone, id.input), --list-inputs
 // shows them, and every mistake is exit 2 before anything is uploaded or submitted.
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import * as esbuild from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../../../src/emulator/index.ts';
 import { makePng } from '../../../src/emulator/cloud-files.ts';
+import { baseEnv, runCli } from '../../helpers/cli.ts';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const SAVED = join(ROOT, 'test', 'fixtures', 'named-inputs', 'blur-twice.json');
 const INVERT = join(ROOT, 'examples', 'workflows', 'invert.json');
 
 let dir: string;
-let cliBundle: string;
 let photo: string;
 let counter = 0;
 /** A fresh name: the emulator serves a workflow it has run before from its cache. */
@@ -31,8 +28,6 @@ let unknownClass: string;
 beforeAll(async () => {
   mkdirSync(join(ROOT, '.tmp'), { recursive: true });
   dir = mkdtempSync(join(ROOT, '.tmp', 'cli-named-'));
-  cliBundle = join(dir, 'cli.js');
-  await esbuild.build({ bundle: true, platform: 'node', format: 'esm', target: 'node22', external: ['ws', 'form-data', 'zod'], logLevel: 'silent', entryPoints: [join(ROOT, 'src', 'cli', 'bin.ts')], outfile: cliBundle });
   photo = join(dir, 'photo.png');
   writeFileSync(photo, makePng(8, 8, 0x808080));
   const saved = JSON.parse(readFileSync(SAVED, 'utf8'));
@@ -50,15 +45,9 @@ interface Result {
   stderr: string;
 }
 
-/** Runs the command line to its end, with no PLATFORMUI_* variables of the test's own. */
+/** Runs the command line to its end (in this process: test/helpers/cli.ts), with no PLATFORMUI_* variables of the test's own. */
 function cli(args: string[]): Promise<Result> {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('PLATFORMUI_') && k !== 'NO_COLOR' && k !== 'FORCE_COLOR'));
-  const child = spawn(process.execPath, [cliBundle, ...args], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+  return runCli(args, { cwd: dir, env: baseEnv() });
 }
 
 const outDir = () => mkdtempSync(join(dir, 'out-'));

@@ -1,6 +1,6 @@
 // The `platformui` command line against a Comfy API v2 server (issue 33): `--server-kind v2` and
-// PLATFORMUI_SERVER_KIND=v2, the v2 emulator over real loopback sockets, the CLI bundled once and run as a
-// child process (as test/cli/main.int.test.ts does). run (outputs written), a bad kind (a usage error naming the kinds),
+// PLATFORMUI_SERVER_KIND=v2, the v2 emulator over real loopback sockets, the CLI in the test's process
+// (test/helpers/cli.ts) and, for Ctrl-C and the emulator command, bundled once and run as a child process. run (outputs written), a bad kind (a usage error naming the kinds),
 // job / jobs / queue (what v2 has, and a clear line where it has none), and `platformui emulator --personality v2`.
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EMULATOR_API_KEY, startEmulator, type Emulator } from '../../../src/emulator/index.ts';
+import { baseEnv, runCli } from '../../helpers/cli.ts';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const INVERT = join(ROOT, 'examples', 'workflows', 'invert.json');
@@ -39,11 +40,6 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function baseEnv(): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  for (const k of Object.keys(env)) if (k.startsWith('PLATFORMUI_') || k === 'NO_COLOR' || k === 'FORCE_COLOR') delete env[k];
-  return env;
-}
 interface Result {
   code: number | null;
   stdout: string;
@@ -58,7 +54,7 @@ function start(args: string[], env: Record<string, string> = {}) {
   const done = new Promise<Result>((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
   return { child, out: () => stdout, done };
 }
-const cli = (args: string[], env: Record<string, string> = {}) => start(args, env).done;
+const cli = (args: string[], env: Record<string, string> = {}) => runCli(args, { cwd: dir, env: { ...baseEnv(), ...env } });
 const on = () => ['--server', emu.url, '--api-key-file', keyFile];
 const outDir = () => mkdtempSync(join(dir, 'out-'));
 const submittedId = (stdout: string) => /Submitted job (\S+)/.exec(stdout)?.[1];
