@@ -109,14 +109,34 @@ function compile(tsc: typeof ts, files: Record<string, string>): { errors: strin
     paths: { '@platformui/sdk': [join(ROOT, 'src/index.ts')] },
   };
   const started = performance.now();
-  const program = tsc.createProgram(Object.keys(files).map((f) => join(dir, f)), options);
-  // The SDK's own source is type-checked by `npm run typecheck` (with its settings): only the generated file and its user are judged here.
-  const errors = tsc
-    .getPreEmitDiagnostics(program)
+  // The libraries, @types/node and the SDK's source are the same in every compile: parsed once per TypeScript.
+  const host = tsc.createCompilerHost(options);
+  const parse = host.getSourceFile.bind(host);
+  const cache = (parsed.get(tsc) ?? parsed.set(tsc, new Map()).get(tsc))!;
+  host.getSourceFile = (fileName, languageVersion, onError, fresh) => {
+    if (fileName.startsWith(dir)) return parse(fileName, languageVersion, onError, fresh);
+    let file = cache.get(fileName);
+    if (!file) cache.set(fileName, (file = parse(fileName, languageVersion, onError, fresh)));
+    return file;
+  };
+  const program = tsc.createProgram(Object.keys(files).map((f) => join(dir, f)), options, host);
+  // The SDK's own source is type-checked by `npm run typecheck` (with its settings): only the generated file and its user
+  // are judged here, so only they are checked (what getPreEmitDiagnostics gives, then kept for these files alone).
+  const own = program.getSourceFiles().filter((f) => f.fileName.startsWith(dir));
+  const diagnostics = tsc.sortAndDeduplicateDiagnostics([
+    ...program.getConfigFileParsingDiagnostics(),
+    ...program.getOptionsDiagnostics(),
+    ...own.flatMap((f) => program.getSyntacticDiagnostics(f)),
+    ...program.getGlobalDiagnostics(),
+    ...own.flatMap((f) => program.getSemanticDiagnostics(f)),
+  ]);
+  const errors = diagnostics
     .filter((d) => !d.file || d.file.fileName.startsWith(dir))
     .map((d) => `${d.file ? `${d.file.fileName.slice(dir.length + 1)}: ` : ''}${tsc.flattenDiagnosticMessageText(d.messageText, '\n')}`);
   return { errors, ms: performance.now() - started };
 }
+/** Source files parsed outside a compile's own folder, per TypeScript module (see {@link compile}). */
+const parsed = new Map<typeof ts, Map<string, ts.SourceFile | undefined>>();
 
 describe('generateTypes: how object_info becomes types', () => {
   const code = generateTypes(KINDS);
