@@ -2,9 +2,9 @@
 // (src/cli/bin.ts) runs, with the test's buffers as its standard output and error (neither a terminal,
 // as a child process's pipes are not), the test's environment as `process.env` for the run (the clients
 // read PLATFORMUI_* there themselves), and the test's folder as the working directory. It gives what a
-// spawned `node cli.js …` gave: the exit code, standard output, standard error. Some 50 ms less per
-// command than a process: a Node start, loading the bundle. What only a process shows (signals, a
-// closed pipe, the shebang, a terminal) stays in child processes (test/cli/main.int.test.ts).
+// spawned `node cli.js …` gave: the exit code, standard output, standard error, without a Node start
+// and a bundle to load per command. What only a process shows (signals, a closed pipe, the bins, a
+// shell, a terminal) stays in child processes (test/cli/main.int.test.ts).
 import { main } from '../../src/cli/main.ts';
 
 /** What a command left: its exit code and its two outputs, whole. */
