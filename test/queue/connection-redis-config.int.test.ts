@@ -5,7 +5,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { closeAll, emulator, invert, queue, worker } from './helpers.ts';
-import { startRedis, type TestRedis } from './redis.ts';
+import { startRedis, type TestRedis } from '../helpers/redis.ts';
 import { recorder } from '../helpers/log-recorder.ts';
 
 let redis: TestRedis;

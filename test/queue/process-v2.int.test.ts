@@ -8,7 +8,7 @@ import { EMULATOR_API_KEY, makePng, startEmulator, type Emulator } from '../../s
 import { V2Error } from '../../src/emulator/v2/errors.ts';
 import { JobQueue } from '../../src/queue/index.ts';
 import { bundleChildren, killChildren, startWorker, type Child } from './proc/harness.ts';
-import { startRedis, type TestRedis } from './redis.ts';
+import { startRedis, type TestRedis } from '../helpers/redis.ts';
 import { jobWorkflow } from './proc/workflows.ts';
 
 let redis: TestRedis;

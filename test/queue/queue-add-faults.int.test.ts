@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidArgumentError, JobCancelledError } from '../../src/index.ts';
 import { JobQueue, QueueAddError } from '../../src/queue/index.ts';
 import { closeAll, emulator, invert, promptPosts, queue, worker } from './helpers.ts';
-import { startRedis, type TestRedis } from './redis.ts';
+import { startRedis, type TestRedis } from '../helpers/redis.ts';
 import { recorder } from '../helpers/log-recorder.ts';
 
 let redis: TestRedis;

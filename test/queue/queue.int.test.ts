@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ExecutionError, JobCancelledError, PlacementError } from '../../src/index.ts';
 import type { QueueNodeEvent } from '../../src/queue/index.ts';
 import { closeAll, dropClass, emulator, blur, invert, open, queue, until, worker } from './helpers.ts';
-import { startRedis, type TestRedis } from './redis.ts';
+import { startRedis, type TestRedis } from '../helpers/redis.ts';
 import { startRelay } from './relay.ts';
 
 let redis: TestRedis;

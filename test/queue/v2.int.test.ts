@@ -8,7 +8,7 @@ import { EMULATOR_API_KEY, makePng, startEmulator, type Emulator } from '../../s
 import type { PoolServer } from '../../src/index.ts';
 import { QueueWorker, type QueueWorkerOptions } from '../../src/queue/index.ts';
 import { closeAll, invert, open, queue, until } from './helpers.ts';
-import { startRedis, type TestRedis } from './redis.ts';
+import { startRedis, type TestRedis } from '../helpers/redis.ts';
 
 let redis: TestRedis;
 let n = 0;

@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../src/index.ts';
 import { QueueWorker } from '../../src/queue/index.ts';
 import { closeAll, emulator, invert, queue, worker } from './helpers.ts';
-import { startRedis, type TestRedis } from './redis.ts';
+import { startRedis, type TestRedis } from '../helpers/redis.ts';
 
 let redis: TestRedis;
 beforeAll(async () => void (redis = await startRedis()));

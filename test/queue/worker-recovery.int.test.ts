@@ -7,7 +7,7 @@ import { JobCancelledError, ServerLostError, type PoolServer } from '../../src/i
 import { EMULATOR_API_KEY, makePng } from '../../src/emulator/index.ts';
 import { QueueWorker } from '../../src/queue/index.ts';
 import { closeAll, emulator, invert, open, promptPosts, queue, until, worker } from './helpers.ts';
-import { startRedis, type TestRedis } from './redis.ts';
+import { startRedis, type TestRedis } from '../helpers/redis.ts';
 
 let redis: TestRedis;
 let n = 0;

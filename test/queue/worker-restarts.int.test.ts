@@ -2,7 +2,7 @@
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { makePng } from '../../src/emulator/index.ts';
 import { closeAll, emulator, invert, promptPosts, queue, until, worker } from './helpers.ts';
-import { startRedis, type TestRedis } from './redis.ts';
+import { startRedis, type TestRedis } from '../helpers/redis.ts';
 
 let redis: TestRedis;
 let n = 0;

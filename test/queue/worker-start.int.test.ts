@@ -10,7 +10,7 @@ import * as esbuild from 'esbuild';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { QueueWorker } from '../../src/queue/index.ts';
 import { closeAll, emulator, invert, open, queue } from './helpers.ts';
-import { startRedis, type TestRedis } from './redis.ts';
+import { startRedis, type TestRedis } from '../helpers/redis.ts';
 
 let redis: TestRedis;
 beforeAll(async () => void (redis = await startRedis()));

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CloudClient } from '../../src/index.ts';
 import { makePng } from '../../src/emulator/cloud-files.ts';
 import { JobQueue, QueueWorker } from '../../src/queue/index.ts';
-import { startRedis, type TestRedis } from '../queue/redis.ts';
+import { startRedis, type TestRedis } from '../helpers/redis.ts';
 import { blurChain } from './workflows.ts';
 
 const url1 = process.env.PLATFORMUI_REAL_SERVER_URL;

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../../../src/emulator/index.ts';
-import { startRedis } from '../../queue/redis.ts';
+import { startRedis } from '../../helpers/redis.ts';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const INVERT = join(ROOT, 'examples', 'workflows', 'invert.json');
