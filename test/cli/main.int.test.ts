@@ -14,7 +14,7 @@ import * as esbuild from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CloudClient, RegistryClient } from '../../src/index.ts';
 import { EMULATOR_API_KEY, startEmulator, type Emulator, type PersonalityName } from '../../src/emulator/index.ts';
-import { baseEnv, runCli, startCli } from '../helpers/cli.ts';
+import { baseEnv, cliOnPath, runCli, startCli } from '../helpers/cli.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const INVERT = join(ROOT, 'examples', 'workflows', 'invert.json');
@@ -870,23 +870,30 @@ describe('a loopback server that wants a key, the codegen alias, the examples', 
 
   it('every example of the help runs as written, in order, in a fresh folder', async () => {
     const here = mkdtempSync(join(dir, 'help-examples-'));
-    const env = { ...withKey(), PATH: `${binWithPlatformui()}:${process.env.PATH}` };
-    /** The lines of a help's Example(s): section. */
-    const examplesOf = (help: string) => /\nExamples?:\n((?: {2}.*\n)+)/.exec(help)![1]!.trimEnd().split('\n').map((l) => l.trim());
-    const top = (await cli(['--help'])).stdout;
-    const commands = /\nCommands:\n((?: {2}.*\n)+)/.exec(top)![1]!.trimEnd().split('\n').map((l) => /^ {2}(\S+(?: \S+)?) {2,}/.exec(l)![1]!);
-    const lines = examplesOf(top);
-    // The emulator runs until Ctrl-C (its own tests start it), and its help is its own.
-    for (const name of commands.filter((c) => c !== 'emulator')) lines.push(...examplesOf((await cli([...name.split(' '), '--help'])).stdout));
-    expect(lines.length).toBeGreaterThan(commands.length);
-    for (const line of lines) {
-      expect(line).toMatch(/^platformui /);
-      // The queue's examples need a Redis and a worker (test/cli/commands/queue-redis.int.test.ts runs those commands against real ones).
-      if (/# needs Redis/.test(line)) continue;
-      const r = await shell(line, here, env);
-      expect(r.code, `${line}\n${r.stderr}`).toBe(0);
+    // A real shell (the examples use `$(…)` and `>`), whose `platformui` runs the command line in this process
+    // (test/helpers/cli.ts): the examples are the point here, not the process (the tests above start it).
+    const onPath = await cliOnPath(dir);
+    try {
+      const env = { ...withKey(), PATH: `${onPath.bin}:${process.env.PATH}` };
+      /** The lines of a help's Example(s): section. */
+      const examplesOf = (help: string) => /\nExamples?:\n((?: {2}.*\n)+)/.exec(help)![1]!.trimEnd().split('\n').map((l) => l.trim());
+      const top = (await cli(['--help'])).stdout;
+      const commands = /\nCommands:\n((?: {2}.*\n)+)/.exec(top)![1]!.trimEnd().split('\n').map((l) => /^ {2}(\S+(?: \S+)?) {2,}/.exec(l)![1]!);
+      const lines = examplesOf(top);
+      // The emulator runs until Ctrl-C (its own tests start it), and its help is its own.
+      for (const name of commands.filter((c) => c !== 'emulator')) lines.push(...examplesOf((await cli([...name.split(' '), '--help'])).stdout));
+      expect(lines.length).toBeGreaterThan(commands.length);
+      for (const line of lines) {
+        expect(line).toMatch(/^platformui /);
+        // The queue's examples need a Redis and a worker (test/cli/commands/queue-redis.int.test.ts runs those commands against real ones).
+        if (/# needs Redis/.test(line)) continue;
+        const r = await shell(line, here, env);
+        expect(r.code, `${line}\n${r.stderr}`).toBe(0);
+      }
+    } finally {
+      await onPath.close();
     }
-    // Some thirty processes one after another: the bound is for a hang, not for the machine's speed.
+    // Some thirty commands one after another: the bound is for a hang, not for the machine's speed.
   }, 300_000);
 });
 

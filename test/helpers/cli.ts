@@ -5,6 +5,9 @@
 // spawned `node cli.js …` gave: the exit code, standard output, standard error, without a Node start
 // and a bundle to load per command. What only a process shows (signals, a closed pipe, the bins, a
 // shell, a terminal) stays in child processes (test/cli/main.int.test.ts).
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { main } from '../../src/cli/main.ts';
 
 /** What a command left: its exit code and its two outputs, whole. */
@@ -75,3 +78,45 @@ export function startCli(args: readonly string[], options: CliRunOptions = {}): 
 
 /** Runs a command to its end. */
 export const runCli = (args: readonly string[], options: CliRunOptions = {}): Promise<CliResult> => startCli(args, options).done;
+
+/**
+ * A folder with a `platformui` command for a shell's PATH that runs in the test's process: a small Node
+ * script hands its arguments, environment and working directory to {@link runCli} over loopback and
+ * writes back what the command wrote, exiting with its code. For lines a shell must read (`$(…)`, `>`)
+ * where the process itself is not the point. `close()` stops taking commands.
+ */
+export async function cliOnPath(parent: string): Promise<{ bin: string; close(): Promise<void> }> {
+  const server = createServer({ allowHalfOpen: true }, (socket) => {
+    let request = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => void (request += chunk));
+    socket.on('end', () => {
+      const { argv, env, cwd } = JSON.parse(request) as { argv: string[]; env: NodeJS.ProcessEnv; cwd: string };
+      runCli(argv, { env, cwd })
+        .catch((err: unknown): CliResult => ({ code: 70, stdout: '', stderr: `platformui (the test's): ${String(err)}\n` }))
+        .then((result) => socket.end(JSON.stringify(result)));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const bin = mkdtempSync(join(parent, 'bin-'));
+  const client = join(bin, 'platformui.mjs');
+  writeFileSync(
+    client,
+    [
+      "import { connect } from 'node:net';",
+      `const socket = connect(${port}, '127.0.0.1');`,
+      'socket.end(JSON.stringify({ argv: process.argv.slice(2), env: process.env, cwd: process.cwd() }));',
+      "let answer = '';",
+      "socket.setEncoding('utf8').on('data', (chunk) => (answer += chunk));",
+      "socket.on('end', () => {",
+      '  const { code, stdout, stderr } = JSON.parse(answer);',
+      '  process.stdout.write(stdout, () => process.stderr.write(stderr, () => process.exit(code)));',
+      '});',
+      "socket.on('error', (err) => { process.stderr.write(`platformui (the test's): ${err.message}\\n`); process.exit(70); });",
+      '',
+    ].join('\n'),
+  );
+  writeFileSync(join(bin, 'platformui'), `#!/bin/sh\nexec '${process.execPath}' '${client}' "$@"\n`, { mode: 0o755 });
+  return { bin, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
