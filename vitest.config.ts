@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
@@ -14,6 +15,9 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     // A test that writes to the console fails: `npm test` prints only results.
     setupFiles: ['test/setup/quiet.ts'],
+    // Vitest's default, cores − 1 files at a time, runs one at a time on the 2-core CI machine and leaves a core idle:
+    // at least two (most files wait on sockets, timers and child processes more than they compute).
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     testTimeout: 30_000,
     hookTimeout: 30_000,
     typecheck: { enabled: true, include: ['test/types/**/*.test-d.ts'] },

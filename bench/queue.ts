@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { job } from './pool.ts';
 import { median } from './registry.ts';
-import { startRedis } from '../test/queue/redis.ts';
+import { startRedis } from '../test/helpers/redis.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const JOBS = 60;

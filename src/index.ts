@@ -1,7 +1,7 @@
 /**
  * `@platformui/sdk`: typed clients for the node registry, the partner proxy
  * and the cloud workflow service. This file is the public surface and nothing else:
- * what users code against. Every runtime export is pinned by `test/unit/exports.test.ts`,
+ * what users code against. Every runtime export is pinned by `test/exports.test.ts`,
  * so a new one is a decision, not an accident.
  *
  * @packageDocumentation

@@ -2,7 +2,7 @@
 // test/fixtures/editor/real runs as it is (the client converts it with the server's object_info and sends it as
 // extra_pnginfo.workflow, as the editor does) and saves byte-identical files to its hand-written API-format twin
 // run with the same extra_pnginfo. SaveImage embeds the prompt and the workflow in each PNG, so equal bytes also
-// mean equal JSON, key order included. Called by local-server.test.ts, so its jobs never run beside that suite's.
+// mean equal JSON, key order included. Called by local-server.int.test.ts, so its jobs never run beside that suite's.
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 // Named inputs (issue 25) against a real local server (ComfyUI 0.8.0 on CPU), named by
-// PLATFORMUI_REAL_SERVER_URL; without it this suite skips. Imported by local-server.test.ts,
+// PLATFORMUI_REAL_SERVER_URL; without it this suite skips. Imported by local-server.int.test.ts,
 // not a test file of its own: its jobs must not run beside that suite's.
 //
 // A workflow saved in the editor (two blurs with titles, one holding a dot), converted with the

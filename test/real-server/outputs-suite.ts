@@ -1,5 +1,5 @@
 // Outputs of every kind (issue 25) against a real local server (ComfyUI 0.8.0 on CPU), named by
-// PLATFORMUI_REAL_SERVER_URL; without it this suite skips. Imported by local-server.test.ts, not
+// PLATFORMUI_REAL_SERVER_URL; without it this suite skips. Imported by local-server.int.test.ts, not
 // a test file of its own: its jobs must not run beside that suite's.
 //
 // Model-free nodes of this server that send other keys: SaveAnimatedPNG (images and

@@ -1,6 +1,6 @@
 // Issue 23 against the real local server: a submission whose answer is lost is
 // found by its chosen id and followed, never sent twice. Imported by
-// local-server.test.ts, so its jobs never run beside that suite's on the one server.
+// local-server.int.test.ts, so its jobs never run beside that suite's on the one server.
 //
 // Between the client and the server sits a relay of the test's own that can lose
 // the answer of POST /prompt (the server took the job) or the request itself.

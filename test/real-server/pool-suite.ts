@@ -1,7 +1,7 @@
 // CloudPool (issue 17) over two real local servers (ComfyUI 0.8.0 on CPU), named by
 // PLATFORMUI_REAL_SERVER_URL and PLATFORMUI_REAL_SERVER_URL_2. `.ci/run` starts both from
 // ../shared/real-server when that folder exists; without both variables this file skips.
-// Imported by local-server.test.ts, not a test file of its own: its jobs on the first
+// Imported by local-server.int.test.ts, not a test file of its own: its jobs on the first
 // server must not run beside that suite's (vitest runs test files in parallel).
 //
 // The test stops the second server mid-run (with the kit's stop.sh and the port of its URL):
@@ -13,7 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { blurChain as chain } from './workflows.ts';
 import { CloudClient, CloudPool, type PoolJob, type PoolJobResult } from '../../src/index.ts';
 import { makePng } from '../../src/emulator/cloud-files.ts';
-import { recorder } from '../unit/log-recorder.ts';
+import { recorder } from '../helpers/log-recorder.ts';
 
 const url1 = process.env.PLATFORMUI_REAL_SERVER_URL;
 const url2 = process.env.PLATFORMUI_REAL_SERVER_URL_2;

@@ -1,6 +1,6 @@
 // The Redis queue (issue 26) over two real local servers (ComfyUI 0.8.0 on CPU), named by
 // PLATFORMUI_REAL_SERVER_URL and PLATFORMUI_REAL_SERVER_URL_2, with a real redis-server; without
-// either server or redis-server this suite skips with one line. Imported by local-server.test.ts
+// either server or redis-server this suite skips with one line. Imported by local-server.int.test.ts
 // before the pool suite (which stops the second server at its end).
 //
 // One worker beside each server, as on two GPU machines, and a producer: every job runs exactly once
@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CloudClient } from '../../src/index.ts';
 import { makePng } from '../../src/emulator/cloud-files.ts';
 import { JobQueue, QueueWorker } from '../../src/queue/index.ts';
-import { startRedis, type TestRedis } from '../queue/redis.ts';
+import { startRedis, type TestRedis } from '../helpers/redis.ts';
 import { blurChain } from './workflows.ts';
 
 const url1 = process.env.PLATFORMUI_REAL_SERVER_URL;

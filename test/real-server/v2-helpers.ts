@@ -1,4 +1,4 @@
-// Helpers of the real v2 server suite (v2.test.ts) and the v2 bench (bench/v2-official.ts): the ComfyUI behind
+// Helpers of the real v2 server suite (v2.int.test.ts) and the v2 bench (bench/v2-official.ts): the ComfyUI behind
 // the proxy, PNGs made and decoded here (output bytes checked as pixels), model-free workflows, and a TCP relay
 // that counts what clients send and can lose the answer of a submission after the server made the job.
 import { randomBytes } from 'node:crypto';

@@ -4,7 +4,7 @@
 // that writes outside its tests (at load, in a hook, after a test ended).
 //
 // The SDK's default logger is `console` (src/transport/log.ts), so a test that
-// provokes a warning captures it: `recorder()` (test/unit/log-recorder.ts) as
+// provokes a warning captures it: `recorder()` (test/helpers/log-recorder.ts) as
 // the client's or the emulator's `logger`, asserting on its lines when they
 // are part of what the test is about, or `logLevel: 'off'` when incidental.
 // No test needs the console for itself: a figure goes to `annotate()`, the
@@ -39,7 +39,7 @@ function check(what: string) {
   if (lines.length > 10) shown.push(`  … and ${lines.length - 10} more`);
   throw new Error(
     `${what} wrote to the console, and \`npm test\` prints only results:\n${shown.join('\n')}\n` +
-      "Capture what the test provokes: pass `logger: recorder().logger` (test/unit/log-recorder.ts) to the client or the emulator and assert on its lines, or `logLevel: 'off'` where a line is incidental. " +
+      "Capture what the test provokes: pass `logger: recorder().logger` (test/helpers/log-recorder.ts) to the client or the emulator and assert on its lines, or `logLevel: 'off'` where a line is incidental. " +
       "A test's own figures go to `annotate()`, the reason it skips to `skip(note)`.",
   );
 }

@@ -1,7 +1,7 @@
 // Type tests for the models: no catch-all index signature (a misspelt field is
 // a compile error), required where the spec and the recordings say so, open
 // enums, and unknown fields read only on purpose. (Unknown fields are still
-// kept at runtime: test/unit/schema-types.test.ts.)
+// kept at runtime: test/schemas/models.test.ts.)
 import { describe, expectTypeOf, it } from 'vitest';
 import {
   CloudClient,

@@ -1,6 +1,6 @@
 // Type tests of the typed builder: `Workflow<Nodes>` with the node types generated
 // from the real 440-class object_info (fixture-nodes.generated.ts, committed so these
-// run without the fixture; test/unit/codegen.test.ts keeps it in step with the fixture).
+// run without the fixture; test/workflow/codegen.test.ts keeps it in step with the fixture).
 // Each mistake the issue names is a compile error; valid workflows compile; the
 // untyped `Workflow` takes anything.
 import { describe, expectTypeOf, it } from 'vitest';

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
 import { afterAll, beforeAll } from 'vitest';
 import { JobQueue, type QueueWorkerOptions } from '../../../src/queue/index.ts';
-import { startRedis, type TestRedis } from '../redis.ts';
+import { startRedis, type TestRedis } from '../../helpers/redis.ts';
 import type { ServerConfig, ServerJob, ServerReply, ServerRequest } from './server.ts';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
