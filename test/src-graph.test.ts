@@ -10,6 +10,11 @@ import { describe, expect, it } from 'vitest';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SRC = join(ROOT, 'src');
 const MAX_LINES = 450;
+/**
+ * Files not yet under the rule, each with its ceiling: its length when the rule came, lowered as it shrinks, never
+ * raised. `cloud/client.ts`: 244 lines of thin public methods and ~310 of their TSDoc, which stays on the methods.
+ */
+const NOT_YET: Record<string, number> = { 'src/cloud/client.ts': 555 };
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -120,7 +125,7 @@ describe('src/', () => {
         const text = readFileSync(f, 'utf8');
         return { file: shown(f), lines: text.split('\n').length - (text.endsWith('\n') ? 1 : 0) };
       })
-      .filter((f) => f.lines > MAX_LINES)
+      .filter((f) => f.lines > (NOT_YET[f.file] ?? MAX_LINES))
       .sort((a, b) => b.lines - a.lines)
       .map((f) => `${f.file}: ${f.lines} lines`);
     expect(over, `files over ${MAX_LINES} lines:\n${over.join('\n')}`).toEqual([]);

@@ -31,8 +31,6 @@ import type { EngineContext, FailSpec, Job, JobStatusValue, NodeOutput, OutputRe
 import { exceptionMessage, nodeState, previewText, seedOf, sleep, workflowHash } from './cloud-job-steps.ts';
 import { HttpError } from './reply.ts';
 import { NODE_BEHAVIOUR, type NodeBehaviour, type PromptNode, type ValidatedPrompt } from './cloud-nodes.ts';
-import type { Personality } from './personality.ts';
-import { asLink } from '../workflow/issue.ts';
 
 // What a job is, importable from here as it always was.
 export type { CloudEvent, EngineContext, FailSpec, Job, JobMessage, JobStatusValue, NodeOutput, OutputRef, RawFailure } from './cloud-job-types.ts';
