@@ -39,6 +39,9 @@ const lazyEditor = lazyFile('editor', /workflow\/editor\.ts$/);
 // checks the root's error classes: the client hands its own over when it loads the file (errorsByHand), so
 // `err instanceof SubmissionError` holds for its errors too.
 const lazyV2 = lazyFile('v2', /v2\/backend\.ts$/);
+// In v2's file, hash-wasm's BLAKE3 (`v2/blake3-wasm.ts`, a named re-export an app bundler can tree-shake) loads on the
+// first upload: a file of its own, `blake3.browser.js`.
+const lazyBlake3 = lazyFile('blake3', /(^|\/)blake3-wasm\.ts$/, 'v2/hash.ts');
 
 // Realtime (`cloud/run.ts`: the socket, frame and message routing, the follower, its states and records) loads on
 // the first run(), follow(), waitForJob() or connect(), or when a pool starts watching (issue 34), through the one
@@ -184,6 +187,7 @@ export default defineConfig([
       'validate.browser': 'src/workflow/validate.ts',
       'missing-packs.browser': 'src/registry/missing-packs.ts',
       'publish.browser': 'src/registry/publish.ts',
+      'blake3.browser': 'src/cloud/v2/blake3-wasm.ts',
     },
     format: ['esm'],
     splitting: false,
@@ -192,7 +196,7 @@ export default defineConfig([
     external,
     removeNodeProtocol,
     treeshake: true,
-    esbuildPlugins: [browserPlatform, errorsByHand],
+    esbuildPlugins: [browserPlatform, errorsByHand, lazyBlake3],
   },
   {
     // The bins: Node only. `cli` (platformui) is loaded by its bin alone: no entry

@@ -126,8 +126,18 @@ async function withEsbuild(code: string, dir: string, n: number): Promise<{ out:
     }
   }
   const join2 = (paths: string[]) => Buffer.concat(paths.map((p) => file(p)));
-  const later = Object.keys(outputs).filter((p) => !start.has(p) && p.endsWith('.js'));
-  return { out: join2([...start]), lazy: join2(later), byOrigin, notes: result.warnings.map((w) => `esbuild: ${w.text}`) };
+  // What this app may load later: the files its start imports with import(), and theirs, transitively (esbuild emits
+  // every lazily loaded file of the package, reachable from this app or not).
+  const later = new Set<string>();
+  const reach = (path: string) => {
+    for (const i of outputs[path]!.imports) {
+      if (!outputs[i.path] || start.has(i.path) || later.has(i.path)) continue;
+      later.add(i.path);
+      reach(i.path);
+    }
+  };
+  for (const path of start) reach(path);
+  return { out: join2([...start]), lazy: join2([...later]), byOrigin, notes: result.warnings.map((w) => `esbuild: ${w.text}`) };
 }
 
 /** Rollup + node-resolve (browser, module conditions), then esbuild's minifier, of what loads at start. */

@@ -59,6 +59,25 @@ describe.runIf(existsSync(join(dist, 'index.browser.js')))('the browser build: w
     }
   });
 
+  it("a v2 client's first upload loads hash-wasm's BLAKE3, not the whole library (a dynamic import's namespace is not tree-shaken)", async () => {
+    const { lazy } = await startOf('CloudClient');
+    expect(lazy.some((i) => i.endsWith('dist/blake3.browser.js')), 'blake3.browser.js among the lazily loaded').toBe(true);
+    const hashWasm = lazy.filter((i) => i.includes('node_modules/hash-wasm/'));
+    expect(hashWasm.length).toBeGreaterThan(0);
+    // Only BLAKE3's part of hash-wasm: no other algorithm's WebAssembly.
+    const chunk = await esbuild.build({
+      stdin: { contents: `export * from ${JSON.stringify(join(dist, 'blake3.browser.js'))};`, resolveDir: dist, loader: 'js' },
+      bundle: true,
+      format: 'esm',
+      platform: 'browser',
+      write: false,
+      logLevel: 'silent',
+    });
+    const text = chunk.outputFiles[0]!.text;
+    expect(text).toContain('createBLAKE3');
+    for (const other of ['createSHA256', 'createArgon2', 'createXXHash64', 'createMD5']) expect(text.includes(other), other).toBe(false);
+  });
+
   it('the lazily loaded files import nothing of the root (an app would load the root twice)', async () => {
     const { lazy } = await startOf('CloudClient');
     expect(lazy.filter((i) => i.endsWith('index.browser.js'))).toEqual([]);

@@ -23,13 +23,13 @@ export type Blake3Hash = `blake3:${string}`;
 /** What {@link blake3} hashes: bytes, a Blob or File, or (Node) a file path. */
 export type HashInput = Blob | Uint8Array | ArrayBuffer | string;
 
-type Hasher = Awaited<ReturnType<typeof import('hash-wasm').createBLAKE3>>;
+type Hasher = Awaited<ReturnType<typeof import('./blake3-wasm.ts').createBLAKE3>>;
 
-let library: Promise<typeof import('hash-wasm')> | undefined;
+let library: Promise<typeof import('./blake3-wasm.ts')> | undefined;
 
-/** hash-wasm, imported once; a failed import is forgotten so a later call can try again. */
-function load(): Promise<typeof import('hash-wasm')> {
-  library ??= import('hash-wasm').catch((err: unknown) => {
+/** hash-wasm's BLAKE3, imported once; a failed import is forgotten so a later call can try again. */
+function load(): Promise<typeof import('./blake3-wasm.ts')> {
+  library ??= import('./blake3-wasm.ts').catch((err: unknown) => {
     library = undefined;
     throw err;
   });
