@@ -14,24 +14,10 @@ import { requestOptionsOf, type RequestOptions } from '../transport/options.ts';
 import type { APIPromise, WithResponse } from '../transport/promise.ts';
 import type { Transport } from '../transport/transport.ts';
 import { firstOf, isEditorFormat, type WorkflowIssue } from '../workflow/issue.ts';
-import { rootErrors } from './root-errors.ts';
 import { jsonOf, withSavedWorkflow, type SubmitOptions, type ValidateWorkflowOptions, type WorkflowInput } from './client-options.ts';
 import type { ServerKind } from './protocol/types.ts';
 import type { V2Backend } from './v2/backend.ts';
-
-/** The editor-format converter, loaded on first use (a chunk of its own in a browser app). */
-const editor = () => import('../workflow/editor.ts');
-
-/**
- * The workflow validator, loaded on the first `validateWorkflow()` (and so on the first `submit()` or `run()` with
- * `validate: true`): a file of its own in the browser build, which takes the root's error classes from here.
- */
-let validating: Promise<typeof import('../workflow/validate.ts')> | undefined;
-const validator = () =>
-  (validating ??= import('../workflow/validate.ts').then((m) => {
-    m.adoptErrors(rootErrors());
-    return m;
-  }));
+import { editorConverter, validator } from './workflow-code.ts';
 
 /**
  * `object_info` and the workflows converted and checked with it, for one client.
@@ -100,7 +86,7 @@ export class WorkflowSource {
     const { validateWorkflow } = await validator();
     if (!isEditorFormat(json)) return validateWorkflow(json, objectInfo, packs ? { packs } : {});
     // The editor's format: what stops its conversion, else what it changed and what the server would refuse.
-    const { workflow: prompt, issues } = (await editor()).convertEditorWorkflow(json, objectInfo, { ...(packs ? { packs } : {}), ...(widgetValues ? { widgetValues } : {}) });
+    const { workflow: prompt, issues } = (await editorConverter()).convertEditorWorkflow(json, objectInfo, { ...(packs ? { packs } : {}), ...(widgetValues ? { widgetValues } : {}) });
     return issues.some((i) => i.severity === 'error') ? issues : [...issues, ...validateWorkflow(prompt, objectInfo, packs ? { packs } : {})];
   }
 
@@ -114,7 +100,7 @@ export class WorkflowSource {
     const json = jsonOf(workflow);
     if (!isEditorFormat(json)) return { prompt: json };
     const info = await this.objectInfo(requestOptionsOf(options));
-    const { workflow: prompt, issues } = (await editor()).convertEditorWorkflow(json, info, options.widgetValues ? { widgetValues: options.widgetValues } : {});
+    const { workflow: prompt, issues } = (await editorConverter()).convertEditorWorkflow(json, info, options.widgetValues ? { widgetValues: options.widgetValues } : {});
     const errors = issues.filter((i) => i.severity === 'error');
     if (errors.length > 0) throw new InvalidArgumentError(firstOf(errors), 'workflow', errors);
     for (const w of issues) this.#transport.log.warn?.(w.message, { nodeId: w.nodeId, code: w.code });

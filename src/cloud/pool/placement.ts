@@ -9,7 +9,7 @@ import type { ObjectInfo, Workflow } from '../../schemas/cloud.ts';
 import type { EditorOptions } from '../../workflow/editor.ts';
 import { isEditorFormat, type WorkflowIssue } from '../../workflow/issue.ts';
 import type { EditorWorkflowJSON } from '../client.ts';
-import { rootErrors } from '../root-errors.ts';
+import { editorConverter, validator } from '../workflow-code.ts';
 
 // Judging is synchronous (a job is placed in the tick it is submitted, when a server can take it); loading the validator
 // and the editor-format converter is not. So a pool loads the validator when it is made and the converter on the first
@@ -17,8 +17,6 @@ import { rootErrors } from '../root-errors.ts';
 // are not known yet). Each is a file of its own in the browser build: an app that never pools pays for neither at start.
 let validation: typeof import('../../workflow/validate.ts') | undefined;
 let conversion: typeof import('../../workflow/editor.ts') | undefined;
-let loadingValidation: Promise<unknown> | undefined;
-let loadingConversion: Promise<unknown> | undefined;
 
 /**
  * Loads what judging `workflow` needs (the validator; for the editor's format the converter too), and resolves
@@ -32,15 +30,8 @@ let loadingConversion: Promise<unknown> | undefined;
  */
 export function loadJudging(workflow?: unknown): Promise<unknown> | undefined {
   const load: Promise<unknown>[] = [];
-  if (!validation) {
-    load.push(
-      (loadingValidation ??= import('../../workflow/validate.ts').then((m) => {
-        m.adoptErrors(rootErrors());
-        validation = m;
-      })),
-    );
-  }
-  if (!conversion && workflow !== undefined && isEditorFormat(workflow)) load.push((loadingConversion ??= import('../../workflow/editor.ts').then((m) => void (conversion = m))));
+  if (!validation) load.push(validator().then((m) => void (validation = m)));
+  if (!conversion && workflow !== undefined && isEditorFormat(workflow)) load.push(editorConverter().then((m) => void (conversion = m)));
   return load.length > 0 ? Promise.all(load) : undefined;
 }
 

@@ -1,0 +1,36 @@
+/**
+ * The doors to the workflow code a client or a pool loads on first use: the validator and the editor-format
+ * converter, each imported once per process whoever asks first (a client's `validateWorkflow()`, a pool when it is
+ * made or meets an editor file). Each is a file of its own in the browser build; the validator takes the root's error
+ * classes from here (`root-errors.ts`), so `instanceof` holds for what it throws.
+ *
+ * @module
+ */
+import { rootErrors } from './root-errors.ts';
+
+let validating: Promise<typeof import('../workflow/validate.ts')> | undefined;
+let converting: Promise<typeof import('../workflow/editor.ts')> | undefined;
+
+/**
+ * The workflow validator (`workflow/validate.ts`), loaded on first use.
+ *
+ * @example
+ * ```ts
+ * const issues = (await validator()).validateWorkflow(prompt, objectInfo);
+ * ```
+ */
+export const validator = (): Promise<typeof import('../workflow/validate.ts')> =>
+  (validating ??= import('../workflow/validate.ts').then((m) => {
+    m.adoptErrors(rootErrors());
+    return m;
+  }));
+
+/**
+ * The editor-format converter (`workflow/editor.ts`), loaded on first use.
+ *
+ * @example
+ * ```ts
+ * const { workflow, issues } = (await editorConverter()).convertEditorWorkflow(saved, objectInfo);
+ * ```
+ */
+export const editorConverter = (): Promise<typeof import('../workflow/editor.ts')> => (converting ??= import('../workflow/editor.ts'));
