@@ -21,7 +21,7 @@ import { JOB_STATUSES, CLOUD_JOB_STATES, JOB_OUTPUT_TYPES } from './values.ts';
 export { JOB_STATUSES, CLOUD_JOB_STATES, JOB_OUTPUT_TYPES, FILE_TYPES } from './values.ts';
 // What a workflow is made of (its nodes, the server's node definitions, file references): a file of its own.
 export * from './nodes.ts';
-import { FileRef, NodeOutputs, Workflow } from './nodes.ts';
+import { NodeOutputs } from './nodes.ts';
 import { openEnum, opt, strings, type Checks, type Fields, type Model, type OpenEnum, type Same } from './common.ts';
 
 
