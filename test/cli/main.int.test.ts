@@ -14,7 +14,7 @@ import * as esbuild from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CloudClient, RegistryClient } from '../../src/index.ts';
 import { EMULATOR_API_KEY, startEmulator, type Emulator, type PersonalityName } from '../../src/emulator/index.ts';
-import { baseEnv, cliOnPath, runCli, startCli } from '../helpers/cli.ts';
+import { baseEnv, cliOnPath, runCli, startCli, type CliResult as Result } from '../helpers/cli.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const INVERT = join(ROOT, 'examples', 'workflows', 'invert.json');
@@ -64,11 +64,6 @@ beforeAll(async () => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 
-interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 /** Starts the CLI in a child process; `out()` is its standard output so far. */
 function start(args: string[], env: Record<string, string> = {}, bundle = cliBundle): { child: ChildProcess; out: () => string; done: Promise<Result> } {

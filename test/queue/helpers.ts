@@ -28,15 +28,8 @@ export async function emulator(o: { stepMs?: number; progressSteps?: number; per
   return emu;
 }
 
-/** The emulator without `cls` in its object_info (and refusing it): a server another lane's. */
-export function dropClass(emu: Emulator, cls: string): void {
-  const full = emu.cloud.objectInfo.bind(emu.cloud);
-  emu.cloud.objectInfo = () => {
-    const info = full();
-    delete info[cls];
-    return info;
-  };
-}
+// The emulator without `cls` in its object_info (and refusing it): a server another lane's.
+export { dropClass } from '../cloud/pool/helpers.ts';
 
 export const promptPosts = (emu: Emulator) => emu.requests.filter((r) => r.method === 'POST' && /\/prompt$/.test(r.path)).length;
 

@@ -12,6 +12,7 @@ import * as esbuild from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../../../src/emulator/index.ts';
 import { startRedis } from '../../helpers/redis.ts';
+import type { CliResult as Result } from '../../helpers/cli.ts';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const INVERT = join(ROOT, 'examples', 'workflows', 'invert.json');
@@ -39,11 +40,6 @@ function baseEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 const children = new Set<ChildProcess>();
 function start(args: string[], env: Record<string, string> = {}): { child: ChildProcess; out: () => string; err: () => string; done: Promise<Result> } {
   const child = spawn(process.execPath, [cliBundle, ...args], { cwd: dir, env: { ...baseEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });

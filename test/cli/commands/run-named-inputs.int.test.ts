@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../../../src/emulator/index.ts';
 import { makePng } from '../../../src/emulator/cloud-files.ts';
-import { baseEnv, runCli } from '../../helpers/cli.ts';
+import { baseEnv, runCli, type CliResult as Result } from '../../helpers/cli.ts';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const SAVED = join(ROOT, 'test', 'fixtures', 'named-inputs', 'blur-twice.json');
@@ -39,11 +39,6 @@ beforeAll(async () => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 /** Runs the command line to its end (in this process: test/helpers/cli.ts), with no PLATFORMUI_* variables of the test's own. */
 function cli(args: string[]): Promise<Result> {

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EMULATOR_API_KEY, startEmulator, type Emulator } from '../../../src/emulator/index.ts';
-import { baseEnv, runCli } from '../../helpers/cli.ts';
+import { baseEnv, runCli, type CliResult as Result } from '../../helpers/cli.ts';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const INVERT = join(ROOT, 'examples', 'workflows', 'invert.json');
@@ -40,11 +40,6 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 function start(args: string[], env: Record<string, string> = {}) {
   const child = spawn(process.execPath, [cliBundle, ...args], { cwd: dir, env: { ...baseEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
