@@ -9,20 +9,25 @@ const external = ['zod', 'ws', 'form-data', 'bullmq', 'ioredis', 'hash-wasm', /^
 // Keep `node:` specifiers: bundlers recognise them as Node-only, bare `fs` they try to resolve.
 const removeNodeProtocol = false;
 
-// The browser build swaps the Node platform module for the browser one, so no
-// Node built-in, `ws` or `form-data` can reach a browser bundle (DESIGN §1).
+// The browser build swaps modules for their browser twins: the Node platform module for the browser one, so no
+// Node built-in, `ws` or `form-data` can reach a browser bundle (DESIGN §1); the editor converter's door, which in
+// Node holds it from the start and in a browser loads it on first use (issue 34: `Workflow`'s budget).
+const browserTwins: Record<string, string> = { 'platform/node.ts': 'platform/browser.ts', 'workflow/editor-code.ts': 'workflow/editor-code.browser.ts' };
 const browserPlatform: NonNullable<Options['esbuildPlugins']>[number] = {
   name: 'browser-platform',
   setup(build) {
-    build.onResolve({ filter: /platform\/node\.ts$/ }, () => ({
-      path: fileURLToPath(new URL('./src/platform/browser.ts', import.meta.url)),
-    }));
+    build.onResolve({ filter: /(platform\/node|editor-code)\.ts$/ }, async (args) => {
+      if (args.pluginData === 'browser-platform') return undefined;
+      const resolved = await build.resolve(args.path, { importer: args.importer, resolveDir: args.resolveDir, kind: args.kind, pluginData: 'browser-platform' });
+      const twin = Object.entries(browserTwins).find(([node]) => resolved.path.endsWith(`/src/${node}`))?.[1];
+      return twin ? { path: fileURLToPath(new URL(`./src/${twin}`, import.meta.url)) } : undefined;
+    });
   },
 };
 
-// CloudClient loads the editor-format converter on first use (`import()`, issue 25). In the browser
-// build that import names a file of its own, self-contained, so an app bundler makes it a chunk
-// loaded only when an editor workflow is passed. (A shared chunk would not do: esbuild's code
+// The editor-format converter loads on first use in a browser (`workflow/editor-code.browser.ts`: issues 25 and 34): that
+// import names a file of its own, self-contained, so an app bundler makes it a chunk loaded only when an editor
+// workflow is converted (or `object_info` fetched, or `Workflow.loadEditor()` called). (A shared chunk would not do: esbuild's code
 // splitting assigns whole modules to chunks, and the app needs other parts of that module at start.)
 /** A module the code loads with `import()` that the browser build ships as a file of its own, `<file>.browser.js`. */
 const lazyFile = (file: string, filter: RegExp, importer = ''): NonNullable<Options['esbuildPlugins']>[number] => ({

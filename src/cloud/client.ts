@@ -105,7 +105,7 @@ export class CloudClient implements JobBackend {
   /**
    * `GET /api/object_info`: every node definition, keyed by class name.
    * Fetched on every call; the answer is also what {@link validateWorkflow}
-   * (and `validate: true`) check against from then on.
+   * (and `validate: true`) check against from then on. In a browser bundle it loads `Workflow.fromEditor()`'s converter too.
    */
   getObjectInfo(options?: RequestOptions): APIPromise<ObjectInfo> {
     const answer = APIPromise.from(() => (checkRequestOptions(options, 'getObjectInfo()'), this.#workflows.fetch(options)));

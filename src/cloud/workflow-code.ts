@@ -9,7 +9,6 @@
 import { rootErrors } from './root-errors.ts';
 
 let validating: Promise<typeof import('../workflow/validate.ts')> | undefined;
-let converting: Promise<typeof import('../workflow/editor.ts')> | undefined;
 
 /**
  * The workflow validator (`workflow/validate.ts`), loaded on first use.
@@ -25,12 +24,5 @@ export const validator = (): Promise<typeof import('../workflow/validate.ts')> =
     return m;
   }));
 
-/**
- * The editor-format converter (`workflow/editor.ts`), loaded on first use.
- *
- * @example
- * ```ts
- * const { workflow, issues } = (await editorConverter()).convertEditorWorkflow(saved, objectInfo);
- * ```
- */
-export const editorConverter = (): Promise<typeof import('../workflow/editor.ts')> => (converting ??= import('../workflow/editor.ts'));
+/** The editor-format converter, loaded on first use: the door `Workflow.fromEditor()` reads too. */
+export { loadConverter as editorConverter } from '../workflow/editor-code.ts';

@@ -45,8 +45,17 @@ export class WorkflowSource {
     this.#get = get;
   }
 
-  /** `object_info` from where the options say: the object itself, another server's `/api/object_info`, or this server's. */
+  /**
+   * `object_info` from where the options say: the object itself, another server's `/api/object_info`, or this
+   * server's. Beside it, the editor converter, which `Workflow.fromEditor()` needs loaded in a browser (in Node it is):
+   * every conversion needs an `object_info`, so an app that has one can convert.
+   */
   async fetch(options: RequestOptions | undefined): Promise<WithResponse<ObjectInfo>> {
+    const [answer] = await Promise.all([this.#fetch(options), editorConverter().catch(() => undefined)]);
+    return answer;
+  }
+
+  async #fetch(options: RequestOptions | undefined): Promise<WithResponse<ObjectInfo>> {
     const source = this.#source;
     if (typeof source === 'object') return { data: source, response: new Response(null, { status: 200 }) };
     if (typeof source === 'string') {

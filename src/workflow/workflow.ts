@@ -18,7 +18,7 @@ import type { AddOptions, InputPath, InputsOf, NodeSelector, NodeTypes, Untyped,
 import { copyJSON, inspectAs, NodeHandle, setOwn, type StoredNode } from './node-handle.ts';
 import { asLink, DIGITS, firstOf, isEditorFormat, type WorkflowIssue } from './issue.ts';
 import { validateWorkflow } from './validate.ts';
-import { convertEditorWorkflow } from './editor.ts';
+import { converterNow, loadConverter } from './editor-code.ts';
 import { EDITOR_OPTIONS, type EditorOptions, type ExposedInput } from './editor-options.ts';
 import { namedInputs, resolveInputs, type NamedInput } from './inputs.ts';
 import { refuseCycles } from './cycles.ts';
@@ -124,7 +124,8 @@ export class Workflow<N extends NodeTypes<N> = Untyped> {
    * problem in `issues`, each naming its node) for a class the server lacks,
    * widget values that do not fit their class (see
    * {@link EditorOptions.widgetValues}), a link the file lacks, or a node the
-   * SDK cannot convert as the editor would. Never modifies `json`.
+   * SDK cannot convert as the editor would. Never modifies `json`. A browser bundle loads the converter on first use:
+   * call {@link Workflow.loadEditor} (or a `CloudClient`'s `getObjectInfo()`) first.
    *
    * @param objectInfo The server's `object_info` (`await cloud.getObjectInfo()`).
    * @example
@@ -140,7 +141,7 @@ export class Workflow<N extends NodeTypes<N> = Untyped> {
     checkOptions(options, EDITOR_OPTIONS, 'Workflow.fromEditor()', 'options.');
     const value = typeof json === 'string' ? parseJSON(json) : json;
     if (!isObject(objectInfo)) throw new InvalidArgumentError(`must be the server's object_info (an object of node classes), got ${describeValue(objectInfo)}`, 'objectInfo');
-    const { workflow, issues, exposed } = convertEditorWorkflow(value, objectInfo, options);
+    const { workflow, issues, exposed } = converterNow().convertEditorWorkflow(value, objectInfo, options);
     const errors = issues.filter((i) => i.severity === 'error');
     if (errors.length > 0) throw new InvalidArgumentError(firstOf(errors), 'workflow', errors);
     const wf = new Workflow<M>(objectInfo);
@@ -149,6 +150,21 @@ export class Workflow<N extends NodeTypes<N> = Untyped> {
     wf.#exposed = exposed;
     wf.#warnings = issues;
     return wf;
+  }
+
+  /**
+   * Loads the converter {@link Workflow.fromEditor} uses: only a browser bundle needs this (there it is a chunk loaded
+   * on first use, and `fromEditor()` is synchronous; a `CloudClient`'s `getObjectInfo()` loads it too). In Node it
+   * is always loaded.
+   *
+   * @example
+   * ```ts
+   * const [info] = await Promise.all([fetch('/object_info.json').then((r) => r.json()), Workflow.loadEditor()]);
+   * const wf = Workflow.fromEditor(savedFile, info);
+   * ```
+   */
+  static async loadEditor(): Promise<void> {
+    await loadConverter();
   }
 
   /**

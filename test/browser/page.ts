@@ -18,7 +18,7 @@
 // attributes are the easiest to assert on), return a short summary, throw on
 // failure; then, if the runner should verify the rendered values, add an
 // entry to `expectations` in run.mjs.
-import { CloudClient, ProxyClient, RegistryClient } from '@platformui/sdk';
+import { CloudClient, PlatformUIError, ProxyClient, RegistryClient, Workflow } from '@platformui/sdk';
 
 // The emulator's default credentials (see @platformui/sdk/emulator).
 const TOKEN = 'emulator-token';
@@ -38,6 +38,30 @@ interface Check {
   /** Resolves to a one-line summary; throws on failure. */
   run(ctx: Ctx): Promise<string>;
 }
+
+/** A workflow saved in the editor: the uploaded image inverted and saved, and a note the server never sees. */
+const savedInEditor = (image: string) => ({
+  version: 0.4,
+  nodes: [
+    { id: 1, type: 'LoadImage', mode: 0, inputs: [], outputs: [{ name: 'IMAGE', type: 'IMAGE', links: [1] }], widgets_values: [image, 'image'] },
+    { id: 2, type: 'ImageInvert', mode: 0, inputs: [{ name: 'image', type: 'IMAGE', link: 1 }], outputs: [{ name: 'IMAGE', type: 'IMAGE', links: [2] }] },
+    { id: 3, type: 'SaveImage', title: 'Keep', mode: 0, inputs: [{ name: 'images', type: 'IMAGE', link: 2 }], outputs: [], widgets_values: ['browser-saved'] },
+    { id: 4, type: 'Note', mode: 0, inputs: [], outputs: [], widgets_values: ['a note the server never sees'] },
+  ],
+  links: [
+    [1, 1, 0, 2, 0, 'IMAGE'],
+    [2, 2, 0, 3, 0, 'IMAGE'],
+  ],
+  extra: {},
+});
+
+/** The scripts the page fetched since `since` resource entries (a chunk loaded on first use shows here). */
+const scriptsSince = (since: number) =>
+  performance
+    .getEntriesByType('resource')
+    .slice(since)
+    .map((e) => new URL(e.name).pathname)
+    .filter((p) => p.endsWith('.js'));
 
 const checks: Check[] = [
   {
@@ -115,34 +139,45 @@ const checks: Check[] = [
     },
   },
   {
-    // The converter is a chunk of its own, loaded on first use: run.mjs checks it was not in page.js
-    // and that the page fetched it during this check.
+    // The converter is a chunk of its own, loaded on first use: Workflow.fromEditor() is synchronous, so before it is
+    // loaded it says how to load it; a CloudClient's getObjectInfo() loads it (run.mjs checks it was not in page.js
+    // and that the page fetched it during getObjectInfo()).
+    name: 'Workflow.fromEditor after getObjectInfo()',
+    async run({ baseUrl, out }) {
+      const cloud = new CloudClient({ baseUrl, apiKey: API_KEY });
+      try {
+        const { name } = await cloud.uploadImage(new Blob([PNG], { type: 'image/png' }), { filename: 'saved.png' });
+        let before: unknown;
+        try {
+          Workflow.fromEditor(savedInEditor(name), {});
+        } catch (err) {
+          before = err;
+        }
+        if (!(before instanceof PlatformUIError) || !before.message.includes('await Workflow.loadEditor()')) throw new Error(`before the converter loaded, fromEditor() threw ${String(before)}`);
+        const loaded = performance.getEntriesByType('resource').length;
+        const info = await cloud.getObjectInfo();
+        out.dataset.scripts = scriptsSince(loaded).join(',');
+        const wf = Workflow.fromEditor(savedInEditor(name), info);
+        out.dataset.classes = Object.values(wf.toJSON()).map((n) => n.class_type).join(',');
+        return `converted to ${out.dataset.classes}; scripts loaded by getObjectInfo(): ${out.dataset.scripts || 'none'}`;
+      } finally {
+        cloud.close();
+      }
+    },
+  },
+  {
+    // A CloudClient converts an editor file on its own (the converter was loaded by the check above: run.mjs checks
+    // the server ran the converted workflow).
     name: 'cloud.run of a workflow saved in the editor',
     async run({ baseUrl, out }) {
       const cloud = new CloudClient({ baseUrl, apiKey: API_KEY });
       try {
         const { name } = await cloud.uploadImage(new Blob([PNG], { type: 'image/png' }), { filename: 'saved.png' });
-        const saved = {
-          version: 0.4,
-          nodes: [
-            { id: 1, type: 'LoadImage', mode: 0, inputs: [], outputs: [{ name: 'IMAGE', type: 'IMAGE', links: [1] }], widgets_values: [name, 'image'] },
-            { id: 2, type: 'ImageInvert', mode: 0, inputs: [{ name: 'image', type: 'IMAGE', link: 1 }], outputs: [{ name: 'IMAGE', type: 'IMAGE', links: [2] }] },
-            { id: 3, type: 'SaveImage', title: 'Keep', mode: 0, inputs: [{ name: 'images', type: 'IMAGE', link: 2 }], outputs: [], widgets_values: ['browser-saved'] },
-            { id: 4, type: 'Note', mode: 0, inputs: [], outputs: [], widgets_values: ['a note the server never sees'] },
-          ],
-          links: [
-            [1, 1, 0, 2, 0, 'IMAGE'],
-            [2, 2, 0, 3, 0, 'IMAGE'],
-          ],
-          extra: {},
-        };
-        const loaded = performance.getEntriesByType('resource').length;
+        const saved = savedInEditor(name);
         const result = await cloud.run(saved, { timeout: 15_000 });
-        const fetched = performance.getEntriesByType('resource').slice(loaded).map((e) => new URL(e.name).pathname).filter((p) => p.endsWith('.js'));
         out.dataset.promptId = result.promptId;
-        out.dataset.scripts = fetched.join(',');
         if (!result.files.some((f) => f.filename.startsWith('browser-saved'))) throw new Error(`no output file: ${JSON.stringify(result.files)}`);
-        return `job ${result.promptId}: ${result.files.length} file(s); scripts loaded for it: ${fetched.join(', ') || 'none'}`;
+        return `job ${result.promptId}: ${result.files.length} file(s)`;
       } finally {
         cloud.close();
       }

@@ -153,12 +153,17 @@ const expectations = {
     if (res.status !== 302 && res.status !== 200) return `the emulator cannot serve ${name} (${res.status})`;
     return undefined;
   },
-  async 'cloud.run of a workflow saved in the editor'(section) {
-    // The converter is in a chunk of its own, not in page.js, and the page fetched it for this run.
+  async 'Workflow.fromEditor after getObjectInfo()'(section) {
+    // The converter is in a chunk of its own, not in page.js, and the page fetched it for getObjectInfo().
     const converter = pageBundle.files.find((f) => f.text.includes('legacy group node'));
     if (!converter || converter === pageBundle.files[0]) return `the editor-format converter is ${converter ? 'in page.js' : 'in no chunk'}: it must load on first use`;
     const scripts = ((await section.locator('.out').getAttribute('data-scripts')) ?? '').split(',');
-    if (!scripts.includes(`/${converter.name}`)) return `the page did not fetch ${converter.name} for the run (it fetched ${scripts.join(', ') || 'nothing'})`;
+    if (!scripts.includes(`/${converter.name}`)) return `the page did not fetch ${converter.name} for getObjectInfo() (it fetched ${scripts.join(', ') || 'nothing'})`;
+    const classes = await section.locator('.out').getAttribute('data-classes');
+    if (classes !== 'LoadImage,ImageInvert,SaveImage') return `converted to ${classes}, expected LoadImage,ImageInvert,SaveImage (no Note)`;
+    return undefined;
+  },
+  async 'cloud.run of a workflow saved in the editor'(section) {
     const promptId = await section.locator('.out').getAttribute('data-prompt-id');
     const job = emulator.cloud.engine.jobs.get(promptId);
     if (!job) return `job ${promptId} is unknown to the emulator`;

@@ -48,6 +48,7 @@ describe.runIf(existsSync(join(dist, 'index.browser.js')))('the browser build: w
   it.each([
     ['CloudClient', [VALIDATOR, CONVERTER]],
     ['CloudPool', [VALIDATOR, CONVERTER]],
+    ['Workflow', [CONVERTER]],
     ['RegistryClient', [FINDER, PUBLISHING]],
   ] as const)('import { %s }: its start holds neither the code nor the file of what it loads later', async (name, later) => {
     const { text, inputs, lazy } = await startOf(name);
