@@ -25,6 +25,11 @@ import type { V2Backend } from './v2/backend.ts';
 export interface Backend {
   /** The `extra_data` member that carries a partner key. */
   readonly partnerKey: string;
+  /**
+   * The client's methods this kind has no equivalent for, each with what to do instead: the client throws
+   * `UnsupportedError` for them before any request.
+   */
+  readonly lacks: Readonly<Record<string, string>>;
   /** `uploadImage()`: the file as this kind keeps inputs. */
   upload(file: UploadInput, options: UploadImageOptions): Promise<WithResponse<UploadResponse>>;
   /** `download()`: `fileRef` as the caller gave it (v2 reads its asset's `id` or `url`), `ref` as checked. */
@@ -34,6 +39,11 @@ export interface Backend {
   /** `listJobs()`'s first page: `params` as given, `checked` by the protocol's rules. */
   firstPage(params: ListJobsParams, checked: ListJobsParams, options: RequestOptions | undefined): Promise<WithResponse<JobPage>>;
 }
+
+/** Comfy API v2's own methods, which the cloud and a local server lack. */
+const V2_ONLY: Readonly<Record<string, string>> = Object.fromEntries(
+  ['uploadAsset()', 'getAsset()', 'deleteAsset()', 'getJobWorkflow()', 'getJobLogs()'].map((m) => [m, "it is Comfy API v2's (server: 'v2')"]),
+);
 
 /**
  * The cloud's and a local server's routes (`/api/upload/image`, `/api/view`, `/api/prompt`, `/api/jobs`).
@@ -47,6 +57,7 @@ export function v1Backend(target: SubmitTarget): Backend {
   const t = target.transport;
   return {
     partnerKey: 'api_key_platform_org',
+    lacks: V2_ONLY,
     upload: (file, options) =>
       uploadForm(t, 'api/upload/image', file, options, () => {
         const type = options.type ?? 'input';
@@ -72,6 +83,13 @@ export function v1Backend(target: SubmitTarget): Backend {
 export function v2Door(load: () => Promise<V2Backend>): Backend {
   return {
     partnerKey: 'api_key_comfy_org',
+    lacks: {
+      'uploadMask()': 'upload the mask with uploadImage() for a LoadImageMask node',
+      'getQueue()': "read a job's queue_position with getJob(id)",
+      'cancel()': 'stop each job with stopJob(id)',
+      'interrupt()': 'stop each job with stopJob(id)',
+      'connect()': "follow each job's own stream with run() or follow()",
+    },
     upload: async (file, options) => (await load()).upload(file, options),
     // v2: the output's asset (its id or url), kept on the file reference by run() and getJob().
     download: async (fileRef, _ref, options) => (await load()).download(fileRef as FileRef & { id?: unknown; url?: unknown }, options),

@@ -83,15 +83,16 @@ export class CloudClient implements JobBackend {
     this.#live = new LiveFeed(transport, v2);
   }
 
-  /** Throws {@link UnsupportedError} on a v2 server, before any request: `method` has no v2 equivalent. */
-  #notOnV2(method: string, instead: string): void {
-    if (this.server === 'v2') throw new UnsupportedError('v2', method, instead);
+  /** Throws {@link UnsupportedError}, before any request, when this kind of server has no equivalent of `method`. */
+  #supports(method: string): void {
+    const instead = this.#backend.lacks[method];
+    if (instead !== undefined) throw new UnsupportedError(this.server, method, instead);
   }
 
-  /** A Comfy API v2 method: `call` on the loaded backend; {@link UnsupportedError} on any other kind, before any request. */
+  /** A Comfy API v2 method (every other kind lacks it): `call` on the loaded backend. */
   async #onV2<T>(method: string, call: (backend: V2Backend) => Promise<T>): Promise<T> {
-    if (!this.#v2) throw new UnsupportedError(this.server, method, "it is Comfy API v2's (server: 'v2')");
-    return call(await this.#v2());
+    this.#supports(method);
+    return call(await this.#v2!());
   }
 
   /**
@@ -202,7 +203,7 @@ export class CloudClient implements JobBackend {
   uploadMask(file: UploadInput, options: UploadMaskOptions): APIPromise<UploadResponse> {
     return APIPromise.from(() => uploadForm(this.#transport, 'api/upload/mask', file, options ?? {}, () => {
       checkOptions(options, UPLOAD_MASK_OPTIONS, 'uploadMask()');
-      this.#notOnV2('uploadMask()', 'upload the mask with uploadImage() for a LoadImageMask node');
+      this.#supports('uploadMask()');
       const ref = checkArgs(rules.FileRef, options?.originalRef, 'originalRef');
       return { type: 'input', subfolder: ref.subfolder ?? '', original_ref: JSON.stringify(ref) };
     }));
@@ -351,7 +352,7 @@ export class CloudClient implements JobBackend {
   getQueue(options?: RequestOptions): APIPromise<QueueState> {
     return APIPromise.from(async () => {
       checkRequestOptions(options, 'getQueue()');
-      this.#notOnV2('getQueue()', "read a job's queue_position with getJob(id)");
+      this.#supports('getQueue()');
       const r = await this.#transport.request<Queue>({ method: 'GET', path: 'api/queue', auth: true, schema: rules.Queue, options });
       return { data: toQueueState(r.data), response: r.response };
     });
@@ -366,7 +367,7 @@ export class CloudClient implements JobBackend {
     return APIPromise.from(() => {
       const ids = checkArgs(rules.PromptIds, typeof promptIds === 'string' ? [promptIds] : promptIds, 'promptIds');
       checkRequestOptions(options, 'cancel()');
-      this.#notOnV2('cancel()', 'stop each job with stopJob(id)');
+      this.#supports('cancel()');
       return deleteFromQueue(this.#transport, ids, options);
     });
   }
@@ -383,7 +384,7 @@ export class CloudClient implements JobBackend {
       checkOptions(options, INTERRUPT_OPTIONS, 'interrupt()');
       const { promptId, ...request } = options;
       const id = promptId === undefined ? undefined : checkId(promptId, 'promptId');
-      if (id === undefined) this.#notOnV2('interrupt()', 'stop each job with stopJob(id)');
+      if (id === undefined) this.#supports('interrupt()');
       const json = this.#protocol.interruptBody(id);
       if (id !== undefined && json === undefined) return { data: undefined, response: await this.#protocol.stopJob(id, request) };
       return this.#transport.request({ method: 'POST', path: 'api/interrupt', auth: true, ...(json ? { json } : {}), options: request });
@@ -463,7 +464,7 @@ export class CloudClient implements JobBackend {
    * ```
    */
   connect(options?: CloudSocketOptions): CloudSocket {
-    this.#notOnV2('connect()', "follow each job's own stream with run() or follow()");
+    this.#supports('connect()');
     checkSocketOptions(options);
     return this.#live.connect(options);
   }
