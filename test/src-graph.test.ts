@@ -12,9 +12,9 @@ const SRC = join(ROOT, 'src');
 const MAX_LINES = 450;
 /**
  * Files not yet under the rule, each with its ceiling: its length when the rule came, lowered as it shrinks, never
- * raised. `cloud/client.ts`: 244 lines of thin public methods and ~310 of their TSDoc, which stays on the methods.
+ * raised. `cloud/client.ts`: ~245 lines of thin public methods and ~275 of their TSDoc, which stays on the methods.
  */
-const NOT_YET: Record<string, number> = { 'src/cloud/client.ts': 555 };
+const NOT_YET: Record<string, number> = { 'src/cloud/client.ts': 519 };
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {

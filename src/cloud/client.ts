@@ -1,12 +1,9 @@
 /**
- * `CloudClient`: the cloud workflow service's endpoints (`cloud.md`), one thin
- * method each, over one module per concern: which server, chosen once
- * (`server-choice.ts`: the kind, its transport, its protocol for status,
- * records and stopping, and its backend for uploads, downloads, submission
- * and the job list, `backend.ts`), workflows and `object_info`
- * (`workflow-source.ts`), and the live feed (`live.ts`: the socket or v2's
- * stream, and the follower, loaded on first use). The methods' options are
- * `client-options.ts`.
+ * `CloudClient`: the cloud workflow service's endpoints (`cloud.md`), one thin method each, over one module per
+ * concern: which server, chosen once (`server-choice.ts`: the kind, its transport, its protocol for status, records and
+ * stopping, and its backend for uploads, downloads, submission and the job list, `backend.ts`), workflows and
+ * `object_info` (`workflow-source.ts`), and the live feed (`live.ts`: the socket or v2's stream, and the follower,
+ * loaded on first use). The methods' options are `client-options.ts`.
  *
  * @module
  */
@@ -96,17 +93,17 @@ export class CloudClient implements JobBackend {
   }
 
   /**
-   * Where this client's lines go, as `logLevel` and `logger` (or `PLATFORMUI_LOG`)
-   * made it: a function per enabled level. `run()` and the socket write to it.
+   * Where this client's lines go, as `logLevel` and `logger` (or `PLATFORMUI_LOG`) made it: a function per enabled
+   * level. `run()` and the socket write to it.
    */
   get log(): Log {
     return this.#transport.log;
   }
 
   /**
-   * `GET /api/object_info`: every node definition, keyed by class name.
-   * Fetched on every call; the answer is also what {@link validateWorkflow}
-   * (and `validate: true`) check against from then on. In a browser bundle it loads `Workflow.fromEditor()`'s converter too.
+   * `GET /api/object_info`: every node definition, keyed by class name. Fetched on every call; the answer is also what
+   * {@link validateWorkflow} (and `validate: true`) check against from then on. In a browser bundle it loads
+   * `Workflow.fromEditor()`'s converter too.
    */
   getObjectInfo(options?: RequestOptions): APIPromise<ObjectInfo> {
     const answer = APIPromise.from(() => (checkRequestOptions(options, 'getObjectInfo()'), this.#workflows.fetch(options)));
@@ -115,10 +112,9 @@ export class CloudClient implements JobBackend {
   }
 
   /**
-   * Every mistake this server's `object_info` reveals in a workflow (see
-   * {@link validateWorkflow}): errors the server would reject it for, and
-   * warnings. `object_info` is fetched on the first call and kept; pass
-   * `refresh: true` after installing nodes or models.
+   * Every mistake this server's `object_info` reveals in a workflow (see {@link validateWorkflow}): errors the server
+   * would reject it for, and warnings. `object_info` is fetched on the first call and kept; pass `refresh: true` after
+   * installing nodes or models.
    *
    * @example
    * ```ts
@@ -139,8 +135,7 @@ export class CloudClient implements JobBackend {
   }
 
   /**
-   * `POST /api/upload/image`. Blobs, files (a path, in Node) and streams are
-   * streamed, never read whole into memory.
+   * `POST /api/upload/image`. Blobs, files (a path, in Node) and streams are streamed, never read whole into memory.
    *
    * @example
    * ```ts
@@ -154,10 +149,9 @@ export class CloudClient implements JobBackend {
   }
 
   /**
-   * Comfy API v2: {@link uploadImage} with v2's answer typed: the asset, the
-   * `core/ASSET` reference a workflow input takes, and `bytesSent` (0 when the
-   * server had the bytes: nothing of the file was sent). The file is hashed
-   * here (BLAKE3, streamed) and sent only when the server lacks it.
+   * Comfy API v2: {@link uploadImage} with v2's answer typed: the asset, the `core/ASSET` reference a workflow input
+   * takes, and `bytesSent` (0 when the server had the bytes: nothing of the file was sent). The file is hashed here
+   * (BLAKE3, streamed) and sent only when the server lacks it.
    *
    * @example
    * ```ts
@@ -183,9 +177,8 @@ export class CloudClient implements JobBackend {
   }
 
   /**
-   * Comfy API v2: deletes an asset's record (`DELETE /api/v2/assets/{id}`;
-   * bytes another record shares stay). {@link NotFoundError} when it is gone
-   * already; {@link ConflictError} (`code` `asset_in_use`) while a job holds it.
+   * Comfy API v2: deletes an asset's record (`DELETE /api/v2/assets/{id}`; bytes another record shares stay). {@link
+   * NotFoundError} when it is gone already; {@link ConflictError} (`code` `asset_in_use`) while a job holds it.
    *
    * @example
    * ```ts
@@ -197,8 +190,7 @@ export class CloudClient implements JobBackend {
   }
 
   /**
-   * `POST /api/upload/mask`: a mask for an uploaded image, sent with
-   * `type=input` and the JSON-encoded `original_ref`.
+   * `POST /api/upload/mask`: a mask for an uploaded image, sent with `type=input` and the JSON-encoded `original_ref`.
    */
   uploadMask(file: UploadInput, options: UploadMaskOptions): APIPromise<UploadResponse> {
     return APIPromise.from(() => uploadForm(this.#transport, 'api/upload/mask', file, options ?? {}, () => {
@@ -210,19 +202,14 @@ export class CloudClient implements JobBackend {
   }
 
   /**
-   * `POST /api/prompt`: submits a workflow as a job whose id is chosen before
-   * the request (`promptId`, default a random UUID, sent as `prompt_id`). A
-   * response carrying `error` throws {@link SubmissionError}, whatever its
-   * HTTP status. Never sent twice on its own, whatever `retry` says: when the
-   * answer is lost (a timeout, a reset, a 5xx after sending), the job is
-   * looked up by its id for `confirmWithin` ms (default 15 s). Found: this
-   * resolves as if the answer had come. Not found: it rejects with an
-   * {@link APIConnectionError} whose `promptId` names the job and whose
-   * `sent` is `'maybe'` (it may exist: follow it, stop it, or ask again with
-   * `resubmitUnconfirmed`); `sent: 'no'` when the request provably never
-   * left (refused, DNS, no route). A server that does not use the ids it is
-   * sent (it answers with its own) is remembered per client; there a lost
-   * answer cannot be looked up, and the error names no job.
+   * `POST /api/prompt`: submits a workflow as a job whose id is chosen before the request (`promptId`, default a random
+   * UUID, sent as `prompt_id`). A response carrying `error` throws {@link SubmissionError}, whatever its HTTP status.
+   * Never sent twice on its own, whatever `retry` says: when the answer is lost (a timeout, a reset, a 5xx after
+   * sending), the job is looked up by its id for `confirmWithin` ms (default 15 s). Found: this resolves as if the
+   * answer had come. Not found: it rejects with an {@link APIConnectionError} whose `promptId` names the job and whose
+   * `sent` is `'maybe'` (it may exist: follow it, stop it, or ask again with `resubmitUnconfirmed`); `sent: 'no'` when
+   * the request provably never left (refused, DNS, no route). A server that does not use the ids it is sent (it answers
+   * with its own) is remembered per client; there a lost answer cannot be looked up, and the error names no job.
    *
    * @example
    * ```ts
@@ -256,11 +243,9 @@ export class CloudClient implements JobBackend {
   }
 
   /**
-   * The job's status with its normalized {@link JobPhase} (`phase`), `status`
-   * kept raw. `GET /api/job/{id}/status` answers the live cloud's raw states
-   * (`queued_limited`, `executing`, `success`, `lost`, …) or the seed's five
-   * values. Where that endpoint does not exist (a local server), the job
-   * record answers instead: {@link getJob}.
+   * The job's status with its normalized {@link JobPhase} (`phase`), `status` kept raw. `GET /api/job/{id}/status`
+   * answers the live cloud's raw states (`queued_limited`, `executing`, `success`, `lost`, …) or the seed's five
+   * values. Where that endpoint does not exist (a local server), the job record answers instead: {@link getJob}.
    *
    * @example
    * ```ts
@@ -273,11 +258,10 @@ export class CloudClient implements JobBackend {
   }
 
   /**
-   * The job record, outputs included: `GET /api/jobs/{id}` (status mapped to
-   * `pending | in_progress | completed | failed | cancelled`, `outputs`,
-   * `execution_error`, `workflow`, times), with `phase` added. On a local
-   * server without the jobs API, built from `/history/{id}` and `/queue`.
-   * Throws {@link NotFoundError} for a job the server does not know.
+   * The job record, outputs included: `GET /api/jobs/{id}` (status mapped to `pending | in_progress | completed |
+   * failed | cancelled`, `outputs`, `execution_error`, `workflow`, times), with `phase` added. On a local server
+   * without the jobs API, built from `/history/{id}` and `/queue`. Throws {@link NotFoundError} for a job the server
+   * does not know.
    *
    * @example
    * ```ts
@@ -290,17 +274,13 @@ export class CloudClient implements JobBackend {
   }
 
   /**
-   * `GET /api/jobs`: the account's jobs, newest first by default. Awaiting
-   * gives one {@link JobPage}; `for await` gives every job, later pages
-   * fetched by offset as the loop asks for them. Parameters are checked
-   * against what this client's kind of server takes, before the request
-   * ({@link InvalidArgumentError} naming the field and the allowed values):
-   * `status` one of `pending`, `in_progress`, `completed`, `failed`,
-   * `cancelled` or a list of them; `limit` 1–1000; `offset` ≥ 0;
-   * `sort_order` `asc` or `desc`. The cloud sorts by `create_time` or
-   * `execution_time` and filters by `output_type`; a local server sorts by
-   * `created_at` or `execution_duration`, and has neither `cancelled` nor
-   * `output_type`.
+   * `GET /api/jobs`: the account's jobs, newest first by default. Awaiting gives one {@link JobPage}; `for await` gives
+   * every job, later pages fetched by offset as the loop asks for them. Parameters are checked against what this
+   * client's kind of server takes, before the request ({@link InvalidArgumentError} naming the field and the allowed
+   * values): `status` one of `pending`, `in_progress`, `completed`, `failed`, `cancelled` or a list of them; `limit`
+   * 1–1000; `offset` ≥ 0; `sort_order` `asc` or `desc`. The cloud sorts by `create_time` or `execution_time` and
+   * filters by `output_type`; a local server sorts by `created_at` or `execution_duration`, and has neither `cancelled`
+   * nor `output_type`.
    *
    * @example
    * ```ts
@@ -317,9 +297,8 @@ export class CloudClient implements JobBackend {
   }
 
   /**
-   * Comfy API v2: the workflow a job ran (`GET /api/v2/jobs/{id}/workflow`),
-   * `format` `api` for v2 submissions (assets already resolved to file names
-   * on comfy-api-proxy).
+   * Comfy API v2: the workflow a job ran (`GET /api/v2/jobs/{id}/workflow`), `format` `api` for v2 submissions (assets
+   * already resolved to file names on comfy-api-proxy).
    *
    * @example
    * ```ts
@@ -331,8 +310,8 @@ export class CloudClient implements JobBackend {
   }
 
   /**
-   * Comfy API v2: a job's logs (`GET /api/v2/jobs/{id}/logs`), `undefined`
-   * when there are none (a 204, or a server without the route).
+   * Comfy API v2: a job's logs (`GET /api/v2/jobs/{id}/logs`), `undefined` when there are none (a 204, or a server
+   * without the route).
    *
    * @example
    * ```ts
@@ -345,9 +324,8 @@ export class CloudClient implements JobBackend {
   }
 
   /**
-   * `GET /api/queue`, each entry normalized ({@link QueueItem}: `number`,
-   * `promptId`, `workflow`, `outputNodeIds`, `createTime`, and the tuple as
-   * sent in `raw`). The cloud and a local server send different tuples.
+   * `GET /api/queue`, each entry normalized ({@link QueueItem}: `number`, `promptId`, `workflow`, `outputNodeIds`,
+   * `createTime`, and the tuple as sent in `raw`). The cloud and a local server send different tuples.
    */
   getQueue(options?: RequestOptions): APIPromise<QueueState> {
     return APIPromise.from(async () => {
@@ -359,9 +337,8 @@ export class CloudClient implements JobBackend {
   }
 
   /**
-   * `POST /api/queue` with `delete`: cancels the listed jobs, and no other.
-   * The cloud cancels pending and running jobs; a local server removes only
-   * pending ones (to stop one job wherever it is, use {@link stopJob}).
+   * `POST /api/queue` with `delete`: cancels the listed jobs, and no other. The cloud cancels pending and running jobs;
+   * a local server removes only pending ones (to stop one job wherever it is, use {@link stopJob}).
    */
   cancel(promptIds: string | string[], options?: RequestOptions): APIPromise<unknown> {
     return APIPromise.from(() => {
@@ -373,11 +350,9 @@ export class CloudClient implements JobBackend {
   }
 
   /**
-   * `POST /api/interrupt`. Without `promptId`: on the cloud, no body, and it
-   * interrupts every running job of the account; on a local server, whatever
-   * runs. With `promptId`: only that job, never another (a local server gets
-   * `{ prompt_id }`; on the cloud, whose interrupt takes no body, the job is
-   * stopped with {@link stopJob}).
+   * `POST /api/interrupt`. Without `promptId`: on the cloud, no body, and it interrupts every running job of the
+   * account; on a local server, whatever runs. With `promptId`: only that job, never another (a local server gets `{
+   * prompt_id }`; on the cloud, whose interrupt takes no body, the job is stopped with {@link stopJob}).
    */
   interrupt(options: InterruptOptions = {}): APIPromise<unknown> {
     return APIPromise.from(async () => {
@@ -392,17 +367,13 @@ export class CloudClient implements JobBackend {
   }
 
   /**
-   * Stops one job, pending or running, and never another: what aborting
-   * `run()` does. Resolves once the job is stopped. Where the server has it,
-   * the atomic `POST /api/jobs/{id}/cancel` (a finished or unknown job:
-   * nothing to do); else, on the cloud, `POST /api/queue { delete }` (both
-   * one request, whose answer says the job is stopped). On a local server
-   * without the atomic cancel, whose queue delete leaves a running job alone
-   * and whose interrupt skips a pending one, in an order that cannot miss:
-   * the delete, then a look at the job, `POST /interrupt { prompt_id }` while
-   * it runs, and looks until it is seen ended or gone; a
-   * {@link JobNotStoppedError} when it is not within `confirmWithin` ms
-   * (default 10000). Never an interrupt without the job's id.
+   * Stops one job, pending or running, and never another: what aborting `run()` does. Resolves once the job is stopped.
+   * Where the server has it, the atomic `POST /api/jobs/{id}/cancel` (a finished or unknown job: nothing to do); else,
+   * on the cloud, `POST /api/queue { delete }` (both one request, whose answer says the job is stopped). On a local
+   * server without the atomic cancel, whose queue delete leaves a running job alone and whose interrupt skips a pending
+   * one, in an order that cannot miss: the delete, then a look at the job, `POST /interrupt { prompt_id }` while it
+   * runs, and looks until it is seen ended or gone; a {@link JobNotStoppedError} when it is not within `confirmWithin`
+   * ms (default 10000). Never an interrupt without the job's id.
    *
    * @example
    * ```ts
@@ -419,14 +390,12 @@ export class CloudClient implements JobBackend {
   }
 
   /**
-   * Downloads an output. `GET /api/view` answers with a redirect to a signed
-   * URL; the SDK reads the `location` itself and fetches it with no API key
-   * and no other credential (fetch would forward `X-API-Key` to it). Returns
-   * the signed URL's `Response`, whose body streams.
+   * Downloads an output. `GET /api/view` answers with a redirect to a signed URL; the SDK reads the `location` itself
+   * and fetches it with no API key and no other credential (fetch would forward `X-API-Key` to it). Returns the signed
+   * URL's `Response`, whose body streams.
    *
-   * Throws {@link DownloadError} when the redirect has no `location`, points
-   * to plain http on a host other than loopback, or is opaque (browsers hide
-   * manual redirects).
+   * Throws {@link DownloadError} when the redirect has no `location`, points to plain http on a host other than
+   * loopback, or is opaque (browsers hide manual redirects).
    *
    * @example
    * ```ts
@@ -441,8 +410,7 @@ export class CloudClient implements JobBackend {
   }
 
   /**
-   * Node only: downloads a file reference to `destination`, streaming.
-   * Resolves with the number of bytes written.
+   * Node only: downloads a file reference to `destination`, streaming. Resolves with the number of bytes written.
    */
   async downloadToFile(fileRef: FileRef, destination: string, options?: RequestOptions): Promise<number> {
     checkId(destination, 'destination');
@@ -453,9 +421,8 @@ export class CloudClient implements JobBackend {
   }
 
   /**
-   * The client's WebSocket: one socket serves every job of the client. Opens
-   * it on first call (later calls return the same socket while it is open;
-   * `options` apply when a socket is created).
+   * The client's WebSocket: one socket serves every job of the client. Opens it on first call (later calls return the
+   * same socket while it is open; `options` apply when a socket is created).
    *
    * @example
    * ```ts
@@ -475,12 +442,10 @@ export class CloudClient implements JobBackend {
   }
 
   /**
-   * Submits a workflow and follows it to the end over the shared socket,
-   * polling the job status whenever the socket is down. Resolves with the
-   * outputs on `execution_success` (or status `completed`); rejects with
-   * {@link ExecutionError} on `execution_error` / `failed`, with
-   * {@link JobCancelledError} on `execution_interrupted` / `cancelled`.
-   * Aborting `signal` cancels this job only.
+   * Submits a workflow and follows it to the end over the shared socket, polling the job status whenever the socket is
+   * down. Resolves with the outputs on `execution_success` (or status `completed`); rejects with {@link ExecutionError}
+   * on `execution_error` / `failed`, with {@link JobCancelledError} on `execution_interrupted` / `cancelled`. Aborting
+   * `signal` cancels this job only.
    *
    * @example
    * ```ts
@@ -511,9 +476,8 @@ export class CloudClient implements JobBackend {
   }
 
   /**
-   * Follows a job that already exists (submitted earlier, by this process or
-   * another) to its end: the same events, polling and result as {@link run}.
-   * Aborting stops following; the job keeps running unless `stopOnAbort: true`.
+   * Follows a job that already exists (submitted earlier, by this process or another) to its end: the same events,
+   * polling and result as {@link run}. Aborting stops following; the job keeps running unless `stopOnAbort: true`.
    *
    * @example
    * ```ts
@@ -532,11 +496,10 @@ export class CloudClient implements JobBackend {
   }
 
   /**
-   * Polls the job until it ends (every terminal state of the cloud, the seed
-   * and a local server). Resolves with the job record, outputs included
-   * (read again, briefly, while a completed job's outputs are not persisted
-   * yet); rejects with {@link ExecutionError} when it failed (`error`,
-   * `non_retryable_error`, `lost`) and {@link JobCancelledError} when cancelled.
+   * Polls the job until it ends (every terminal state of the cloud, the seed and a local server). Resolves with the job
+   * record, outputs included (read again, briefly, while a completed job's outputs are not persisted yet); rejects with
+   * {@link ExecutionError} when it failed (`error`, `non_retryable_error`, `lost`) and {@link JobCancelledError} when
+   * cancelled.
    *
    * @example
    * ```ts
