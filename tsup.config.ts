@@ -71,6 +71,11 @@ const errorsPath = /(^|\/)[\w-]*errors(\.ts)?$/;
 // the dynamic imports.
 const lazyValidate = lazyFile('validate', /workflow\/validate\.ts$/);
 
+// The walk that words why a value fails a rule (`schemas/explain.ts`) loads on the first failure of an asynchronous
+// caller's check (`schemas/validate-later.ts`: a client's arguments and responses; issue 34): a file of its own in the
+// browser build, which throws nothing.
+const lazyExplain = lazyFile('explain', /(^|\/)explain\.ts$/, 'schemas/validate-later.ts');
+
 // The registry's findMissingPacks() logic, its publishing and the hint for a search that found nothing load on first use
 // (issue 34: RegistryClient's budget): files of their own in the browser build, the first two taking the error classes
 // they throw from the client (errorsByHand); the hint throws none.
@@ -173,7 +178,7 @@ export default defineConfig([
   },
   {
     // `editor.browser`: what CloudClient imports on first use, self-contained (see lazyEditor).
-    entry: { 'index.browser': 'src/index.ts', 'editor.browser': 'src/workflow/editor.ts', 'filter-hint.browser': 'src/registry/filter-hint.ts' },
+    entry: { 'index.browser': 'src/index.ts', 'editor.browser': 'src/workflow/editor.ts', 'filter-hint.browser': 'src/registry/filter-hint.ts', 'explain.browser': 'src/schemas/explain.ts' },
     format: ['esm'],
     splitting: false,
     target: 'es2022',
@@ -181,7 +186,7 @@ export default defineConfig([
     external,
     removeNodeProtocol,
     treeshake: true,
-    esbuildPlugins: [browserPlatform, lazyEditor, lazyV2, lazyRun, lazyValidate, ...lazyRegistry],
+    esbuildPlugins: [browserPlatform, lazyEditor, lazyV2, lazyRun, lazyValidate, lazyExplain, ...lazyRegistry],
   },
   {
     // `v2.browser`, `run.browser`, `validate.browser`: what a client imports on first use (see lazyV2, lazyRun,

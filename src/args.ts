@@ -11,19 +11,40 @@
  *
  * @module
  */
-import { InvalidArgumentError } from './errors.ts';
-import { describeValue } from './schemas/explain.ts';
+import { InvalidArgumentError, type SchemaIssue } from './errors.ts';
+import { describeValue } from './schemas/describe.ts';
 import type { Typed } from './schemas/rule.ts';
 import { validate } from './schemas/validate.ts';
+import { validateLater } from './schemas/validate-later.ts';
 
 /** Throws {@link InvalidArgumentError} when `value` does not satisfy `rule`; returns it typed otherwise. */
 export function checkArgs<T>(rule: Typed<T>, value: unknown, name: string): T {
   const r = validate(rule, value, closest);
   if (r.ok) return r.value;
-  const [first, ...rest] = r.issues;
+  throw argumentError(r.issues, name);
+}
+
+/**
+ * {@link checkArgs} for an asynchronous caller (every method of the clients): the same error, worded by the walk
+ * that loads on the first failure (`schemas/validate-later.ts`), so a client does not carry it at start.
+ *
+ * @example
+ * ```ts
+ * const p = await checkArgsLater(rules.SearchNodesParams, params, 'params');
+ * ```
+ */
+export async function checkArgsLater<T>(rule: Typed<T>, value: unknown, name: string): Promise<T> {
+  const r = await validateLater(rule, value, closest);
+  if (r.ok) return r.value;
+  throw argumentError(r.issues, name);
+}
+
+/** The first issue's message, naming its field (`params.limit`), with every issue in `issues`. */
+function argumentError(issues: SchemaIssue[], name: string): InvalidArgumentError {
+  const [first, ...rest] = issues;
   const more = rest.length > 0 ? ` (+${rest.length} more: see err.issues)` : '';
   const field = [name, ...first!.path.map(String)].filter(Boolean).join('.');
-  throw new InvalidArgumentError(`${first!.message}${more}`, field || undefined, r.issues);
+  return new InvalidArgumentError(`${first!.message}${more}`, field || undefined, issues);
 }
 
 /** Throws unless `value` is a non-empty string, and not `.` or `..` (which no path segment can carry). */

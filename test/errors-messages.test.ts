@@ -7,7 +7,7 @@ import { interceptHttp } from './helpers/msw.ts';
 import { FakeSocket } from './helpers/fake-socket.ts';
 import { recorder } from './helpers/log-recorder.ts';
 import { closest } from '../src/args.ts';
-import { describeValue } from '../src/schemas/explain.ts';
+import { describeValue } from '../src/schemas/describe.ts';
 import { platform } from '../src/platform/node.ts';
 import {
   APIConnectionError,

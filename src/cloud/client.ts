@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { checkArgs, checkFunction, checkId, checkOptions } from '../args.ts';
+import { checkArgsLater, checkFunction, checkId, checkOptions } from '../args.ts';
 import { InvalidArgumentError, UnsupportedError } from '../errors.ts';
 import { WorkflowValidationError } from '../workflow/errors.ts';
 import { platform } from '../platform/node.ts';
@@ -130,7 +130,7 @@ export class CloudClient implements JobBackend {
   async validateWorkflow(workflow: WorkflowInput, options: ValidateWorkflowOptions = {}): Promise<WorkflowIssue[]> {
     checkOptions(options, VALIDATE_WORKFLOW_OPTIONS, 'validateWorkflow()');
     // The one option read here that the submission's rules also check: the same words, before object_info is fetched.
-    checkArgs(rules.SubmitOptionsParams, { widgetValues: options.widgetValues }, 'options');
+    await checkArgsLater(rules.SubmitOptionsParams, { widgetValues: options.widgetValues }, 'options');
     return this.#workflows.validate(workflow, options);
   }
 
@@ -193,12 +193,12 @@ export class CloudClient implements JobBackend {
    * `POST /api/upload/mask`: a mask for an uploaded image, sent with `type=input` and the JSON-encoded `original_ref`.
    */
   uploadMask(file: UploadInput, options: UploadMaskOptions): APIPromise<UploadResponse> {
-    return APIPromise.from(() => uploadForm(this.#transport, 'api/upload/mask', file, options ?? {}, () => {
+    return APIPromise.from(async () => {
       checkOptions(options, UPLOAD_MASK_OPTIONS, 'uploadMask()');
       this.#supports('uploadMask()');
-      const ref = checkArgs(rules.FileRef, options?.originalRef, 'originalRef');
-      return { type: 'input', subfolder: ref.subfolder ?? '', original_ref: JSON.stringify(ref) };
-    }));
+      const ref = await checkArgsLater(rules.FileRef, options?.originalRef, 'originalRef');
+      return uploadForm(this.#transport, 'api/upload/mask', file, options ?? {}, () => ({ type: 'input', subfolder: ref.subfolder ?? '', original_ref: JSON.stringify(ref) }));
+    });
   }
 
   /**
@@ -221,10 +221,10 @@ export class CloudClient implements JobBackend {
   submit(workflow: WorkflowInput, options: SubmitOptions = {}): APIPromise<SubmissionResponse & { prompt_id: string }> {
     return APIPromise.from(async () => {
       checkOptions(options, SUBMIT_OPTIONS, 'submit()');
-      checkArgs(rules.SubmitOptionsParams, options, 'options');
+      await checkArgsLater(rules.SubmitOptionsParams, options, 'options');
       checkFunction(options.beforeSubmit, 'beforeSubmit');
       const converted = await this.#workflows.prompt(workflow, options);
-      const prompt = checkArgs(rules.Workflow, converted.prompt, 'workflow');
+      const prompt = await checkArgsLater(rules.Workflow, converted.prompt, 'workflow');
       if (Object.keys(prompt).length === 0) throw new InvalidArgumentError('has no nodes', 'workflow');
       const id = options.promptId ?? randomUuid();
       if (options.validate) {
@@ -290,7 +290,7 @@ export class CloudClient implements JobBackend {
    */
   listJobs(params: ListJobsParams = {}, options?: RequestOptions): PagePromise<JobPage> {
     return new PagePromise(async () => {
-      const p = checkArgs(this.#protocol.listJobsParams, params, 'params');
+      const p = await checkArgsLater(this.#protocol.listJobsParams, params, 'params');
       checkRequestOptions(options, 'listJobs()');
       return this.#backend.firstPage(params, p, options);
     });
@@ -341,8 +341,8 @@ export class CloudClient implements JobBackend {
    * a local server removes only pending ones (to stop one job wherever it is, use {@link stopJob}).
    */
   cancel(promptIds: string | string[], options?: RequestOptions): APIPromise<unknown> {
-    return APIPromise.from(() => {
-      const ids = checkArgs(rules.PromptIds, typeof promptIds === 'string' ? [promptIds] : promptIds, 'promptIds');
+    return APIPromise.from(async () => {
+      const ids = await checkArgsLater(rules.PromptIds, typeof promptIds === 'string' ? [promptIds] : promptIds, 'promptIds');
       checkRequestOptions(options, 'cancel()');
       this.#supports('cancel()');
       return deleteFromQueue(this.#transport, ids, options);
@@ -404,7 +404,7 @@ export class CloudClient implements JobBackend {
    * ```
    */
   async download(fileRef: FileRef, options: RequestOptions = {}): Promise<Response> {
-    const ref = checkArgs(rules.FileRef, fileRef, 'fileRef');
+    const ref = await checkArgsLater(rules.FileRef, fileRef, 'fileRef');
     checkRequestOptions(options, 'download()');
     return this.#backend.download(fileRef, ref, options);
   }
@@ -462,7 +462,7 @@ export class CloudClient implements JobBackend {
     checkOptions(options, RUN_OPTIONS, 'run()');
     checkFollowOptions(options);
     // Before the conversion fetches object_info: submit() checks them too, but only after that request.
-    checkArgs(rules.SubmitOptionsParams, options, 'options');
+    await checkArgsLater(rules.SubmitOptionsParams, options, 'options');
     checkFunction(options.beforeSubmit, 'beforeSubmit');
     // Converted here, not in submit(): the job's log lines count the nodes the server gets.
     const converted = await this.#workflows.prompt(workflow, options);

@@ -11,7 +11,7 @@
 import type { OptionKeys } from '../args.ts';
 import { APIUserAbortError, InvalidArgumentError } from '../errors.ts';
 import type { Node } from '../schemas/registry.ts';
-import { describeValue } from '../schemas/explain.ts';
+import { describeValue } from '../schemas/describe.ts';
 
 // Loaded on first use (registry/client.ts): in the browser build a file of its own whose imports of the root's errors
 // point to root-errors.ts; the client hands over the two classes this module throws with this.

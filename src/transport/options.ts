@@ -5,7 +5,7 @@
  * @module
  */
 import { checkOptions, type OptionKeys } from '../args.ts';
-import { describeValue } from '../schemas/explain.ts';
+import { describeValue } from '../schemas/describe.ts';
 import { InvalidArgumentError } from '../errors.ts';
 import type { LogOptions } from './log.ts';
 

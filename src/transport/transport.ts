@@ -14,9 +14,9 @@
  */
 import { type APIConnectionError, type APIError, type APITimeoutError, type APIUserAbortError, MissingCredentialsError, PlatformUIError, ResponseValidationError } from '../errors.ts';
 import { checkOptions } from '../args.ts';
-import { article } from '../schemas/explain.ts';
+import { article } from '../schemas/describe.ts';
 import type { Rule } from '../schemas/rule.ts';
-import { validate } from '../schemas/validate.ts';
+import { validateLater } from '../schemas/validate-later.ts';
 import { checkTimeout, fromEnv, HOOKS, resolveRetry, type Credential, type Hooks, type RequestOptions, type ResolvedRetry } from './options.ts';
 import { guardBody } from './body.ts';
 import { createLog, describeError, errorDetails, nextRequestId, type Log } from './log.ts';
@@ -233,7 +233,7 @@ export class Transport {
       }
     }
     if (spec.normalize) data = spec.normalize(data);
-    if (spec.schema) this.#checkResponse(spec.schema, data, spec, requestId);
+    if (spec.schema) await this.#checkResponse(spec.schema, data, spec, requestId);
     return { data: data as T, response };
   }
 
@@ -244,9 +244,9 @@ export class Transport {
    * ones at debug: a server off the spec is so on every call): where, and
    * what was expected, never the value found, which is a piece of the body.
    */
-  #checkResponse(schema: Rule, data: unknown, spec: RequestSpec, requestId: string): void {
+  async #checkResponse(schema: Rule, data: unknown, spec: RequestSpec, requestId: string): Promise<void> {
     if (this.validate) {
-      const result = validate(schema, data);
+      const result = await validateLater(schema, data);
       if (result.ok) return;
       // A message quotes the value it complains about, which may be a credential the server echoed.
       const issues = result.issues.map((i) => ({ ...i, message: scrub(i.message, this.#secrets) as string }));
@@ -254,9 +254,9 @@ export class Transport {
     }
     const line = this.#warned.has(schema) ? this.log.debug : this.log.warn;
     if (!line) return;
-    let result: ReturnType<typeof validate>;
+    let result: Awaited<ReturnType<typeof validateLater>>;
     try {
-      result = validate(schema, data);
+      result = await validateLater(schema, data);
     } catch {
       return; // validation is off: nothing about it may fail the call
     }

@@ -31,7 +31,7 @@
 import { checkOptions, type OptionKeys } from '../args.ts';
 import { InvalidArgumentError } from '../errors.ts';
 import type { ObjectInfo } from '../schemas/cloud.ts';
-import { describeValue } from '../schemas/explain.ts';
+import { describeValue } from '../schemas/describe.ts';
 import { isObject } from '../schemas/rule.ts';
 
 /** Options of {@link generateTypes}. */

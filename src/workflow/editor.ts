@@ -13,7 +13,7 @@
  * @module
  */
 import type { ObjectInfo } from '../schemas/cloud.ts';
-import { describeValue } from '../schemas/explain.ts';
+import { describeValue } from '../schemas/describe.ts';
 import { isObject } from '../schemas/rule.ts';
 import { layoutOf, promptNesting, sentValue, type ClassLayout, type WidgetSlot } from './editor-widgets.ts';
 import type { WorkflowJSON } from './types.ts';

@@ -14,7 +14,7 @@
 import { closest } from '../args.ts';
 import { InvalidArgumentError } from '../errors.ts';
 import type { ObjectInfo } from '../schemas/cloud.ts';
-import { describeValue } from '../schemas/explain.ts';
+import { describeValue } from '../schemas/describe.ts';
 import { isObject } from '../schemas/rule.ts';
 import type { ExposedInput } from './editor.ts';
 import type { StoredNode } from './node-handle.ts';

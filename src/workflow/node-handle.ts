@@ -8,7 +8,7 @@
 import { closest } from '../args.ts';
 import { InvalidArgumentError } from '../errors.ts';
 import type { ObjectInfo } from '../schemas/cloud.ts';
-import { describeValue } from '../schemas/explain.ts';
+import { describeValue } from '../schemas/describe.ts';
 import type { InputsOf, NodeTypes, OutputLink, OutputOf, Untyped } from './types.ts';
 import { label, outputsText, titleOf } from './issue.ts';
 import type { Workflow } from './workflow.ts';

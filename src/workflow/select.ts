@@ -7,7 +7,7 @@
  */
 import { closest } from '../args.ts';
 import { InvalidArgumentError } from '../errors.ts';
-import { describeValue } from '../schemas/explain.ts';
+import { describeValue } from '../schemas/describe.ts';
 import { isObject } from '../schemas/rule.ts';
 import { byId, titleOf } from './issue.ts';
 import type { StoredNode } from './node-handle.ts';

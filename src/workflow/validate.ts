@@ -13,7 +13,7 @@
 import { checkOptions, closest, type OptionKeys } from '../args.ts';
 import type { MissingPacks } from '../registry/missing-packs.ts';
 import type { ObjectInfo } from '../schemas/cloud.ts';
-import { describeValue, rangeText as boundsText } from '../schemas/explain.ts';
+import { describeValue, rangeText as boundsText } from '../schemas/describe.ts';
 import { isObject } from '../schemas/rule.ts';
 import { asLink, at, byId, isEditorFormat, label, outputsText, titleOf, unknownClass, type WorkflowIssue, type WorkflowIssueCode } from './issue.ts';
 

@@ -12,7 +12,7 @@
 import { checkId, checkOptions, type OptionKeys } from '../args.ts';
 import { InvalidArgumentError } from '../errors.ts';
 import type { ObjectInfo, UploadResponse } from '../schemas/cloud.ts';
-import { describeValue } from '../schemas/explain.ts';
+import { describeValue } from '../schemas/describe.ts';
 import { isObject } from '../schemas/rule.ts';
 import type { AddOptions, InputPath, InputsOf, NodeSelector, NodeTypes, Untyped, WorkflowJSON } from './types.ts';
 import { copyJSON, inspectAs, NodeHandle, setOwn, type StoredNode } from './node-handle.ts';

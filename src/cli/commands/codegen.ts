@@ -11,7 +11,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { InvalidArgumentError, type ObjectInfo } from '../../index.ts';
-import { describeValue } from '../../schemas/explain.ts';
+import { describeValue } from '../../schemas/describe.ts';
 import { isObject } from '../../schemas/rule.ts';
 import { fromEnv } from '../../transport/options.ts';
 import { generateTypes, type GenerateTypesOptions } from '../../workflow/codegen.ts';

@@ -17,7 +17,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { APIConnectionError, ExecutionError, InvalidArgumentError, JobCancelledError, Workflow, WorkflowValidationError, type CloudClient, type NamedInput, type NodeHandle, type PoolJob, type SocketEvent } from '../../index.ts';
 import type { EditorWorkflowJSON } from '../../cloud/client.ts';
 import type { ObjectInfo } from '../../schemas/cloud.ts';
-import { rangeText } from '../../schemas/explain.ts';
+import { rangeText } from '../../schemas/describe.ts';
 import { isEditorFormat } from '../../workflow/issue.ts';
 import { didYouMean } from '../../args.ts';
 import { parseAssignment, parseDuration, parseValue, unreadable, UsageError } from '../args.ts';
