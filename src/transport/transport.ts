@@ -12,7 +12,7 @@
  *
  * @module
  */
-import { type APIConnectionError, type APIError, type APITimeoutError, type APIUserAbortError, MissingCredentialsError, PlatformUIError, ResponseValidationError } from '../errors.ts';
+import { type APIConnectionError, type APITimeoutError, type APIUserAbortError, MissingCredentialsError, PlatformUIError, ResponseValidationError } from '../errors.ts';
 import { checkOptions } from '../args.ts';
 import { article } from '../schemas/describe.ts';
 import type { Rule } from '../schemas/rule.ts';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { inspect } from 'node:util';
 import { http, HttpResponse } from 'msw';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { interceptHttp } from '../helpers/msw.ts';
 import { recorder } from '../helpers/log-recorder.ts';
 import {

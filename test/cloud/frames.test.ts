@@ -274,17 +274,12 @@ describe('decodeFrame: hostile input', () => {
     );
   });
 
-  it('a huge frame costs no more than a tiny one (no copy, no scan of the payload)', () => {
+  // Its cost per call against a 16-byte frame's, and against a decoder that copies: bench/frames.ts.
+  it('a huge frame is decoded in place: its image is a view of the frame, not a copy', () => {
     const big = encodeFrame({ type: 'preview_image', imageType: 2, image: new Uint8Array(8 * 1024 * 1024) });
-    const small = encodeFrame({ type: 'preview_image', imageType: 2, image: new Uint8Array(8) });
-    const time = (b: Uint8Array) => {
-      const t = performance.now();
-      for (let i = 0; i < 2000; i++) decodeFrame(b);
-      return performance.now() - t;
-    };
-    time(big), time(small);
-    // Generous bound for a shared CI box; a copy of 8 MiB × 2000 would take seconds.
-    expect(time(big)).toBeLessThan(Math.max(50, time(small) * 10));
+    const d = decodeFrame(big);
+    expect(d.type === 'preview_image' && d.image.buffer === big.buffer).toBe(true);
+    expect(d.type === 'preview_image' && [d.image.byteOffset, d.image.byteLength]).toEqual([big.byteOffset + 8, 8 * 1024 * 1024]);
   });
 });
 

@@ -5,7 +5,7 @@
 // and the bounded output recovery.
 import { readFileSync } from 'node:fs';
 import { http, HttpResponse } from 'msw';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { interceptHttp } from '../helpers/msw.ts';
 import {
   CloudClient,

@@ -4,7 +4,6 @@ import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   APIConnectionError,
-  APITimeoutError,
   APIUserAbortError,
   InternalServerError,
   InvalidArgumentError,

@@ -11,7 +11,6 @@
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CloudClient } from '../../src/index.ts';
-import { makePng } from '../../src/emulator/cloud-files.ts';
 import { JobQueue, QueueWorker } from '../../src/queue/index.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
 import { blurChain } from './workflows.ts';

@@ -1,7 +1,7 @@
 // Transport rules, exercised through RegistryClient against msw (no sockets).
 import { inspect } from 'node:util';
 import { http, HttpResponse, delay, passthrough } from 'msw';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { interceptHttp } from '../helpers/msw.ts';
 import { recorder } from '../helpers/log-recorder.ts';
 import {

@@ -302,17 +302,15 @@ if (!real) it('generateTypes on the real object_info: skipped', ({ skip }) => sk
 describe.skipIf(!real)('generateTypes on the real object_info (440 classes)', () => {
   const info = real!;
 
-  it('runs well under a second', async ({ annotate }) => {
+  // Its time (well under a second): bench/workflow.ts (b).
+  it('writes one entry of Nodes per class', async ({ annotate }) => {
     const first = performance.now();
     const code = generateTypes(info);
     const firstMs = performance.now() - first;
-    const runs = 10;
-    const warm = performance.now();
-    for (let i = 0; i < runs; i++) generateTypes(info);
-    const warmMs = (performance.now() - warm) / runs;
     // The figures in the results (--reporter=verbose), not on the console.
-    await annotate(`${Object.keys(info).length} classes → ${(code.length / 1024).toFixed(0)} KB of types: first call ${firstMs.toFixed(1)} ms, then ${warmMs.toFixed(1)} ms per call`);
-    expect(firstMs).toBeLessThan(1000);
+    await annotate(`${Object.keys(info).length} classes → ${(code.length / 1024).toFixed(0)} KB of types: first call ${firstMs.toFixed(1)} ms`);
+    // An entry opens at two spaces' indent: `  Name: {`, or the name quoted when it is not an identifier.
+    expect(code.match(/^ {2}([A-Za-z_$][\w$]*|'[^']*'|"[^"]*"): \{$/gm)).toHaveLength(Object.keys(info).length);
   });
 
   it('the committed test/types/fixture-nodes.generated.ts is what it generates now (regenerate it when this fails)', () => {

@@ -1,7 +1,7 @@
 // Review of issue 25: a workflow saved in the editor, with bad options, is refused before any request (real loopback).
 import { afterEach, describe, expect, it } from 'vitest';
 import { CloudClient, CloudPool, InvalidArgumentError } from '../../src/index.ts';
-import { startEmulator, type Emulator } from '../../src/emulator/index.ts';
+import { startEmulator } from '../../src/emulator/index.ts';
 
 const saved = () => ({
   version: 0.4,

@@ -11,7 +11,6 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { InvalidArgumentError } from '../../src/errors.ts';
 import type { MissingPacks } from '../../src/registry/missing-packs.ts';
 import type { ObjectInfo } from '../../src/schemas/cloud.ts';
 import { convertEditorWorkflow, type EditorOptions } from '../../src/workflow/editor.ts';

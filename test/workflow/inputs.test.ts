@@ -7,7 +7,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { buildObjectInfo } from '../../src/emulator/cloud-nodes.ts';
-import { InvalidArgumentError } from '../../src/errors.ts';
 import type { ObjectInfo } from '../../src/schemas/cloud.ts';
 import { namedInputs, resolveInputs } from '../../src/workflow/inputs.ts';
 import type { StoredNode } from '../../src/workflow/node-handle.ts';

@@ -7,7 +7,6 @@ import { existsSync, readFileSync } from 'node:fs';
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { buildObjectInfo } from '../../src/emulator/cloud-nodes.ts';
-import { InvalidArgumentError } from '../../src/errors.ts';
 import type { ObjectInfo } from '../../src/schemas/cloud.ts';
 import { Workflow } from '../../src/workflow/workflow.ts';
 import { refusal } from '../helpers/refusal.ts';

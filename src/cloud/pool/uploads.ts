@@ -8,7 +8,6 @@
 import { InvalidArgumentError } from '../../errors.ts';
 import { platform } from '../../platform/node.ts';
 import type { UploadResponse, Workflow } from '../../schemas/cloud.ts';
-import { isObject } from '../../schemas/rule.ts';
 import { inputTargets, splitInputPath, uploadValue } from '../inputs.ts';
 import type { CloudClient } from '../client.ts';
 import type { PoolInput } from './types.ts';

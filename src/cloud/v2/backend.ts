@@ -19,7 +19,7 @@
 import { DownloadError, InvalidArgumentError, JobNotStoppedError, NotFoundError, ResponseValidationError } from '../../errors.ts';
 import { checkArgs } from '../../args.ts';
 import type { JobList, SubmissionResponse } from '../../schemas/cloud.ts';
-import type { Rule, Typed } from '../../schemas/rule.ts';
+import type { Typed } from '../../schemas/rule.ts';
 import type { Log } from '../../transport/log.ts';
 import { requestOptionsOf, type RequestOptions } from '../../transport/options.ts';
 import type { WithResponse } from '../../transport/promise.ts';

@@ -3,7 +3,7 @@
 // specifier that would not compile.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../../src/cli/main.ts';
-import { EMULATOR_API_KEY, startEmulator, type Emulator } from '../../../src/emulator/index.ts';
+import { startEmulator, type Emulator } from '../../../src/emulator/index.ts';
 import { InvalidArgumentError } from '../../../src/index.ts';
 import { generateTypes } from '../../../src/workflow/codegen.ts';
 

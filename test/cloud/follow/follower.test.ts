@@ -112,7 +112,7 @@ function backend(clock: ManualClock, script: { status?: () => Partial<JobStatusR
   }, ms));
   const jobs: JobBackend = {
     submit: async (_w, options) => (calls.push({ call: 'submit', at: clock.now(), options }), script.submit ? script.submit(options) : { prompt_id: options.promptId! }),
-    getJobStatus: (promptId) => {
+    getJobStatus: () => {
       calls.push({ call: 'status', at: clock.now() });
       return after(script.rtt ?? 0, () => {
         const s = script.status?.() ?? {};

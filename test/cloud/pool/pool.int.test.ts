@@ -858,27 +858,26 @@ describe('two pools over the same servers (as two processes)', () => {
 // ------------------------------------------------------------------ scale
 
 describe('10,000 queued jobs', () => {
-  it('wait in memory, and close() rejects them all quickly', async () => {
-    const emus = await three({ stepMs: 1000 });
+  // How long submit() and close() take per job, 10,000 waiting against 1,000: bench/pool-queue.ts.
+  it('wait in memory, and close() rejects them all without waiting for the three running', async () => {
+    // The three placed jobs never end during the test (a minute per step).
+    const emus = await three({ stepMs: 60_000 });
     const pool = poolOf(emus, {}, () => ({ maxConcurrent: 1 }));
     await allUp(pool);
     globalThis.gc?.();
     const heapBefore = process.memoryUsage().heapUsed;
-    const t0 = Date.now();
     const jobs: PoolJob[] = [];
     for (let i = 0; i < 10_000; i++) jobs.push(pool.submit(workflow(`many-${i}`)));
-    const submitMs = Date.now() - t0;
     expect(pool.waiting).toBe(10_000 - 3);
     expect(pool.servers.map((s) => s.active)).toEqual([1, 1, 1]);
     const heapGrowth = process.memoryUsage().heapUsed - heapBefore;
     expect(heapGrowth).toBeLessThan(200 * 1024 * 1024);
-    expect(submitMs).toBeLessThan(5000);
     const settled = jobs.map((j) => outcome(j));
     await until(() => emus.every((e) => submissions(e) === 1), 3000, 'three submitted');
-    const t1 = Date.now();
     await pool.close();
     const done = await Promise.all(settled);
-    expect(Date.now() - t1).toBeLessThan(2000);
+    // close() (without cancel) settled every job while the three placed still run on their servers.
+    expect(emus.map(live)).toEqual([1, 1, 1]);
     expect(done.every((e) => e instanceof PoolClosedError)).toBe(true);
     expect(pool.waiting).toBe(0);
     // Only the three placed ever reached a server.
