@@ -71,6 +71,10 @@ const errorsPath = /(^|\/)[\w-]*errors(\.ts)?$/;
 // the dynamic imports.
 const lazyValidate = lazyFile('validate', /workflow\/validate\.ts$/);
 
+// The submission of the cloud and a local server (`cloud/submit.ts`, `submission.ts`) loads on the first submit() or
+// run() (issue 34): a file of its own in the browser build, taking the root's error classes from the client.
+const lazySubmit = lazyFile('submit', /(^|\/)submit\.ts$/, 'cloud/backend.ts');
+
 // The walk that words why a value fails a rule (`schemas/explain.ts`) loads on the first failure of an asynchronous
 // caller's check (`schemas/validate-later.ts`: a client's arguments and responses; issue 34): a file of its own in the
 // browser build, which throws nothing.
@@ -186,7 +190,7 @@ export default defineConfig([
     external,
     removeNodeProtocol,
     treeshake: true,
-    esbuildPlugins: [browserPlatform, lazyEditor, lazyV2, lazyRun, lazyValidate, lazyExplain, ...lazyRegistry],
+    esbuildPlugins: [browserPlatform, lazyEditor, lazyV2, lazyRun, lazyValidate, lazyExplain, lazySubmit, ...lazyRegistry],
   },
   {
     // `v2.browser`, `run.browser`, `validate.browser`: what a client imports on first use (see lazyV2, lazyRun,
@@ -198,6 +202,7 @@ export default defineConfig([
       'missing-packs.browser': 'src/registry/missing-packs.ts',
       'publish.browser': 'src/registry/publish.ts',
       'blake3.browser': 'src/cloud/v2/blake3-wasm.ts',
+      'submit.browser': 'src/cloud/submit.ts',
     },
     format: ['esm'],
     splitting: false,

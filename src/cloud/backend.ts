@@ -17,7 +17,8 @@ import type { SubmitOptions, UploadImageOptions, UploadInput } from './client-op
 import { downloadView } from './downloads.ts';
 import { firstJobPage } from './job-pages.ts';
 import type { JobPage } from './jobs.ts';
-import { submitPrompt, type SubmitTarget } from './submit.ts';
+import type { SubmitTarget } from './submit.ts';
+import { rootErrors } from './root-errors.ts';
 import { uploadForm } from './uploads.ts';
 import type { V2Backend } from './v2/backend.ts';
 
@@ -40,10 +41,22 @@ export interface Backend {
   firstPage(params: ListJobsParams, checked: ListJobsParams, options: RequestOptions | undefined): Promise<WithResponse<JobPage>>;
 }
 
+let submitting: Promise<typeof import('./submit.ts')> | undefined;
+
+/**
+ * The submission (`submit.ts`, `submission.ts`: `POST /api/prompt` under the job's id, a lost answer looked up),
+ * loaded on the first `submit()` or `run()`: a file of its own in the browser build, which takes the root's error
+ * classes from here so that `instanceof SubmissionError` holds.
+ */
+const submission = (): Promise<typeof import('./submit.ts')> =>
+  (submitting ??= import('./submit.ts').then((m) => {
+    m.adoptErrors(rootErrors());
+    return m;
+  }));
+
 /** Comfy API v2's own methods, which the cloud and a local server lack. */
-const V2_ONLY: Readonly<Record<string, string>> = Object.fromEntries(
-  ['uploadAsset()', 'getAsset()', 'deleteAsset()', 'getJobWorkflow()', 'getJobLogs()'].map((m) => [m, "it is Comfy API v2's (server: 'v2')"]),
-);
+const V2S = "it is Comfy API v2's (server: 'v2')";
+const V2_ONLY: Readonly<Record<string, string>> = { 'uploadAsset()': V2S, 'getAsset()': V2S, 'deleteAsset()': V2S, 'getJobWorkflow()': V2S, 'getJobLogs()': V2S };
 
 /**
  * The cloud's and a local server's routes (`/api/upload/image`, `/api/view`, `/api/prompt`, `/api/jobs`).
@@ -66,7 +79,7 @@ export function v1Backend(target: SubmitTarget): Backend {
         return { type, ...(options.overwrite !== undefined ? { overwrite: String(options.overwrite) } : {}) };
       }),
     download: (_fileRef, ref, options) => downloadView(t, ref, options),
-    submit: (prompt, extra, id, options) => submitPrompt(target, prompt, extra, id, options),
+    submit: async (prompt, extra, id, options) => (await submission()).submitPrompt(target, prompt, extra, id, options),
     firstPage: (_params, checked, options) => firstJobPage(t, checked, options),
   };
 }

@@ -18,7 +18,7 @@
 // attributes are the easiest to assert on), return a short summary, throw on
 // failure; then, if the runner should verify the rendered values, add an
 // entry to `expectations` in run.mjs.
-import { CloudClient, PlatformUIError, ProxyClient, RegistryClient, Workflow } from '@platformui/sdk';
+import { CloudClient, PlatformUIError, ProxyClient, RegistryClient, SubmissionError, Workflow } from '@platformui/sdk';
 
 // The emulator's default credentials (see @platformui/sdk/emulator).
 const TOKEN = 'emulator-token';
@@ -133,6 +133,22 @@ const checks: Check[] = [
         out.dataset.promptId = result.promptId;
         out.dataset.files = result.files.map((f) => f.filename).join(',');
         return `job ${result.promptId}: ${shown.length} preview(s), ${result.files.length} file(s)`;
+      } finally {
+        cloud.close();
+      }
+    },
+  },
+  {
+    // The submission is a chunk of its own, loaded on the first submit(): what it throws must be the root's classes.
+    name: 'cloud.submit refused: a SubmissionError',
+    async run({ baseUrl, out }) {
+      const cloud = new CloudClient({ baseUrl, apiKey: API_KEY });
+      try {
+        await cloud.submit({ '1': { class_type: 'NoSuchNodeClass', inputs: {} } });
+        throw new Error('the server took a workflow of an unknown class');
+      } catch (err) {
+        if (!(err instanceof SubmissionError)) throw new Error(`expected a SubmissionError, got ${String(err)}`);
+        return `SubmissionError: ${err.message.slice(0, 80)}`;
       } finally {
         cloud.close();
       }

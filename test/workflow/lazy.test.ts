@@ -43,11 +43,12 @@ const VALIDATOR = { file: 'validate.browser.js', code: 'function findCycle(' };
 const CONVERTER = { file: 'editor.browser.js', code: 'function convertEditorWorkflow(' };
 const FINDER = { file: 'missing-packs.browser.js', code: 'function findMissingPacks(' };
 const PUBLISHING = { file: 'publish.browser.js', code: 'function publishNodeVersion(' };
+const SUBMISSION = { file: 'submit.browser.js', code: 'function submitWithId(' };
 
 describe.runIf(existsSync(join(dist, 'index.browser.js')))('the browser build: what loads on first use stays out of the start', () => {
   it.each([
-    ['CloudClient', [VALIDATOR, CONVERTER]],
-    ['CloudPool', [VALIDATOR, CONVERTER]],
+    ['CloudClient', [VALIDATOR, CONVERTER, SUBMISSION]],
+    ['CloudPool', [VALIDATOR, CONVERTER, SUBMISSION]],
     ['Workflow', [CONVERTER]],
     ['RegistryClient', [FINDER, PUBLISHING]],
   ] as const)('import { %s }: its start holds neither the code nor the file of what it loads later', async (name, later) => {
