@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { checkArgs, checkId, checkOptions, joinKeys, type OptionKeys } from '../args.ts';
+import { checkArgsLater, checkId, checkOptions, joinKeys, type OptionKeys } from '../args.ts';
 import { APIUserAbortError, InvalidArgumentError, NotFoundError } from '../errors.ts';
 import { NodeVersionUploadError } from './errors.ts';
 import type { RootErrors } from '../cloud/root-errors.ts';
@@ -94,8 +94,8 @@ export class RegistryClient {
    * ```
    */
   searchNodes(params: SearchNodesParams = {}, options?: RequestOptions): PagePromise<Page<Node>> {
-    return this.#pages(() => {
-      const p = checkArgs(rules.SearchNodesParams, params, 'params');
+    return this.#pages(async () => {
+      const p = await checkArgsLater(rules.SearchNodesParams, params, 'params');
       checkRequestOptions(options, 'searchNodes()');
       return { path: 'nodes/search', query: { ...p, page: undefined, limit: p.limit ?? 10 }, first: p.page ?? 1, auth: false };
     }, options);
@@ -112,9 +112,9 @@ export class RegistryClient {
    * ```
    */
   createNode(publisherId: string, node: CreateNodeRequest, options?: RequestOptions): APIPromise<Node> {
-    return APIPromise.from(() => {
+    return APIPromise.from(async () => {
       checkId(publisherId, 'publisherId');
-      const body = checkArgs(rules.CreateNodeRequest, node, 'node');
+      const body = await checkArgsLater(rules.CreateNodeRequest, node, 'node');
       checkRequestOptions(options, 'createNode()');
       // Never re-sent: a repeat of a create that went through fails as a conflict.
       return this.#transport.request<Node>({ method: 'POST', path: path`publishers/${publisherId}/nodes`, json: body, auth: true, schema: rules.Node, options, paid: true });
@@ -127,9 +127,9 @@ export class RegistryClient {
    * `include_banned` are passed through as query parameters.
    */
   listPublisherNodes(publisherId: string, params: ListPublisherNodesParams = {}, options?: RequestOptions): PagePromise<Page<Node>> {
-    return this.#pages(() => {
+    return this.#pages(async () => {
       checkId(publisherId, 'publisherId');
-      const p = checkArgs(rules.ListPublisherNodesParams, params, 'params');
+      const p = await checkArgsLater(rules.ListPublisherNodesParams, params, 'params');
       checkRequestOptions(options, 'listPublisherNodes()');
       return { path: path`publishers/${publisherId}/nodes/v2`, query: { ...p, page: undefined }, first: p.page ?? 1, auth: true };
     }, options);
@@ -240,8 +240,8 @@ export class RegistryClient {
    * answer short).
    */
   listNodes(params: ListNodesParams = {}, options?: RequestOptions): PagePromise<Page<Node>> {
-    return this.#pages(() => {
-      const p = checkArgs(rules.ListNodesParams, params, 'params');
+    return this.#pages(async () => {
+      const p = await checkArgsLater(rules.ListNodesParams, params, 'params');
       checkRequestOptions(options, 'listNodes()');
       return { path: 'nodes', query: { ...p, page: undefined, limit: p.limit ?? (p.node_id?.length ? p.node_id.length : 10) }, first: p.page ?? 1, auth: false };
     }, options);
@@ -378,9 +378,9 @@ export class RegistryClient {
    * (the first page's `total` is 0), a filter value that only resembles the
    * registry's (`Linux` for `POSIX :: Linux`) is warned about.
    */
-  #pages(prepare: () => { path: string; query: Query; first: number; auth: boolean }, options?: RequestOptions): PagePromise<Page<Node>> {
+  #pages(prepare: () => Promise<{ path: string; query: Query; first: number; auth: boolean }>, options?: RequestOptions): PagePromise<Page<Node>> {
     return new PagePromise(async () => {
-      const { path: p, query, first, auth } = prepare();
+      const { path: p, query, first, auth } = await prepare();
       const fetchPage = (page: number) =>
         this.#transport.request<PageBody<Node>>({ method: 'GET', path: p, query: { ...query, page }, auth, normalize: nullArraysToEmpty, schema: rules.NodePage, options });
       const r = await fetchPage(first);
