@@ -75,6 +75,10 @@ const lazyValidate = lazyFile('validate', /workflow\/validate\.ts$/);
 // run() (issue 34): a file of its own in the browser build, taking the root's error classes from the client.
 const lazySubmit = lazyFile('submit', /(^|\/)submit\.ts$/, 'cloud/backend.ts');
 
+// A pool's input uploads (`cloud/pool/uploads.ts`) load on its first job with `inputs` (issue 34): a file of its own in
+// the browser build, taking the root's error classes from the pool.
+const lazyPoolUploads = lazyFile('pool-uploads', /(^|\/)uploads\.ts$/, 'cloud/pool/uploads-code.ts');
+
 // The walk that words why a value fails a rule (`schemas/explain.ts`) loads on the first failure of an asynchronous
 // caller's check (`schemas/validate-later.ts`: a client's arguments and responses; issue 34): a file of its own in the
 // browser build, which throws nothing.
@@ -190,7 +194,7 @@ export default defineConfig([
     external,
     removeNodeProtocol,
     treeshake: true,
-    esbuildPlugins: [browserPlatform, lazyEditor, lazyV2, lazyRun, lazyValidate, lazyExplain, lazySubmit, ...lazyRegistry],
+    esbuildPlugins: [browserPlatform, lazyEditor, lazyV2, lazyRun, lazyValidate, lazyExplain, lazySubmit, lazyPoolUploads, ...lazyRegistry],
   },
   {
     // `v2.browser`, `run.browser`, `validate.browser`: what a client imports on first use (see lazyV2, lazyRun,
@@ -203,6 +207,7 @@ export default defineConfig([
       'publish.browser': 'src/registry/publish.ts',
       'blake3.browser': 'src/cloud/v2/blake3-wasm.ts',
       'submit.browser': 'src/cloud/submit.ts',
+      'pool-uploads.browser': 'src/cloud/pool/uploads.ts',
     },
     format: ['esm'],
     splitting: false,

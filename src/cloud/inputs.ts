@@ -72,3 +72,14 @@ export async function withInputs<F>(workflow: Workflow, inputs: Record<string, F
   );
   return copy;
 }
+
+/** A pool's or a queue's job: checks `inputs` against the workflow (when its node ids are known: API format) before anything is queued; returns their paths. */
+export function checkInputs(workflow: Workflow | undefined, inputs: Readonly<Record<string, unknown>> | undefined): Set<string> {
+  if (inputs === undefined) return new Set();
+  inputTargets(workflow, inputs);
+  for (const [at, file] of Object.entries(inputs)) {
+    const ok = file instanceof Blob || file instanceof Uint8Array || file instanceof ArrayBuffer || typeof file === 'string';
+    if (!ok) throw new InvalidArgumentError('must be a Blob, bytes or (Node) a file path: a stream can be read only once, and a job may need its file on a second server', `inputs.${at}`);
+  }
+  return new Set(Object.keys(inputs));
+}

@@ -11,7 +11,7 @@ import { InvalidArgumentError, PlacementError } from '@platformui/sdk';
 import { toBase64 } from '../base64.ts';
 import { jsonOf } from '../cloud/client.ts';
 import type { WorkflowInput } from '@platformui/sdk';
-import { checkInputs } from '../cloud/pool/uploads.ts';
+import { checkInputs } from '../cloud/inputs.ts';
 import { randomUuid } from '../cloud/uuid.ts';
 import { platform } from '../platform/node.ts';
 import { isObject } from '../schemas/rule.ts';

@@ -44,11 +44,12 @@ const CONVERTER = { file: 'editor.browser.js', code: 'function convertEditorWork
 const FINDER = { file: 'missing-packs.browser.js', code: 'function findMissingPacks(' };
 const PUBLISHING = { file: 'publish.browser.js', code: 'function publishNodeVersion(' };
 const SUBMISSION = { file: 'submit.browser.js', code: 'function submitWithId(' };
+const POOL_UPLOADS = { file: 'pool-uploads.browser.js', code: 'function readInputs(' };
 
 describe.runIf(existsSync(join(dist, 'index.browser.js')))('the browser build: what loads on first use stays out of the start', () => {
   it.each([
     ['CloudClient', [VALIDATOR, CONVERTER, SUBMISSION]],
-    ['CloudPool', [VALIDATOR, CONVERTER, SUBMISSION]],
+    ['CloudPool', [VALIDATOR, CONVERTER, SUBMISSION, POOL_UPLOADS]],
     ['Workflow', [CONVERTER]],
     ['RegistryClient', [FINDER, PUBLISHING]],
   ] as const)('import { %s }: its start holds neither the code nor the file of what it loads later', async (name, later) => {

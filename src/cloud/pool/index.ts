@@ -27,7 +27,7 @@ import { decideAfterFailure, type FailureFacts } from './move.ts';
 import { canRun, choose, judge, loadJudging, nowhere } from './placement.ts';
 import { POOL_OPTIONS } from './types.ts';
 import type { CloudPoolOptions, PoolEvents, PoolJob, PoolJobResult, PoolRunOptions, PoolServer, PoolServerStatus } from './types.ts';
-import { readInputs, uploadInputs } from './uploads.ts';
+import { uploadsCode } from './uploads-code.ts';
 import { StartWindow, WaitingLine } from './waiting.ts';
 
 export type { CloudPoolOptions, PoolEvents, PoolInput, PoolJob, PoolJobResult, PoolRunOptions, PoolServer, PoolServerEvent, PoolServerFields, PoolServerStatus } from './types.ts';
@@ -323,9 +323,10 @@ export class CloudPool {
       for (const w of converted?.warnings ?? []) this.#log.warn?.(`${s.id}: ${w.message}`, { server: s.id, nodeId: w.nodeId, code: w.code });
       let workflow = converted?.workflow ?? (entry.workflow as Workflow);
       if (inputs) {
-        const files = await (entry.files ??= readInputs(inputs));
+        const uploads = await uploadsCode();
+        const files = await (entry.files ??= uploads.readInputs(inputs));
         at.stage = 'upload';
-        workflow = await uploadInputs(workflow, files, s, entry.stop.signal);
+        workflow = await uploads.uploadInputs(workflow, files, s, entry.stop.signal);
         at.stage = 'submit';
       }
       const result = await s.client.run(workflow, {

@@ -15,7 +15,8 @@ import { jsonOf, type EditorWorkflowJSON, type WorkflowInput } from '../client.t
 import type { Server } from './health.ts';
 import type { Converted, Convertible, Judged } from './placement.ts';
 import { POOL_RUN_OPTIONS, type PoolJob, type PoolJobResult, type PoolRunOptions } from './types.ts';
-import { checkInputs, type InputFile } from './uploads.ts';
+import type { InputFile } from './uploads.ts';
+import { checkInputs } from '../inputs.ts';
 
 /** A job of the pool, from `submit()` until it settles. */
 export interface Entry extends Judged, Convertible {

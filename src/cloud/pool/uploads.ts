@@ -5,12 +5,14 @@
  *
  * @module
  */
-import { InvalidArgumentError } from '../../errors.ts';
 import { platform } from '../../platform/node.ts';
 import type { UploadResponse, Workflow } from '../../schemas/cloud.ts';
-import { inputTargets, splitInputPath, uploadValue } from '../inputs.ts';
+import { splitInputPath, uploadValue } from '../inputs.ts';
 import type { CloudClient } from '../client.ts';
 import type { PoolInput } from './types.ts';
+
+/** The root's error classes, handed over by the pool that loads this file (`uploads-code.ts`; see `root-errors.ts`). */
+export { adoptErrors } from '../root-errors.ts';
 
 /** One input, read: where it goes in the workflow, and its content. */
 export interface InputFile {
@@ -29,18 +31,7 @@ export interface UploadTarget {
   uploads: Map<string, Promise<UploadResponse>>;
 }
 
-/** Checks `inputs` against the workflow (when its node ids are known: API format) before anything is queued; returns their paths. */
-export function checkInputs(workflow: Workflow | undefined, inputs: Record<string, PoolInput> | undefined): Set<string> {
-  if (inputs === undefined) return new Set();
-  inputTargets(workflow, inputs);
-  for (const [at, file] of Object.entries(inputs)) {
-    const ok = file instanceof Blob || file instanceof Uint8Array || file instanceof ArrayBuffer || typeof file === 'string';
-    if (!ok) throw new InvalidArgumentError('must be a Blob, bytes or (Node) a file path: a stream can be read only once, and a job may need its file on a second server', `inputs.${at}`);
-  }
-  return new Set(Object.keys(inputs));
-}
-
-/** Reads and hashes a job's inputs (checked by {@link checkInputs}): once per job, whatever servers it goes to. */
+/** Reads and hashes a job's inputs (checked by `checkInputs()`, `cloud/inputs.ts`): once per job, whatever servers it goes to. */
 export function readInputs(inputs: Record<string, PoolInput>): Promise<InputFile[]> {
   return Promise.all(
     Object.entries(inputs).map(async ([at, file]) => {
