@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { isOptional, isPlainObject, type DataRule, type Rule } from './rule.ts';
+import { codePoints, isObject, isOptional, isPlainObject, type DataRule, type LeafRule, type Rule } from './rule.ts';
 
 /**
  * `true` when `value` satisfies `rule`.
@@ -53,46 +53,39 @@ export function matches(rule: Rule, value: unknown): boolean {
       if (!(rule.int === true ? Number.isSafeInteger(value) : Number.isFinite(value))) return false;
       return (rule.min === undefined || (value as number) >= rule.min) && (rule.max === undefined || (value as number) <= rule.max);
     case 'string':
-      return typeof value === 'string' && (rule.min === undefined || longEnough(value, rule.min));
+      // Code points are counted (allocating) only for a minimum over 1: a non-empty string has one.
+      return typeof value === 'string' && (rule.min === undefined || (rule.min < 2 ? value.length >= rule.min : codePoints(value) >= rule.min));
     case 'custom':
       return rule.is(value);
   }
 }
 
-/** A leaf: the commonest first (most fields are optional strings). */
-function leaf(rule: string, v: unknown): boolean {
+/** A leaf rule: `'string'`, or `'string?'` for an optional one. */
+function leaf(rule: LeafRule, v: unknown): boolean {
+  if (v === undefined) return rule === 'unknown' || rule.endsWith('?');
   switch (rule) {
-    case 'string?':
-      return v === undefined || typeof v === 'string';
     case 'string':
+    case 'string?':
       return typeof v === 'string';
-    case 'unknown':
-    case 'unknown?':
-      return true;
     case 'number':
+    case 'number?':
       return Number.isFinite(v);
     case 'integer':
-      return Number.isSafeInteger(v);
     case 'integer?':
-      return v === undefined || Number.isSafeInteger(v);
-    case 'number?':
-      return v === undefined || Number.isFinite(v);
+      return Number.isSafeInteger(v);
     case 'boolean':
-      return typeof v === 'boolean';
     case 'boolean?':
-      return v === undefined || typeof v === 'boolean';
+      return typeof v === 'boolean';
     case 'null':
-      return v === null;
     case 'null?':
-      return v === undefined || v === null;
-    default:
-      throw new TypeError(`not a rule: ${JSON.stringify(rule)}`);
+      return v === null;
   }
+  return true; // unknown
 }
 
 function object(rule: Extract<DataRule, { type: 'object' }>, v: unknown): boolean {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
-  const o = v as Record<string, unknown>;
+  if (!isObject(v)) return false;
+  const o = v;
   const fields = rule.fields;
   for (const k in fields) {
     const field = fields[k]!;
@@ -113,21 +106,4 @@ function object(rule: Extract<DataRule, { type: 'object' }>, v: unknown): boolea
     for (const k in o) if (!Object.hasOwn(fields, k) && k !== '__proto__' && !matches(rest, o[k])) return false;
   }
   return true;
-}
-
-/** At least `min` code points, as zod counts them, without spreading the string into an array. */
-function longEnough(s: string, min: number): boolean {
-  if (s.length < min) return false;
-  // Every code point is one or two UTF-16 units.
-  if (s.length >= 2 * min) return true;
-  let n = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
-      const d = s.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) i++;
-    }
-    if (++n >= min) return true;
-  }
-  return false;
 }
