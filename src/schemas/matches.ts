@@ -19,44 +19,51 @@ import { codePoints, isObject, isOptional, isPlainObject, type DataRule, type Le
  * ```
  */
 export function matches(rule: Rule, value: unknown): boolean {
-  if (typeof rule === 'string') return leaf(rule, value);
-  switch (rule.type) {
-    case 'object':
-      return object(rule, value);
-    case 'optional':
-      return value === undefined || matches(rule.of, value);
-    case 'nullable':
-      return value === null || matches(rule.of, value);
-    case 'array': {
-      if (!Array.isArray(value) || (rule.min !== undefined && value.length < rule.min)) return false;
-      const of = rule.of;
-      if (of === 'unknown') return true;
-      for (let i = 0; i < value.length; i++) if (!matches(of, value[i])) return false;
-      return true;
+  // Optional and nullable wrappers are unwrapped in place: most fields have one or two.
+  for (;;) {
+    if (typeof rule === 'string') return leaf(rule, value);
+    switch (rule.type) {
+      case 'object':
+        return object(rule, value);
+      case 'optional':
+        if (value === undefined) return true;
+        rule = rule.of;
+        continue;
+      case 'nullable':
+        if (value === null) return true;
+        rule = rule.of;
+        continue;
+      case 'array': {
+        if (!Array.isArray(value) || (rule.min !== undefined && value.length < rule.min)) return false;
+        const of = rule.of;
+        if (of === 'unknown') return true;
+        for (let i = 0; i < value.length; i++) if (!matches(of, value[i])) return false;
+        return true;
+      }
+      case 'record': {
+        if (!isPlainObject(value)) return false;
+        const of = rule.of;
+        if (of === 'unknown') return true;
+        // Own keys only, `__proto__` skipped, as zod's record.
+        for (const k in value) if (Object.hasOwn(value, k) && k !== '__proto__' && !matches(of, value[k])) return false;
+        return true;
+      }
+      case 'values':
+        return rule.values.includes(value as never);
+      case 'union': {
+        const of = rule.of;
+        for (let i = 0; i < of.length; i++) if (matches(of[i]!, value)) return true;
+        return false;
+      }
+      case 'number':
+        if (!(rule.int === true ? Number.isSafeInteger(value) : Number.isFinite(value))) return false;
+        return (rule.min === undefined || (value as number) >= rule.min) && (rule.max === undefined || (value as number) <= rule.max);
+      case 'string':
+        // Code points are counted (allocating) only for a minimum over 1: a non-empty string has one.
+        return typeof value === 'string' && (rule.min === undefined || (rule.min < 2 ? value.length >= rule.min : codePoints(value) >= rule.min));
+      case 'custom':
+        return rule.is(value);
     }
-    case 'record': {
-      if (!isPlainObject(value)) return false;
-      const of = rule.of;
-      if (of === 'unknown') return true;
-      // Own keys only, `__proto__` skipped, as zod's record.
-      for (const k in value) if (Object.hasOwn(value, k) && k !== '__proto__' && !matches(of, value[k])) return false;
-      return true;
-    }
-    case 'values':
-      return rule.values.includes(value as never);
-    case 'union': {
-      const of = rule.of;
-      for (let i = 0; i < of.length; i++) if (matches(of[i]!, value)) return true;
-      return false;
-    }
-    case 'number':
-      if (!(rule.int === true ? Number.isSafeInteger(value) : Number.isFinite(value))) return false;
-      return (rule.min === undefined || (value as number) >= rule.min) && (rule.max === undefined || (value as number) <= rule.max);
-    case 'string':
-      // Code points are counted (allocating) only for a minimum over 1: a non-empty string has one.
-      return typeof value === 'string' && (rule.min === undefined || (rule.min < 2 ? value.length >= rule.min : codePoints(value) >= rule.min));
-    case 'custom':
-      return rule.is(value);
   }
 }
 

@@ -106,11 +106,13 @@ function validArb(schema: AnySchema, depth: number): fc.Arbitrary<unknown> {
           fc.record(fields, { requiredKeys: [] }),
           fc.dictionary(fc.oneof(fc.string({ maxLength: 4 }), fc.constantFrom('__proto__', 'toString', 'constructor', 'length')), extra, { maxKeys: 2 }),
           fc.subarray(Object.keys(shape)),
+          fc.nat(9),
         )
-        .map(([base, more, undef]) => {
+        .map(([base, more, undef, dice]) => {
           const o: Record<string, unknown> = { ...more };
           for (const [k, v] of Object.entries(base)) o[k] = v;
-          for (const k of undef) if (Math.random() < 0.1) o[k] = undefined;
+          // One object in ten has some keys present but undefined (drawn by fast-check, so a seed replays a run).
+          if (dice === 0) for (const k of undef) o[k] = undefined;
           return o;
         });
     }
