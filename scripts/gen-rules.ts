@@ -97,6 +97,10 @@ export async function generate(): Promise<string> {
         return { type: 'record', of: rule(d.valueType!, at('{}'), self, deps) };
       case 'object': {
         const fields = Object.fromEntries(Object.entries(d.shape!).map(([k, v]) => [k, rule(v, at(k), self, deps)]));
+        for (const [k, r] of Object.entries(fields)) {
+          // zod lets such a key be absent; rule.ts's isOptional would not (only `'unknown'` is required and takes anything).
+          if (r !== 'unknown' && acceptsUndefined(r) && !isOptionalValue(r)) throw new Error(`${at(k)}: a required field whose rule takes undefined is not supported`);
+        }
         const c = d.catchall?._zod.def.type;
         // Loose and strip objects alike keep unknown keys (DESIGN §5); strict ones reject them.
         if (c === undefined || c === 'unknown' || c === 'any') return { type: 'object', fields };
@@ -144,24 +148,12 @@ export async function generate(): Promise<string> {
     "import type * as z from 'zod/mini';",
     "import type * as S from './index.ts';",
     `import { ${[...usedPredicates].sort().join(', ')} } from './predicates.ts';`,
-    'HELPERS',
+    "import type { Typed } from './rule.ts';",
     '',
   ];
-  const helpers = new Set<string>();
-  const leaves = new Map([...bodies].filter(([, b]) => typeof b.value === 'string').map(([n, b]) => [n, b.value as string]));
-  const shared = new Map<string, string>();
   for (const name of order) {
-    const value = bodies.get(name)!.value;
     const head = `export const ${name}: Typed<z.output<typeof S.${name}>> = `;
-    if (typeof value === 'string' || value instanceof Ref) {
-      lines.push(`${head}${print(value, '', head.length)};`);
-      continue;
-    }
-    // The data (for explain.ts) carries its check, generated as code: literal property reads
-    // are ~15× faster than a generic walk over the data (V8 caches each read site).
-    const fns: string[] = [];
-    const top = checkFunction(value, `is${name}`, { fns, helpers, predicates: usedPredicates, base: `is${name}`, leaves, shared, n: 0 });
-    lines.push(`${head}${print({ ...(value as Record<string, Value>), is: new Ref(top) }, '', head.length)};`, ...fns);
+    lines.push(`${head}${print(bodies.get(name)!.value, '', head.length)};`);
   }
   for (const [name, map] of maps) {
     const members = Object.entries(map).map(([k, s]) => {
@@ -171,165 +163,8 @@ export async function generate(): Promise<string> {
     });
     lines.push('', `export const ${name} = {`, ...members, '} as const;');
   }
-  const runtime = [...helpers].sort();
-  lines[lines.indexOf('HELPERS')] = `import { ${[...runtime, 'type Typed'].join(', ')} } from './rule.ts';`;
   return `${lines.join('\n')}\n`;
 }
-
-interface CodeContext {
-  /** Function declarations written so far (the export's own and its nested ones). */
-  fns: string[];
-  /** Runtime helpers of rule.ts the code uses. */
-  helpers: Set<string>;
-  /** Names that are predicates (custom rules), not exports. */
-  predicates: Set<string>;
-  /** The export's check function; nested ones are named after it. */
-  base: string;
-  /** Exports that are a leaf rule (`NodeStatus` is `'string'`): checked inline, they have no function. */
-  leaves: Map<string, string>;
-  /** Nested functions by body, shared across the file: one `string[]` check, not one per field. */
-  shared: Map<string, string>;
-  n: number;
-}
-
-/** Writes `function name(v)` checking `value`; returns `name`. */
-function checkFunction(value: Value, name: string, ctx: CodeContext): string {
-  const v = value as Record<string, Value>;
-  const body: string[] = [];
-  switch (v.type) {
-    case 'object': {
-      ctx.helpers.add('isObject');
-      const fields = Object.entries(v.fields as Record<string, Value>);
-      const checks = fields.map(([k, r]) => {
-        const read = /^[A-Za-z_$][\w$]*$/.test(k) ? `v.${k}` : `v[${JSON.stringify(k)}]`;
-        // As in zod 4, a required key must be there, even when its rule takes anything.
-        if (r === 'unknown') return `${JSON.stringify(k)} in v`;
-        if (acceptsUndefined(r) && !isOptionalValue(r)) throw new Error(`${name}.${k}: a required field whose rule takes undefined is not supported`);
-        return checkExpr(r, read, ctx);
-      });
-      const known = (k: string) => fields.map(([f]) => `${k} === ${JSON.stringify(f)}`).join(' || ') || 'false';
-      const rest = v.rest;
-      const all = and(['isObject(v)', ...checks.filter((c) => c !== 'true')]);
-      if (rest === undefined) {
-        body.push(`return ${all};`);
-      } else {
-        body.push(`if (!(${all})) return false;`);
-        // zod skips `__proto__` unless the object is strict.
-        if (rest === 'reject') body.push(`for (const k in v) if (!(${known('k')})) return false;`);
-        else body.push(`for (const k in v) if (!(${known('k')} || k === '__proto__' || ${checkExpr(rest, 'v[k]', ctx)})) return false;`);
-        body.push('return true;');
-      }
-      break;
-    }
-    case 'array': {
-      const head = `Array.isArray(v)${v.min !== undefined ? ` && v.length >= ${v.min}` : ''}`;
-      const item = checkExpr(v.of!, 'v[i]', ctx);
-      if (item === 'true') body.push(`return ${head};`);
-      else body.push(`if (!(${head})) return false;`, `for (let i = 0; i < v.length; i++) if (!(${item})) return false;`, 'return true;');
-      break;
-    }
-    case 'record': {
-      ctx.helpers.add('isPlainObject');
-      const item = checkExpr(v.of!, 'v[k]', ctx);
-      if (item === 'true') body.push('return isPlainObject(v);');
-      else body.push('if (!isPlainObject(v)) return false;', `for (const k in v) if (Object.hasOwn(v, k) && k !== '__proto__' && !(${item})) return false;`, 'return true;');
-      break;
-    }
-    default:
-      body.push(`return ${checkExpr(value, 'v', ctx)};`);
-  }
-  const text = body.map((l) => `  ${l}`).join('\n');
-  const same = ctx.shared.get(text);
-  if (same) return same;
-  ctx.shared.set(text, name);
-  ctx.fns.push(`function ${name}(v: any): boolean {`, text, '}');
-  return name;
-}
-
-/** A boolean expression checking the value at `e` (a read without side effects, so it may be repeated). */
-function checkExpr(value: Value, e: string, ctx: CodeContext): string {
-  if (value instanceof Ref) {
-    if (ctx.predicates.has(value.name)) return `${value.name}.is(${e})`;
-    const leaf = ctx.leaves.get(value.name);
-    return leaf === undefined ? `is${value.name}(${e})` : checkExpr(leaf, e, ctx);
-  }
-  if (typeof value === 'string') {
-    // Leaves call one-line helpers (`optString(v.name)`): short once minified, and inlined by V8.
-    const helper = LEAF_HELPERS[value];
-    if (helper) {
-      ctx.helpers.add(helper);
-      return `${helper}(${e})`;
-    }
-    if (value === 'unknown' || value === 'unknown?') return 'true';
-    if (value.endsWith('?')) return `(${e} === undefined || ${checkExpr(value.slice(0, -1), e, ctx)})`;
-    switch (value) {
-      case 'string':
-      case 'boolean':
-        return `typeof ${e} === '${value}'`;
-      case 'number':
-        return `Number.isFinite(${e})`;
-      case 'integer':
-        return `Number.isSafeInteger(${e})`;
-      case 'null':
-        return `${e} === null`;
-      case 'unknown':
-        return 'true';
-    }
-    throw new Error(`unknown leaf ${value}`);
-  }
-  const v = value as Record<string, Value>;
-  switch (v.type) {
-    case 'number':
-      return `(${[`Number.${v.int ? 'isSafeInteger' : 'isFinite'}(${e})`, ...(v.min !== undefined ? [`(${e} as number) >= ${v.min}`] : []), ...(v.max !== undefined ? [`(${e} as number) <= ${v.max}`] : [])].join(' && ')})`;
-    case 'string':
-      if (v.min === undefined) return `typeof ${e} === 'string'`;
-      if (v.min === 1) return `(typeof ${e} === 'string' && ${e} !== '')`;
-      ctx.helpers.add('codePoints');
-      return `(typeof ${e} === 'string' && codePoints(${e}) >= ${v.min})`;
-    case 'values':
-      return `(${(v.values as Value[]).map((x) => `${e} === ${JSON.stringify(x)}`).join(' || ')})`;
-    case 'optional':
-    case 'nullable': {
-      // An optional nullable is one call: `optNullable(v.x, isString)`.
-      const both = v.type === 'optional' && isNullable(v.of!);
-      const inner = checkExpr(both ? (v.of as Record<string, Value>).of! : v.of!, e, ctx);
-      if (inner === 'true') return 'true';
-      const helper = both ? 'optNullable' : v.type;
-      // A named check of the value itself is passed by name (`optional(v.tags, isTags)`): one short call per field.
-      const named = inner.startsWith('is') && inner.endsWith(`(${e})`) ? inner.slice(0, -e.length - 2) : undefined;
-      if (named && /^[A-Za-z_$][\w$]*$/.test(named)) {
-        ctx.helpers.add(helper);
-        return `${helper}(${e}, ${named})`;
-      }
-      if (both) return `(${e} === undefined || ${e} === null || ${inner})`;
-      return `(${e} === ${v.type === 'optional' ? 'undefined' : 'null'} || ${inner})`;
-    }
-    case 'union':
-      return `(${(v.of as Value[]).map((o) => checkExpr(o, e, ctx)).join(' || ')})`;
-    default: {
-      const name = `${ctx.base}_${++ctx.n}`;
-      return `${checkFunction(value, name, ctx)}(${e})`;
-    }
-  }
-}
-
-const LEAF_HELPERS: Record<string, string> = {
-  string: 'isString',
-  'string?': 'optString',
-  number: 'isNumber',
-  'number?': 'optNumber',
-  integer: 'isInteger',
-  'integer?': 'optInteger',
-  'boolean?': 'optBoolean',
-};
-
-/** `a && b && c`, one operand per line when that does not fit on one. */
-const and = (parts: string[]): string => {
-  const flat = parts.join(' && ');
-  return flat.length <= WIDTH - 10 ? flat : `(\n    ${parts.join(' &&\n    ')}\n  )`;
-};
-
-const isNullable = (r: Value): boolean => typeof r === 'object' && r !== null && !(r instanceof Ref) && !Array.isArray(r) && (r as Record<string, Value>).type === 'nullable';
 
 // As rule.ts `isOptional`: a nullable optional may be absent too.
 const isOptionalValue = (r: Value): boolean => {

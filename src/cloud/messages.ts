@@ -12,9 +12,9 @@
  * - `{ type: 'malformed', raw, error }` for text that is not JSON, or not an
  *   object with a string `type`.
  *
- * Speed: validation runs the generated rules' code (`rules.generated.ts`), and a valid known
- * message is the parsed JSON object itself (no copy, no wrapper), so the whole
- * pipeline costs little more than `JSON.parse`.
+ * Speed: validation walks the generated rules (`rules.generated.ts`) without
+ * allocating, and a valid known message is the parsed JSON object itself (no
+ * copy, no wrapper), so the whole pipeline costs little more than `JSON.parse`.
  *
  * @module
  */

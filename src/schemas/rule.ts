@@ -5,11 +5,14 @@
  * heavy to load (≈ 7 KB min+gz in a browser, most of the SDK's cold import in
  * Node) and `safeParse` copies every object it accepts. So
  * `scripts/gen-rules.ts` turns each schema into a {@link Rule}: plain data
- * (`rules.generated.ts`, tree-shakeable like any object literal) for
- * `explain.ts`, which walks it to say what is wrong and where, plus the same
- * check as code (`is`), which answers "valid or not" without copying or
- * allocating. `validate.ts` runs the one, then on failure the other. A test
- * proves both agree with zod on every exported schema.
+ * (`rules.generated.ts`, tree-shakeable like any object literal), read by two
+ * walks: `matches.ts` answers "valid or not" without copying or allocating,
+ * and `explain.ts`, run only once that said no, says what is wrong and where.
+ * The rules carry no code of their own (but for `z.custom`'s predicates): a
+ * check generated as code per schema read a large response 1.4–10× faster
+ * (bench/validation.ts), but cost a browser app 0.7 KB min+gz at start with
+ * `CloudClient` and 2.4 KB with the whole SDK, net of this walk.
+ * A test proves both walks agree with zod on every exported schema.
  *
  * @module
  */
@@ -21,11 +24,9 @@ export type LeafRule = LeafType | `${LeafType}?`;
 
 /**
  * What a zod schema checks, as data. Unknown keys of an object are kept
- * unless `rest` says otherwise. A rule may carry its check as code (`is`):
- * the generated rules do, and read fields ~15× faster than a walk over the
- * data; a rule without one is checked by that walk (`explain.ts`).
+ * unless `rest` says otherwise.
  */
-export type Rule = LeafRule | CustomRule | (DataRule & { readonly is?: (value: unknown) => boolean });
+export type Rule = LeafRule | CustomRule | DataRule;
 
 /** The composite rules, as data. */
 export type DataRule =
@@ -67,18 +68,8 @@ export function isPlainObject(v: unknown): v is Record<string, unknown> {
   return isObject(proto) && Object.hasOwn(proto, 'isPrototypeOf');
 }
 
-// Leaf checks the generated code calls (`optString(v.name)`): short in a bundle, inlined by V8.
-/** @internal */ export const isString = (v: unknown): boolean => typeof v === 'string';
-/** @internal */ export const optString = (v: unknown): boolean => v === undefined || typeof v === 'string';
-/** @internal */ export const isNumber = (v: unknown): boolean => Number.isFinite(v);
-/** @internal */ export const optNumber = (v: unknown): boolean => v === undefined || Number.isFinite(v);
-/** @internal */ export const isInteger = (v: unknown): boolean => Number.isSafeInteger(v);
-/** @internal */ export const optInteger = (v: unknown): boolean => v === undefined || Number.isSafeInteger(v);
-/** @internal */ export const optBoolean = (v: unknown): boolean => v === undefined || typeof v === 'boolean';
-// Optional and nullable fields pass the check of their value by name (`optional(v.tags, isTags)`).
-/** @internal */ export const optional = (v: unknown, is: (v: unknown) => boolean): boolean => v === undefined || is(v);
-/** @internal */ export const nullable = (v: unknown, is: (v: unknown) => boolean): boolean => v === null || is(v);
-/** @internal */ export const optNullable = (v: unknown, is: (v: unknown) => boolean): boolean => v === undefined || v === null || is(v);
+/** `undefined` or a string: what most optional fields take. */
+export const optString = (v: unknown): boolean => v === undefined || typeof v === 'string';
 
 /** Whether an object may lack the key this rule checks. */
 export const isOptional = (rule: Rule): boolean =>

@@ -3,7 +3,7 @@
 import type * as z from 'zod/mini';
 import type * as S from './index.ts';
 import { isImageInput } from './predicates.ts';
-import { isInteger, isNumber, isObject, isPlainObject, isString, nullable, optBoolean, optInteger, optNullable, optNumber, optString, optional, type Typed } from './rule.ts';
+import type { Typed } from './rule.ts';
 
 export const NodeVersionStatus: Typed<z.output<typeof S.NodeVersionStatus>> = 'string';
 export const NodeVersion: Typed<z.output<typeof S.NodeVersion>> = {
@@ -27,35 +27,7 @@ export const NodeVersion: Typed<z.output<typeof S.NodeVersion>> = {
     tags_admin: { type: 'optional', of: { type: 'array', of: 'string' } },
     status: { type: 'optional', of: NodeVersionStatus },
   },
-  is: isNodeVersion,
 };
-function isNodeVersion_1(v: any): boolean {
-  if (!(Array.isArray(v))) return false;
-  for (let i = 0; i < v.length; i++) if (!(isString(v[i]))) return false;
-  return true;
-}
-function isNodeVersion(v: any): boolean {
-  return (
-    isObject(v) &&
-    optString(v.id) &&
-    optString(v.node_id) &&
-    optString(v.version) &&
-    optString(v.changelog) &&
-    optString(v.platform_node_extract_status) &&
-    optString(v.createdAt) &&
-    optional(v.dependencies, isNodeVersion_1) &&
-    optBoolean(v.deprecated) &&
-    optString(v.downloadUrl) &&
-    optString(v.status_reason) &&
-    optional(v.supported_accelerators, isNodeVersion_1) &&
-    optString(v.supported_platformui_frontend_version) &&
-    optString(v.supported_platformui_version) &&
-    optional(v.supported_os, isNodeVersion_1) &&
-    optional(v.tags, isNodeVersion_1) &&
-    optional(v.tags_admin, isNodeVersion_1) &&
-    optional(v.status, isString)
-  );
-}
 export const BulkNodeVersionItem: Typed<z.output<typeof S.BulkNodeVersionItem>> = {
   type: 'object',
   fields: {
@@ -64,33 +36,11 @@ export const BulkNodeVersionItem: Typed<z.output<typeof S.BulkNodeVersionItem>> 
     error_message: 'string?',
     identifier: { type: 'optional', of: { type: 'object', fields: { node_id: 'string?', version: 'string?' } } },
   },
-  is: isBulkNodeVersionItem,
 };
-function isBulkNodeVersionItem_1(v: any): boolean {
-  return isObject(v) && optString(v.node_id) && optString(v.version);
-}
-function isBulkNodeVersionItem(v: any): boolean {
-  return (
-    isObject(v) &&
-    isString(v.status) &&
-    optional(v.node_version, isNodeVersion) &&
-    optString(v.error_message) &&
-    optional(v.identifier, isBulkNodeVersionItem_1)
-  );
-}
 export const BulkNodeVersionsResponse: Typed<z.output<typeof S.BulkNodeVersionsResponse>> = {
   type: 'object',
   fields: { node_versions: { type: 'array', of: BulkNodeVersionItem } },
-  is: isBulkNodeVersionsResponse,
 };
-function isBulkNodeVersionsResponse_1(v: any): boolean {
-  if (!(Array.isArray(v))) return false;
-  for (let i = 0; i < v.length; i++) if (!(isBulkNodeVersionItem(v[i]))) return false;
-  return true;
-}
-function isBulkNodeVersionsResponse(v: any): boolean {
-  return isObject(v) && isBulkNodeVersionsResponse_1(v.node_versions);
-}
 export const CloudListJobsParams: Typed<z.output<typeof S.CloudListJobsParams>> = {
   type: 'object',
   fields: {
@@ -116,43 +66,15 @@ export const CloudListJobsParams: Typed<z.output<typeof S.CloudListJobsParams>> 
     limit: { type: 'optional', of: { type: 'number', int: true, min: 1, max: 1000 } },
   },
   rest: 'reject',
-  is: isCloudListJobsParams,
 };
-function isCloudListJobsParams_1(v: any): boolean {
-  if (!(Array.isArray(v) && v.length >= 1)) return false;
-  for (let i = 0; i < v.length; i++) if (!((v[i] === "pending" || v[i] === "in_progress" || v[i] === "completed" || v[i] === "failed" || v[i] === "cancelled"))) return false;
-  return true;
-}
-function isCloudListJobsParams(v: any): boolean {
-  if (!((
-    isObject(v) &&
-    (v.status === undefined || ((v.status === "pending" || v.status === "in_progress" || v.status === "completed" || v.status === "failed" || v.status === "cancelled") || isCloudListJobsParams_1(v.status))) &&
-    (v.workflow_id === undefined || (typeof v.workflow_id === 'string' && v.workflow_id !== '')) &&
-    (v.output_type === undefined || (v.output_type === "image" || v.output_type === "video" || v.output_type === "audio")) &&
-    (v.sort_by === undefined || (v.sort_by === "create_time" || v.sort_by === "execution_time")) &&
-    (v.sort_order === undefined || (v.sort_order === "asc" || v.sort_order === "desc")) &&
-    (v.offset === undefined || (Number.isSafeInteger(v.offset) && (v.offset as number) >= 0)) &&
-    (v.limit === undefined || (Number.isSafeInteger(v.limit) && (v.limit as number) >= 1 && (v.limit as number) <= 1000))
-  ))) return false;
-  for (const k in v) if (!(k === "status" || k === "workflow_id" || k === "output_type" || k === "sort_by" || k === "sort_order" || k === "offset" || k === "limit")) return false;
-  return true;
-}
 export const PublisherUser: Typed<z.output<typeof S.PublisherUser>> = {
   type: 'object',
   fields: { id: 'string?', name: 'string?', email: 'string?' },
-  is: isPublisherUser,
 };
-function isPublisherUser(v: any): boolean {
-  return isObject(v) && optString(v.id) && optString(v.name) && optString(v.email);
-}
 export const PublisherMember: Typed<z.output<typeof S.PublisherMember>> = {
   type: 'object',
   fields: { id: 'string?', role: 'string?', user: { type: 'optional', of: PublisherUser } },
-  is: isPublisherMember,
 };
-function isPublisherMember(v: any): boolean {
-  return isObject(v) && optString(v.id) && optString(v.role) && optional(v.user, isPublisherUser);
-}
 export const CreateNodeRequest: Typed<z.output<typeof S.CreateNodeRequest>> = {
   type: 'object',
   fields: {
@@ -227,102 +149,15 @@ export const CreateNodeRequest: Typed<z.output<typeof S.CreateNodeRequest>> = {
       of: { type: 'values', values: ['NodeStatusActive', 'NodeStatusDeleted', 'NodeStatusBanned'] },
     },
   },
-  is: isCreateNodeRequest,
 };
-function isCreateNodeRequest_6(v: any): boolean {
-  return isPlainObject(v);
-}
-function isCreateNodeRequest_7(v: any): boolean {
-  if (!((
-    isObject(v) &&
-    optString(v.id) &&
-    optString(v.node_id) &&
-    optString(v.version) &&
-    optString(v.changelog) &&
-    optString(v.platform_node_extract_status) &&
-    optString(v.createdAt) &&
-    optional(v.dependencies, isNodeVersion_1) &&
-    optBoolean(v.deprecated) &&
-    optString(v.downloadUrl) &&
-    optString(v.status_reason) &&
-    optional(v.supported_accelerators, isNodeVersion_1) &&
-    optString(v.supported_platformui_frontend_version) &&
-    optString(v.supported_platformui_version) &&
-    optional(v.supported_os, isNodeVersion_1) &&
-    optional(v.tags, isNodeVersion_1) &&
-    optional(v.tags_admin, isNodeVersion_1)
-  ))) return false;
-  for (const k in v) if (!(k === "id" || k === "node_id" || k === "version" || k === "changelog" || k === "platform_node_extract_status" || k === "createdAt" || k === "dependencies" || k === "deprecated" || k === "downloadUrl" || k === "status_reason" || k === "supported_accelerators" || k === "supported_platformui_frontend_version" || k === "supported_platformui_version" || k === "supported_os" || k === "tags" || k === "tags_admin")) return false;
-  return true;
-}
-function isCreateNodeRequest_14(v: any): boolean {
-  if (!(Array.isArray(v))) return false;
-  for (let i = 0; i < v.length; i++) if (!(isPublisherMember(v[i]))) return false;
-  return true;
-}
-function isCreateNodeRequest_13(v: any): boolean {
-  if (!((
-    isObject(v) &&
-    optString(v.id) &&
-    optString(v.name) &&
-    optString(v.description) &&
-    optString(v.logo) &&
-    optional(v.members, isCreateNodeRequest_14) &&
-    optString(v.source_code_repo) &&
-    optString(v.support) &&
-    optString(v.website) &&
-    optString(v.createdAt)
-  ))) return false;
-  for (const k in v) if (!(k === "id" || k === "name" || k === "description" || k === "logo" || k === "members" || k === "source_code_repo" || k === "support" || k === "website" || k === "createdAt")) return false;
-  return true;
-}
-function isCreateNodeRequest(v: any): boolean {
-  return (
-    isObject(v) &&
-    (typeof v.id === 'string' && v.id !== '') &&
-    optString(v.name) &&
-    optString(v.author) &&
-    optString(v.description) &&
-    optString(v.banner_url) &&
-    optString(v.icon) &&
-    optString(v.category) &&
-    optString(v.created_at) &&
-    optInteger(v.downloads) &&
-    optInteger(v.github_stars) &&
-    optString(v.license) &&
-    optional(v.preempted_platform_node_names, isNodeVersion_1) &&
-    optNumber(v.rating) &&
-    optString(v.repository) &&
-    optInteger(v.search_ranking) &&
-    optString(v.status_detail) &&
-    optional(v.supported_accelerators, isNodeVersion_1) &&
-    optString(v.supported_platformui_frontend_version) &&
-    optString(v.supported_platformui_version) &&
-    optional(v.supported_os, isNodeVersion_1) &&
-    optional(v.tags, isNodeVersion_1) &&
-    optional(v.tags_admin, isNodeVersion_1) &&
-    optional(v.translations, isCreateNodeRequest_6) &&
-    optional(v.latest_version, isCreateNodeRequest_7) &&
-    optional(v.publisher, isCreateNodeRequest_13) &&
-    (v.status === undefined || (v.status === "NodeStatusActive" || v.status === "NodeStatusDeleted" || v.status === "NodeStatusBanned"))
-  );
-}
 export const ErrorResponse: Typed<z.output<typeof S.ErrorResponse>> = {
   type: 'object',
   fields: { error: 'string', message: 'string' },
-  is: isErrorResponse,
 };
-function isErrorResponse(v: any): boolean {
-  return isObject(v) && isString(v.error) && isString(v.message);
-}
 export const FileRef: Typed<z.output<typeof S.FileRef>> = {
   type: 'object',
   fields: { filename: 'string', subfolder: 'string?', type: 'string?' },
-  is: isFileRef,
 };
-function isFileRef(v: any): boolean {
-  return isObject(v) && isString(v.filename) && optString(v.subfolder) && optString(v.type);
-}
 export const NodeOutputs: Typed<z.output<typeof S.NodeOutputs>> = {
   type: 'object',
   fields: {
@@ -330,21 +165,7 @@ export const NodeOutputs: Typed<z.output<typeof S.NodeOutputs>> = {
     video: { type: 'optional', of: { type: 'array', of: FileRef } },
     audio: { type: 'optional', of: { type: 'array', of: FileRef } },
   },
-  is: isNodeOutputs,
 };
-function isNodeOutputs_1(v: any): boolean {
-  if (!(Array.isArray(v))) return false;
-  for (let i = 0; i < v.length; i++) if (!(isFileRef(v[i]))) return false;
-  return true;
-}
-function isNodeOutputs(v: any): boolean {
-  return (
-    isObject(v) &&
-    optional(v.images, isNodeOutputs_1) &&
-    optional(v.video, isNodeOutputs_1) &&
-    optional(v.audio, isNodeOutputs_1)
-  );
-}
 export const ExecutedData: Typed<z.output<typeof S.ExecutedData>> = {
   type: 'object',
   fields: {
@@ -353,17 +174,7 @@ export const ExecutedData: Typed<z.output<typeof S.ExecutedData>> = {
     output: { type: 'nullable', of: NodeOutputs },
     prompt_id: 'string',
   },
-  is: isExecutedData,
 };
-function isExecutedData(v: any): boolean {
-  return (
-    isObject(v) &&
-    isString(v.node) &&
-    optString(v.display_node) &&
-    nullable(v.output, isNodeOutputs) &&
-    isString(v.prompt_id)
-  );
-}
 export const ExecutingData: Typed<z.output<typeof S.ExecutingData>> = {
   type: 'object',
   fields: {
@@ -371,19 +182,11 @@ export const ExecutingData: Typed<z.output<typeof S.ExecutingData>> = {
     display_node: { type: 'optional', of: { type: 'nullable', of: 'string' } },
     prompt_id: 'string?',
   },
-  is: isExecutingData,
 };
-function isExecutingData(v: any): boolean {
-  return isObject(v) && nullable(v.node, isString) && optNullable(v.display_node, isString) && optString(v.prompt_id);
-}
 export const ExecutionCachedData: Typed<z.output<typeof S.ExecutionCachedData>> = {
   type: 'object',
   fields: { nodes: { type: 'array', of: 'string' }, prompt_id: 'string', timestamp: 'number?' },
-  is: isExecutionCachedData,
 };
-function isExecutionCachedData(v: any): boolean {
-  return isObject(v) && isNodeVersion_1(v.nodes) && isString(v.prompt_id) && optNumber(v.timestamp);
-}
 export const ExecutionErrorData: Typed<z.output<typeof S.ExecutionErrorData>> = {
   type: 'object',
   fields: {
@@ -396,21 +199,7 @@ export const ExecutionErrorData: Typed<z.output<typeof S.ExecutionErrorData>> = 
     executed: { type: 'optional', of: { type: 'array', of: 'string' } },
     timestamp: 'number?',
   },
-  is: isExecutionErrorData,
 };
-function isExecutionErrorData(v: any): boolean {
-  return (
-    isObject(v) &&
-    isString(v.prompt_id) &&
-    optString(v.exception_type) &&
-    optString(v.exception_message) &&
-    (v.traceback === undefined || (isNodeVersion_1(v.traceback) || isString(v.traceback))) &&
-    optNullable(v.node_id, isString) &&
-    optNullable(v.node_type, isString) &&
-    optional(v.executed, isNodeVersion_1) &&
-    optNumber(v.timestamp)
-  );
-}
 export const ExecutionInterruptedData: Typed<z.output<typeof S.ExecutionInterruptedData>> = {
   type: 'object',
   fields: {
@@ -420,30 +209,14 @@ export const ExecutionInterruptedData: Typed<z.output<typeof S.ExecutionInterrup
     executed: { type: 'optional', of: { type: 'array', of: 'string' } },
     timestamp: 'number?',
   },
-  is: isExecutionInterruptedData,
 };
-function isExecutionInterruptedData(v: any): boolean {
-  return (
-    isObject(v) &&
-    isString(v.prompt_id) &&
-    optNullable(v.node_id, isString) &&
-    optNullable(v.node_type, isString) &&
-    optional(v.executed, isNodeVersion_1) &&
-    optNumber(v.timestamp)
-  );
-}
 export const ExecutionStartData: Typed<z.output<typeof S.ExecutionStartData>> = {
   type: 'object',
   fields: { prompt_id: 'string', timestamp: 'number?' },
-  is: isExecutionStartData,
 };
-function isExecutionStartData(v: any): boolean {
-  return isObject(v) && isString(v.prompt_id) && optNumber(v.timestamp);
-}
 export const ExecutionSuccessData: Typed<z.output<typeof S.ExecutionSuccessData>> = {
   type: 'object',
   fields: { prompt_id: 'string', timestamp: 'number?' },
-  is: isExecutionStartData,
 };
 export const History: Typed<z.output<typeof S.History>> = {
   type: 'record',
@@ -468,37 +241,7 @@ export const History: Typed<z.output<typeof S.History>> = {
       },
     },
   },
-  is: isHistory,
 };
-function isHistory_2(v: any): boolean {
-  return Array.isArray(v);
-}
-function isHistory_3(v: any): boolean {
-  if (!isPlainObject(v)) return false;
-  for (const k in v) if (Object.hasOwn(v, k) && k !== '__proto__' && !(isNodeOutputs(v[k]))) return false;
-  return true;
-}
-function isHistory_4(v: any): boolean {
-  return (
-    isObject(v) &&
-    optNullable(v.status_str, isString) &&
-    optBoolean(v.completed) &&
-    optional(v.messages, isHistory_2)
-  );
-}
-function isHistory_1(v: any): boolean {
-  return (
-    isObject(v) &&
-    optional(v.prompt, isHistory_2) &&
-    optNullable(v.outputs, isHistory_3) &&
-    optNullable(v.status, isHistory_4)
-  );
-}
-function isHistory(v: any): boolean {
-  if (!isPlainObject(v)) return false;
-  for (const k in v) if (Object.hasOwn(v, k) && k !== '__proto__' && !(isHistory_1(v[k]))) return false;
-  return true;
-}
 export const JobExecutionError: Typed<z.output<typeof S.JobExecutionError>> = {
   type: 'object',
   fields: {
@@ -510,17 +253,7 @@ export const JobExecutionError: Typed<z.output<typeof S.JobExecutionError>> = {
     current_inputs: 'unknown?',
     current_outputs: 'unknown?',
   },
-  is: isJobExecutionError,
 };
-function isJobExecutionError(v: any): boolean {
-  return (
-    isObject(v) &&
-    optNullable(v.node_id, isString) &&
-    optNullable(v.node_type, isString) &&
-    optNullable(v.exception_message, isString) &&
-    optNullable(v.exception_type, isString)
-  );
-}
 export const JobSummary: Typed<z.output<typeof S.JobSummary>> = {
   type: 'object',
   fields: {
@@ -534,25 +267,7 @@ export const JobSummary: Typed<z.output<typeof S.JobSummary>> = {
     execution_start_time: { type: 'optional', of: { type: 'nullable', of: 'number' } },
     execution_end_time: { type: 'optional', of: { type: 'nullable', of: 'number' } },
   },
-  is: isJobSummary,
 };
-function isJobSummary_1(v: any): boolean {
-  return isObject(v);
-}
-function isJobSummary(v: any): boolean {
-  return (
-    isObject(v) &&
-    isString(v.id) &&
-    isString(v.status) &&
-    optNullable(v.create_time, isNumber) &&
-    optNullable(v.execution_error, isJobExecutionError) &&
-    optNullable(v.preview_output, isJobSummary_1) &&
-    optNullable(v.outputs_count, isNumber) &&
-    optNullable(v.workflow_id, isString) &&
-    optNullable(v.execution_start_time, isNumber) &&
-    optNullable(v.execution_end_time, isNumber)
-  );
-}
 export const JobList: Typed<z.output<typeof S.JobList>> = {
   type: 'object',
   fields: {
@@ -567,25 +282,7 @@ export const JobList: Typed<z.output<typeof S.JobList>> = {
       },
     },
   },
-  is: isJobList,
 };
-function isJobList_1(v: any): boolean {
-  if (!(Array.isArray(v))) return false;
-  for (let i = 0; i < v.length; i++) if (!(isJobSummary(v[i]))) return false;
-  return true;
-}
-function isJobList_2(v: any): boolean {
-  return (
-    isObject(v) &&
-    isNumber(v.offset) &&
-    optNullable(v.limit, isNumber) &&
-    optNullable(v.total, isNumber) &&
-    typeof v.has_more === 'boolean'
-  );
-}
-function isJobList(v: any): boolean {
-  return isObject(v) && isJobList_1(v.jobs) && isJobList_2(v.pagination);
-}
 export const JobRecordBody: Typed<z.output<typeof S.JobRecordBody>> = {
   type: 'object',
   fields: {
@@ -604,24 +301,7 @@ export const JobRecordBody: Typed<z.output<typeof S.JobRecordBody>> = {
     execution_status: 'unknown?',
     execution_meta: 'unknown?',
   },
-  is: isJobRecordBody,
 };
-function isJobRecordBody(v: any): boolean {
-  return (
-    isObject(v) &&
-    isString(v.id) &&
-    isString(v.status) &&
-    optNullable(v.create_time, isNumber) &&
-    optNullable(v.execution_error, isJobExecutionError) &&
-    optNullable(v.preview_output, isJobSummary_1) &&
-    optNullable(v.outputs_count, isNumber) &&
-    optNullable(v.workflow_id, isString) &&
-    optNullable(v.execution_start_time, isNumber) &&
-    optNullable(v.execution_end_time, isNumber) &&
-    optNullable(v.outputs, isHistory_3) &&
-    optNullable(v.update_time, isNumber)
-  );
-}
 export const JobStatus: Typed<z.output<typeof S.JobStatus>> = {
   type: 'object',
   fields: {
@@ -633,11 +313,7 @@ export const JobStatus: Typed<z.output<typeof S.JobStatus>> = {
     assigned_inference: 'unknown?',
     error_message: { type: 'optional', of: { type: 'nullable', of: 'string' } },
   },
-  is: isJobStatus,
 };
-function isJobStatus(v: any): boolean {
-  return isObject(v) && isString(v.status) && optString(v.id) && optNullable(v.error_message, isString);
-}
 export const ListJobsParams: Typed<z.output<typeof S.ListJobsParams>> = {
   type: 'object',
   fields: {
@@ -666,22 +342,7 @@ export const ListJobsParams: Typed<z.output<typeof S.ListJobsParams>> = {
     limit: { type: 'optional', of: { type: 'number', int: true, min: 1, max: 1000 } },
   },
   rest: 'reject',
-  is: isListJobsParams,
 };
-function isListJobsParams(v: any): boolean {
-  if (!((
-    isObject(v) &&
-    (v.status === undefined || ((v.status === "pending" || v.status === "in_progress" || v.status === "completed" || v.status === "failed" || v.status === "cancelled") || isCloudListJobsParams_1(v.status))) &&
-    (v.workflow_id === undefined || (typeof v.workflow_id === 'string' && v.workflow_id !== '')) &&
-    (v.output_type === undefined || (v.output_type === "image" || v.output_type === "video" || v.output_type === "audio")) &&
-    (v.sort_by === undefined || (v.sort_by === "create_time" || v.sort_by === "execution_time" || v.sort_by === "created_at" || v.sort_by === "execution_duration")) &&
-    (v.sort_order === undefined || (v.sort_order === "asc" || v.sort_order === "desc")) &&
-    (v.offset === undefined || (Number.isSafeInteger(v.offset) && (v.offset as number) >= 0)) &&
-    (v.limit === undefined || (Number.isSafeInteger(v.limit) && (v.limit as number) >= 1 && (v.limit as number) <= 1000))
-  ))) return false;
-  for (const k in v) if (!(k === "status" || k === "workflow_id" || k === "output_type" || k === "sort_by" || k === "sort_order" || k === "offset" || k === "limit")) return false;
-  return true;
-}
 export const ListNodesParams: Typed<z.output<typeof S.ListNodesParams>> = {
   type: 'object',
   fields: {
@@ -698,31 +359,7 @@ export const ListNodesParams: Typed<z.output<typeof S.ListNodesParams>> = {
     form_factor: 'string?',
   },
   rest: 'reject',
-  is: isListNodesParams,
 };
-function isListNodesParams_1(v: any): boolean {
-  if (!(Array.isArray(v))) return false;
-  for (let i = 0; i < v.length; i++) if (!((typeof v[i] === 'string' && v[i] !== ''))) return false;
-  return true;
-}
-function isListNodesParams(v: any): boolean {
-  if (!((
-    isObject(v) &&
-    (v.page === undefined || (Number.isSafeInteger(v.page) && (v.page as number) >= 1)) &&
-    (v.limit === undefined || (Number.isSafeInteger(v.limit) && (v.limit as number) >= 1)) &&
-    optional(v.node_id, isListNodesParams_1) &&
-    optString(v.supported_os) &&
-    optString(v.supported_accelerator) &&
-    optBoolean(v.include_banned) &&
-    optString(v.timestamp) &&
-    optBoolean(v.latest) &&
-    optional(v.sort, isNodeVersion_1) &&
-    optString(v.platformui_version) &&
-    optString(v.form_factor)
-  ))) return false;
-  for (const k in v) if (!(k === "page" || k === "limit" || k === "node_id" || k === "supported_os" || k === "supported_accelerator" || k === "include_banned" || k === "timestamp" || k === "latest" || k === "sort" || k === "platformui_version" || k === "form_factor")) return false;
-  return true;
-}
 export const ListPublisherNodesParams: Typed<z.output<typeof S.ListPublisherNodesParams>> = {
   type: 'object',
   fields: {
@@ -731,18 +368,7 @@ export const ListPublisherNodesParams: Typed<z.output<typeof S.ListPublisherNode
     include_banned: 'boolean?',
   },
   rest: { type: 'union', of: ['string', 'number', 'boolean'] },
-  is: isListPublisherNodesParams,
 };
-function isListPublisherNodesParams(v: any): boolean {
-  if (!((
-    isObject(v) &&
-    (v.page === undefined || (Number.isSafeInteger(v.page) && (v.page as number) >= 1)) &&
-    (v.limit === undefined || (Number.isSafeInteger(v.limit) && (v.limit as number) >= 1)) &&
-    optBoolean(v.include_banned)
-  ))) return false;
-  for (const k in v) if (!(k === "page" || k === "limit" || k === "include_banned" || k === '__proto__' || (isString(v[k]) || isNumber(v[k]) || typeof v[k] === 'boolean'))) return false;
-  return true;
-}
 export const LocalListJobsParams: Typed<z.output<typeof S.LocalListJobsParams>> = {
   type: 'object',
   fields: {
@@ -763,26 +389,7 @@ export const LocalListJobsParams: Typed<z.output<typeof S.LocalListJobsParams>> 
     limit: { type: 'optional', of: { type: 'number', int: true, min: 1, max: 1000 } },
   },
   rest: 'reject',
-  is: isLocalListJobsParams,
 };
-function isLocalListJobsParams_1(v: any): boolean {
-  if (!(Array.isArray(v) && v.length >= 1)) return false;
-  for (let i = 0; i < v.length; i++) if (!((v[i] === "pending" || v[i] === "in_progress" || v[i] === "completed" || v[i] === "failed"))) return false;
-  return true;
-}
-function isLocalListJobsParams(v: any): boolean {
-  if (!((
-    isObject(v) &&
-    (v.status === undefined || ((v.status === "pending" || v.status === "in_progress" || v.status === "completed" || v.status === "failed") || isLocalListJobsParams_1(v.status))) &&
-    (v.workflow_id === undefined || (typeof v.workflow_id === 'string' && v.workflow_id !== '')) &&
-    (v.sort_by === undefined || (v.sort_by === "created_at" || v.sort_by === "execution_duration")) &&
-    (v.sort_order === undefined || (v.sort_order === "asc" || v.sort_order === "desc")) &&
-    (v.offset === undefined || (Number.isSafeInteger(v.offset) && (v.offset as number) >= 0)) &&
-    (v.limit === undefined || (Number.isSafeInteger(v.limit) && (v.limit as number) >= 1 && (v.limit as number) <= 1000))
-  ))) return false;
-  for (const k in v) if (!(k === "status" || k === "workflow_id" || k === "sort_by" || k === "sort_order" || k === "offset" || k === "limit")) return false;
-  return true;
-}
 export const PublisherStatus: Typed<z.output<typeof S.PublisherStatus>> = 'string';
 export const Publisher: Typed<z.output<typeof S.Publisher>> = {
   type: 'object',
@@ -798,23 +405,7 @@ export const Publisher: Typed<z.output<typeof S.Publisher>> = {
     createdAt: 'string?',
     status: { type: 'optional', of: PublisherStatus },
   },
-  is: isPublisher,
 };
-function isPublisher(v: any): boolean {
-  return (
-    isObject(v) &&
-    optString(v.id) &&
-    optString(v.name) &&
-    optString(v.description) &&
-    optString(v.logo) &&
-    optional(v.members, isCreateNodeRequest_14) &&
-    optString(v.source_code_repo) &&
-    optString(v.support) &&
-    optString(v.website) &&
-    optString(v.createdAt) &&
-    optional(v.status, isString)
-  );
-}
 export const NodeStatus: Typed<z.output<typeof S.NodeStatus>> = 'string';
 export const Node: Typed<z.output<typeof S.Node>> = {
   type: 'object',
@@ -846,39 +437,7 @@ export const Node: Typed<z.output<typeof S.Node>> = {
     publisher: { type: 'optional', of: Publisher },
     status: { type: 'optional', of: NodeStatus },
   },
-  is: isNode,
 };
-function isNode(v: any): boolean {
-  return (
-    isObject(v) &&
-    optString(v.id) &&
-    optString(v.name) &&
-    optString(v.author) &&
-    optString(v.description) &&
-    optString(v.banner_url) &&
-    optString(v.icon) &&
-    optString(v.category) &&
-    optString(v.created_at) &&
-    optInteger(v.downloads) &&
-    optInteger(v.github_stars) &&
-    optString(v.license) &&
-    optional(v.preempted_platform_node_names, isNodeVersion_1) &&
-    optNumber(v.rating) &&
-    optString(v.repository) &&
-    optInteger(v.search_ranking) &&
-    optString(v.status_detail) &&
-    optional(v.supported_accelerators, isNodeVersion_1) &&
-    optString(v.supported_platformui_frontend_version) &&
-    optString(v.supported_platformui_version) &&
-    optional(v.supported_os, isNodeVersion_1) &&
-    optional(v.tags, isNodeVersion_1) &&
-    optional(v.tags_admin, isNodeVersion_1) &&
-    optional(v.translations, isCreateNodeRequest_6) &&
-    optional(v.latest_version, isNodeVersion) &&
-    optional(v.publisher, isPublisher) &&
-    optional(v.status, isString)
-  );
-}
 export const NodeDefinition: Typed<z.output<typeof S.NodeDefinition>> = {
   type: 'object',
   fields: {
@@ -894,19 +453,7 @@ export const NodeDefinition: Typed<z.output<typeof S.NodeDefinition>> = {
       },
     },
   },
-  is: isNodeDefinition,
 };
-function isNodeDefinition_1(v: any): boolean {
-  return (
-    isObject(v) &&
-    optional(v.required, isCreateNodeRequest_6) &&
-    optional(v.optional, isCreateNodeRequest_6) &&
-    optional(v.hidden, isCreateNodeRequest_6)
-  );
-}
-function isNodeDefinition(v: any): boolean {
-  return isObject(v) && optional(v.input, isNodeDefinition_1);
-}
 export const NodePage: Typed<z.output<typeof S.NodePage>> = {
   type: 'object',
   fields: {
@@ -916,23 +463,7 @@ export const NodePage: Typed<z.output<typeof S.NodePage>> = {
     total: 'integer',
     totalPages: 'integer',
   },
-  is: isNodePage,
 };
-function isNodePage_1(v: any): boolean {
-  if (!(Array.isArray(v))) return false;
-  for (let i = 0; i < v.length; i++) if (!(isNode(v[i]))) return false;
-  return true;
-}
-function isNodePage(v: any): boolean {
-  return (
-    isObject(v) &&
-    isInteger(v.limit) &&
-    isNodePage_1(v.nodes) &&
-    isInteger(v.page) &&
-    isInteger(v.total) &&
-    isInteger(v.totalPages)
-  );
-}
 export const NodeProgress: Typed<z.output<typeof S.NodeProgress>> = {
   type: 'object',
   fields: {
@@ -945,45 +476,13 @@ export const NodeProgress: Typed<z.output<typeof S.NodeProgress>> = {
     parent_node_id: { type: 'optional', of: { type: 'nullable', of: 'string' } },
     real_node_id: 'string?',
   },
-  is: isNodeProgress,
 };
-function isNodeProgress(v: any): boolean {
-  return (
-    isObject(v) &&
-    isNumber(v.value) &&
-    isNumber(v.max) &&
-    isString(v.state) &&
-    isString(v.node_id) &&
-    optString(v.prompt_id) &&
-    optString(v.display_node_id) &&
-    optNullable(v.parent_node_id, isString) &&
-    optString(v.real_node_id)
-  );
-}
-export const NodeVersionList: Typed<z.output<typeof S.NodeVersionList>> = {
-  type: 'array',
-  of: NodeVersion,
-  is: isNodeVersionList,
-};
-function isNodeVersionList(v: any): boolean {
-  if (!(Array.isArray(v))) return false;
-  for (let i = 0; i < v.length; i++) if (!(isNodeVersion(v[i]))) return false;
-  return true;
-}
+export const NodeVersionList: Typed<z.output<typeof S.NodeVersionList>> = { type: 'array', of: NodeVersion };
 export const NotificationData: Typed<z.output<typeof S.NotificationData>> = {
   type: 'object',
   fields: { value: 'string', id: 'string?' },
-  is: isNotificationData,
 };
-function isNotificationData(v: any): boolean {
-  return isObject(v) && isString(v.value) && optString(v.id);
-}
-export const ObjectInfo: Typed<z.output<typeof S.ObjectInfo>> = { type: 'record', of: NodeDefinition, is: isObjectInfo };
-function isObjectInfo(v: any): boolean {
-  if (!isPlainObject(v)) return false;
-  for (const k in v) if (Object.hasOwn(v, k) && k !== '__proto__' && !(isNodeDefinition(v[k]))) return false;
-  return true;
-}
+export const ObjectInfo: Typed<z.output<typeof S.ObjectInfo>> = { type: 'record', of: NodeDefinition };
 export const ProgressData: Typed<z.output<typeof S.ProgressData>> = {
   type: 'object',
   fields: {
@@ -992,61 +491,21 @@ export const ProgressData: Typed<z.output<typeof S.ProgressData>> = {
     prompt_id: 'string',
     node: { type: 'optional', of: { type: 'nullable', of: 'string' } },
   },
-  is: isProgressData,
 };
-function isProgressData(v: any): boolean {
-  return isObject(v) && isNumber(v.value) && isNumber(v.max) && isString(v.prompt_id) && optNullable(v.node, isString);
-}
 export const ProgressStateData: Typed<z.output<typeof S.ProgressStateData>> = {
   type: 'object',
   fields: { prompt_id: 'string', nodes: { type: 'record', of: NodeProgress } },
-  is: isProgressStateData,
 };
-function isProgressStateData_1(v: any): boolean {
-  if (!isPlainObject(v)) return false;
-  for (const k in v) if (Object.hasOwn(v, k) && k !== '__proto__' && !(isNodeProgress(v[k]))) return false;
-  return true;
-}
-function isProgressStateData(v: any): boolean {
-  return isObject(v) && isString(v.prompt_id) && isProgressStateData_1(v.nodes);
-}
-export const PromptIds: Typed<z.output<typeof S.PromptIds>> = {
-  type: 'array',
-  of: { type: 'string', min: 1 },
-  min: 1,
-  is: isPromptIds,
-};
-function isPromptIds(v: any): boolean {
-  if (!(Array.isArray(v) && v.length >= 1)) return false;
-  for (let i = 0; i < v.length; i++) if (!((typeof v[i] === 'string' && v[i] !== ''))) return false;
-  return true;
-}
+export const PromptIds: Typed<z.output<typeof S.PromptIds>> = { type: 'array', of: { type: 'string', min: 1 }, min: 1 };
 export const PublishNodeVersionResponse: Typed<z.output<typeof S.PublishNodeVersionResponse>> = {
   type: 'object',
   fields: { signedUrl: 'string', node_version: NodeVersion },
-  is: isPublishNodeVersionResponse,
 };
-function isPublishNodeVersionResponse(v: any): boolean {
-  return isObject(v) && isString(v.signedUrl) && isNodeVersion(v.node_version);
-}
-export const PublisherList: Typed<z.output<typeof S.PublisherList>> = {
-  type: 'array',
-  of: Publisher,
-  is: isPublisherList,
-};
-function isPublisherList(v: any): boolean {
-  if (!(Array.isArray(v))) return false;
-  for (let i = 0; i < v.length; i++) if (!(isPublisher(v[i]))) return false;
-  return true;
-}
+export const PublisherList: Typed<z.output<typeof S.PublisherList>> = { type: 'array', of: Publisher };
 export const Queue: Typed<z.output<typeof S.Queue>> = {
   type: 'object',
   fields: { queue_running: { type: 'array', of: 'unknown' }, queue_pending: { type: 'array', of: 'unknown' } },
-  is: isQueue,
 };
-function isQueue(v: any): boolean {
-  return isObject(v) && isHistory_2(v.queue_running) && isHistory_2(v.queue_pending);
-}
 export const RelightAdvancedSettings: Typed<z.output<typeof S.RelightAdvancedSettings>> = {
   type: 'object',
   fields: {
@@ -1061,24 +520,7 @@ export const RelightAdvancedSettings: Typed<z.output<typeof S.RelightAdvancedSet
     fixed_generation: 'boolean?',
   },
   rest: 'reject',
-  is: isRelightAdvancedSettings,
 };
-function isRelightAdvancedSettings(v: any): boolean {
-  if (!((
-    isObject(v) &&
-    optNumber(v.blacks) &&
-    optNumber(v.brightness) &&
-    optNumber(v.contrast) &&
-    optNumber(v.saturation) &&
-    optNumber(v.whites) &&
-    optString(v.engine) &&
-    optString(v.transfer_light_a) &&
-    optString(v.transfer_light_b) &&
-    optBoolean(v.fixed_generation)
-  ))) return false;
-  for (const k in v) if (!(k === "blacks" || k === "brightness" || k === "contrast" || k === "saturation" || k === "whites" || k === "engine" || k === "transfer_light_a" || k === "transfer_light_b" || k === "fixed_generation")) return false;
-  return true;
-}
 export const RelightParams: Typed<z.output<typeof S.RelightParams>> = {
   type: 'object',
   fields: {
@@ -1109,26 +551,7 @@ export const RelightParams: Typed<z.output<typeof S.RelightParams>> = {
     advanced_settings: { type: 'optional', of: RelightAdvancedSettings },
   },
   rest: 'reject',
-  is: isRelightParams,
 };
-function isRelightParams(v: any): boolean {
-  if (!((
-    isObject(v) &&
-    isImageInput.is(v.image) &&
-    optString(v.prompt) &&
-    (v.style === undefined || (v.style === "standard" || v.style === "darker_but_realistic" || v.style === "clean" || v.style === "smooth" || v.style === "brighter" || v.style === "contrasted_n_hdr" || v.style === "just_composition")) &&
-    optBoolean(v.change_background) &&
-    optBoolean(v.interpolate_from_original) &&
-    (v.light_transfer_strength === undefined || (Number.isFinite(v.light_transfer_strength) && (v.light_transfer_strength as number) >= 0 && (v.light_transfer_strength as number) <= 100)) &&
-    optBoolean(v.preserve_details) &&
-    (v.transfer_light_from_lightmap === undefined || isImageInput.is(v.transfer_light_from_lightmap)) &&
-    (v.transfer_light_from_reference_image === undefined || isImageInput.is(v.transfer_light_from_reference_image)) &&
-    optString(v.webhook_url) &&
-    optional(v.advanced_settings, isRelightAdvancedSettings)
-  ))) return false;
-  for (const k in v) if (!(k === "image" || k === "prompt" || k === "style" || k === "change_background" || k === "interpolate_from_original" || k === "light_transfer_strength" || k === "preserve_details" || k === "transfer_light_from_lightmap" || k === "transfer_light_from_reference_image" || k === "webhook_url" || k === "advanced_settings")) return false;
-  return true;
-}
 export const SearchNodesParams: Typed<z.output<typeof S.SearchNodesParams>> = {
   type: 'object',
   fields: {
@@ -1142,23 +565,7 @@ export const SearchNodesParams: Typed<z.output<typeof S.SearchNodesParams>> = {
     include_banned: 'boolean?',
   },
   rest: 'reject',
-  is: isSearchNodesParams,
 };
-function isSearchNodesParams(v: any): boolean {
-  if (!((
-    isObject(v) &&
-    (v.page === undefined || (Number.isSafeInteger(v.page) && (v.page as number) >= 1)) &&
-    (v.limit === undefined || (Number.isSafeInteger(v.limit) && (v.limit as number) >= 1)) &&
-    optString(v.search) &&
-    optString(v.repository_url_search) &&
-    optString(v.platform_node_search) &&
-    optString(v.supported_os) &&
-    optString(v.supported_accelerator) &&
-    optBoolean(v.include_banned)
-  ))) return false;
-  for (const k in v) if (!(k === "page" || k === "limit" || k === "search" || k === "repository_url_search" || k === "platform_node_search" || k === "supported_os" || k === "supported_accelerator" || k === "include_banned")) return false;
-  return true;
-}
 export const SkinEnhancerCreativeParams: Typed<z.output<typeof S.SkinEnhancerCreativeParams>> = {
   type: 'object',
   fields: {
@@ -1168,36 +575,14 @@ export const SkinEnhancerCreativeParams: Typed<z.output<typeof S.SkinEnhancerCre
     webhook_url: 'string?',
   },
   rest: 'reject',
-  is: isSkinEnhancerCreativeParams,
 };
-function isSkinEnhancerCreativeParams(v: any): boolean {
-  if (!((
-    isObject(v) &&
-    isImageInput.is(v.image) &&
-    (v.sharpen === undefined || (Number.isFinite(v.sharpen) && (v.sharpen as number) >= 0 && (v.sharpen as number) <= 100)) &&
-    (v.smart_grain === undefined || (Number.isFinite(v.smart_grain) && (v.smart_grain as number) >= 0 && (v.smart_grain as number) <= 100)) &&
-    optString(v.webhook_url)
-  ))) return false;
-  for (const k in v) if (!(k === "image" || k === "sharpen" || k === "smart_grain" || k === "webhook_url")) return false;
-  return true;
-}
 export const StatusData: Typed<z.output<typeof S.StatusData>> = {
   type: 'object',
   fields: {
     status: { type: 'object', fields: { exec_info: { type: 'object', fields: { queue_remaining: 'number' } } } },
     sid: 'string?',
   },
-  is: isStatusData,
 };
-function isStatusData_2(v: any): boolean {
-  return isObject(v) && isNumber(v.queue_remaining);
-}
-function isStatusData_1(v: any): boolean {
-  return isObject(v) && isStatusData_2(v.exec_info);
-}
-function isStatusData(v: any): boolean {
-  return isObject(v) && isStatusData_1(v.status) && optString(v.sid);
-}
 export const SubmissionErrorBody: Typed<z.output<typeof S.SubmissionErrorBody>> = {
   type: 'object',
   fields: {
@@ -1242,50 +627,11 @@ export const SubmissionErrorBody: Typed<z.output<typeof S.SubmissionErrorBody>> 
       },
     },
   },
-  is: isSubmissionErrorBody,
 };
-function isSubmissionErrorBody_1(v: any): boolean {
-  return (
-    isObject(v) &&
-    isString(v.type) &&
-    isString(v.message) &&
-    optString(v.details) &&
-    optional(v.extra_info, isCreateNodeRequest_6)
-  );
-}
-function isSubmissionErrorBody_5(v: any): boolean {
-  if (!(Array.isArray(v))) return false;
-  for (let i = 0; i < v.length; i++) if (!(isSubmissionErrorBody_1(v[i]))) return false;
-  return true;
-}
-function isSubmissionErrorBody_4(v: any): boolean {
-  return (
-    isObject(v) &&
-    isSubmissionErrorBody_5(v.errors) &&
-    optional(v.dependent_outputs, isNodeVersion_1) &&
-    optString(v.class_type)
-  );
-}
-function isSubmissionErrorBody_3(v: any): boolean {
-  if (!isPlainObject(v)) return false;
-  for (const k in v) if (Object.hasOwn(v, k) && k !== '__proto__' && !(isSubmissionErrorBody_4(v[k]))) return false;
-  return true;
-}
-function isSubmissionErrorBody(v: any): boolean {
-  return (
-    isObject(v) &&
-    (isSubmissionErrorBody_1(v.error) || isString(v.error)) &&
-    optional(v.node_errors, isSubmissionErrorBody_3)
-  );
-}
 export const SubmissionResponse: Typed<z.output<typeof S.SubmissionResponse>> = {
   type: 'object',
   fields: { prompt_id: 'string?', error: 'unknown?' },
-  is: isSubmissionResponse,
 };
-function isSubmissionResponse(v: any): boolean {
-  return isObject(v) && optString(v.prompt_id);
-}
 export const SubmitOptionsParams: Typed<z.output<typeof S.SubmitOptionsParams>> = {
   type: 'object',
   fields: {
@@ -1301,29 +647,11 @@ export const SubmitOptionsParams: Typed<z.output<typeof S.SubmitOptionsParams>> 
     confirmWithin: { type: 'optional', of: { type: 'number', min: 0 } },
     widgetValues: { type: 'optional', of: { type: 'values', values: ['strict', 'editor'] } },
   },
-  is: isSubmitOptionsParams,
 };
-function isSubmitOptionsParams(v: any): boolean {
-  return (
-    isObject(v) &&
-    (v.partnerApiKey === undefined || ((typeof v.partnerApiKey === 'string' && v.partnerApiKey !== '') || (v.partnerApiKey === true))) &&
-    optional(v.extraData, isCreateNodeRequest_6) &&
-    optString(v.clientId) &&
-    optBoolean(v.validate) &&
-    (v.promptId === undefined || (typeof v.promptId === 'string' && v.promptId !== '')) &&
-    optBoolean(v.resubmitUnconfirmed) &&
-    (v.confirmWithin === undefined || (Number.isFinite(v.confirmWithin) && (v.confirmWithin as number) >= 0)) &&
-    (v.widgetValues === undefined || (v.widgetValues === "strict" || v.widgetValues === "editor"))
-  );
-}
 export const Task: Typed<z.output<typeof S.Task>> = {
   type: 'object',
   fields: { task_id: 'string', status: 'string', generated: { type: 'optional', of: { type: 'array', of: 'string' } } },
-  is: isTask,
 };
-function isTask(v: any): boolean {
-  return isObject(v) && isString(v.task_id) && isString(v.status) && optional(v.generated, isNodeVersion_1);
-}
 export const TaskNotification: Typed<z.output<typeof S.TaskNotification>> = {
   type: 'object',
   fields: {
@@ -1331,27 +659,12 @@ export const TaskNotification: Typed<z.output<typeof S.TaskNotification>> = {
     status: 'string?',
     generated: { type: 'optional', of: { type: 'array', of: 'string' } },
   },
-  is: isTaskNotification,
 };
-function isTaskNotification(v: any): boolean {
-  return isObject(v) && optString(v.task_id) && optString(v.status) && optional(v.generated, isNodeVersion_1);
-}
-export const TaskRecord: Typed<z.output<typeof S.TaskRecord>> = {
-  type: 'object',
-  fields: { data: Task },
-  is: isTaskRecord,
-};
-function isTaskRecord(v: any): boolean {
-  return isObject(v) && isTask(v.data);
-}
+export const TaskRecord: Typed<z.output<typeof S.TaskRecord>> = { type: 'object', fields: { data: Task } };
 export const UploadResponse: Typed<z.output<typeof S.UploadResponse>> = {
   type: 'object',
   fields: { name: 'string', subfolder: 'string?', type: 'string?' },
-  is: isUploadResponse,
 };
-function isUploadResponse(v: any): boolean {
-  return isObject(v) && isString(v.name) && optString(v.subfolder) && optString(v.type);
-}
 export const WorkflowNode: Typed<z.output<typeof S.WorkflowNode>> = {
   type: 'object',
   fields: {
@@ -1359,25 +672,8 @@ export const WorkflowNode: Typed<z.output<typeof S.WorkflowNode>> = {
     class_type: 'string?',
     _meta: { type: 'optional', of: { type: 'object', fields: { title: 'string?' } } },
   },
-  is: isWorkflowNode,
 };
-function isWorkflowNode_2(v: any): boolean {
-  return isObject(v) && optString(v.title);
-}
-function isWorkflowNode(v: any): boolean {
-  return (
-    isObject(v) &&
-    isCreateNodeRequest_6(v.inputs) &&
-    optString(v.class_type) &&
-    optional(v._meta, isWorkflowNode_2)
-  );
-}
-export const Workflow: Typed<z.output<typeof S.Workflow>> = { type: 'record', of: WorkflowNode, is: isWorkflow };
-function isWorkflow(v: any): boolean {
-  if (!isPlainObject(v)) return false;
-  for (const k in v) if (Object.hasOwn(v, k) && k !== '__proto__' && !(isWorkflowNode(v[k]))) return false;
-  return true;
-}
+export const Workflow: Typed<z.output<typeof S.Workflow>> = { type: 'record', of: WorkflowNode };
 
 export const EVENT_SCHEMAS = {
   status: StatusData,

@@ -1,25 +1,18 @@
 /**
- * `isValid()` and `validate()`: the rule's check as code, then (on failure
- * only) the walk over its data that says why.
+ * `isValid()` and `validate()`: a walk over the rule's data that only says
+ * yes or no (`matches.ts`), then, on failure only, the one that says why
+ * (`explain.ts`).
  *
  * @module
  */
 import type { SchemaIssue } from '../errors.ts';
 import { explain, type Closest } from './explain.ts';
-import { isInteger, isNumber, isString, type LeafRule, type Typed } from './rule.ts';
-
-const LEAVES: Record<string, (v: unknown) => boolean> = {
-  string: isString,
-  number: isNumber,
-  integer: isInteger,
-  boolean: (v) => typeof v === 'boolean',
-  null: (v) => v === null,
-  unknown: () => true,
-};
+import { matches } from './matches.ts';
+import type { Typed } from './rule.ts';
 
 /**
- * `true` when `value` satisfies `rule`. A generated rule runs its code,
- * which reads the value without copying it; a hand-written one is walked.
+ * `true` when `value` satisfies `rule`. It reads the value without copying
+ * it or allocating.
  *
  * @example
  * ```ts
@@ -27,11 +20,7 @@ const LEAVES: Record<string, (v: unknown) => boolean> = {
  * ```
  */
 export function isValid<T>(rule: Typed<T>, value: unknown): value is T {
-  if (typeof rule === 'string') {
-    const leaf = rule as LeafRule;
-    return leaf.endsWith('?') ? value === undefined || LEAVES[leaf.slice(0, -1)]!(value) : LEAVES[leaf]!(value);
-  }
-  return rule.is ? rule.is(value) : explain(rule, value).length === 0;
+  return matches(rule, value);
 }
 
 /** Result of {@link validate}. */
