@@ -23,15 +23,6 @@ export let PlatformUIError: typeof E.PlatformUIError;
 export let APIError: typeof E.APIError;
 export let APIConnectionError: typeof E.APIConnectionError;
 export let APIUserAbortError: typeof E.APIUserAbortError;
-export let APITimeoutError: typeof E.APITimeoutError;
-export let AuthenticationError: typeof E.AuthenticationError;
-export let BadRequestError: typeof E.BadRequestError;
-export let ConflictError: typeof E.ConflictError;
-export let InsufficientCreditsError: typeof E.InsufficientCreditsError;
-export let InternalServerError: typeof E.InternalServerError;
-export let PermissionDeniedError: typeof E.PermissionDeniedError;
-export let RateLimitError: typeof E.RateLimitError;
-export let SubscriptionInactiveError: typeof E.SubscriptionInactiveError;
 export let DownloadError: typeof E.DownloadError;
 export let ExecutionError: typeof J.ExecutionError;
 export let FrameDecodeError: typeof E.FrameDecodeError;
@@ -60,15 +51,6 @@ export const rootErrors = () => ({
   APIError: E.APIError,
   APIConnectionError: E.APIConnectionError,
   APIUserAbortError: E.APIUserAbortError,
-  APITimeoutError: E.APITimeoutError,
-  AuthenticationError: E.AuthenticationError,
-  BadRequestError: E.BadRequestError,
-  ConflictError: E.ConflictError,
-  InsufficientCreditsError: E.InsufficientCreditsError,
-  InternalServerError: E.InternalServerError,
-  PermissionDeniedError: E.PermissionDeniedError,
-  RateLimitError: E.RateLimitError,
-  SubscriptionInactiveError: E.SubscriptionInactiveError,
   DownloadError: E.DownloadError,
   ExecutionError: J.ExecutionError,
   FrameDecodeError: E.FrameDecodeError,
@@ -93,15 +75,6 @@ export function adoptErrors(e: RootErrors): void {
     APIError,
     APIConnectionError,
     APIUserAbortError,
-    APITimeoutError,
-    AuthenticationError,
-    BadRequestError,
-    ConflictError,
-    InsufficientCreditsError,
-    InternalServerError,
-    PermissionDeniedError,
-    RateLimitError,
-    SubscriptionInactiveError,
     DownloadError,
     ExecutionError,
     FrameDecodeError,

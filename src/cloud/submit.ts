@@ -9,7 +9,7 @@
  * @module
  */
 import { APIError } from '../errors.ts';
-import { blamesRequest } from '../transport/to-error.ts';
+import { blamesRequest } from '../transport/blame.ts';
 import { SubmissionError } from './submission-errors.ts';
 import type { SubmissionResponse, Workflow } from '../schemas/cloud.ts';
 import * as rules from '../schemas/rules.generated.ts';

@@ -42,12 +42,6 @@ const STATUS_CLASSES: Record<number, typeof APIError> = {
 };
 
 /**
- * Statuses that say who may act or pay, not what was sent: a refused
- * submission answered with one keeps its class (see {@link blamesRequest}).
- */
-const ABOUT_THE_CALLER = new Set([401, 402, 403, 429]);
-
-/**
  * The {@link APIError} subclass that represents `status` on `service`.
  *
  * @example
@@ -62,20 +56,6 @@ export function errorClassFor(status: number, service: ServiceKind = 'registry')
   return STATUS_CLASSES[status] ?? APIError;
 }
 
-/**
- * Whether an answer with `status` says the request itself was wrong (400,
- * 404, 409, 422…), not the caller's rights or credit nor the server: a
- * submission refused so, with an `error` in its body, is a `SubmissionError`.
- *
- * @example
- * ```ts
- * blamesRequest(400); // true
- * blamesRequest(402); // false: the credits, not the workflow
- * ```
- */
-export function blamesRequest(status: number): boolean {
-  return status < 500 && !ABOUT_THE_CALLER.has(status);
-}
 
 /** The request a failure is about, as errors show it. */
 export interface FailedRequest {

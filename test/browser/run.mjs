@@ -65,10 +65,10 @@ async function bundle(entry) {
   });
   // The entry first, then the chunks it loads on first use (served beside it by their own names).
   const files = result.outputFiles.map((f) => ({ name: f.path.split('/').pop(), text: f.text }));
-  // The entry: the one entry point no output loads with import() (the files loaded on first use are entry points too).
+  // The entry: the output of the entry point given here (the files loaded on first use are entry points too, the
+  // package's dist/*.browser.js, some of them with no import() left once the page's unused code is shaken off).
   const outputs = Object.entries(result.metafile.outputs);
-  const loadedLater = new Set(outputs.flatMap(([, o]) => o.imports.filter((i) => i.kind === 'dynamic-import').map((i) => i.path)));
-  const entryName = outputs.find(([path, o]) => o.entryPoint && !loadedLater.has(path))[0].split('/').pop();
+  const entryName = outputs.find(([, o]) => o.entryPoint && !o.entryPoint.startsWith('dist/'))[0].split('/').pop();
   files.sort((a, b) => (a.name === entryName ? -1 : b.name === entryName ? 1 : 0));
   return { text: files.map((f) => f.text).join('\n'), files, inputs: Object.keys(result.metafile.inputs), nodeImports };
 }

@@ -16,7 +16,8 @@ import {
   RateLimitError,
   SubscriptionInactiveError,
 } from '../../src/errors.ts';
-import { blamesRequest, errorClassFor, toError, type ServiceKind } from '../../src/transport/to-error.ts';
+import { errorClassFor, toError, type ServiceKind } from '../../src/transport/to-error.ts';
+import { blamesRequest } from '../../src/transport/blame.ts';
 
 const URL_SHOWN = 'https://api.test/api/prompt';
 const at = (service: ServiceKind) => ({ method: 'POST', url: URL_SHOWN, service });
