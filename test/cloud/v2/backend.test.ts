@@ -227,6 +227,24 @@ describe('what v2 has no equivalent for', () => {
     expect(seen).toHaveLength(0);
   });
 
+  it.each([
+    ['uploadAsset()', (c: CloudClient) => c.uploadAsset(new Blob([]))],
+    ['getAsset()', (c: CloudClient) => c.getAsset('a1')],
+    ['deleteAsset()', (c: CloudClient) => c.deleteAsset('a1')],
+    ['getJobWorkflow()', (c: CloudClient) => c.getJobWorkflow('j1')],
+    ['getJobLogs()', (c: CloudClient) => c.getJobLogs('j1')],
+  ])("%s on the cloud and a local server: UnsupportedError naming the kind and v2, before any request", async (method, call) => {
+    for (const server of ['cloud', 'local'] as const) {
+      const client = new CloudClient({ baseUrl: 'http://127.0.0.1:8190', apiKey: KEY, server, logLevel: 'off' });
+      const err = (await Promise.resolve()
+        .then(() => call(client))
+        .catch((e: unknown) => e)) as UnsupportedError;
+      expect(err).toBeInstanceOf(UnsupportedError);
+      expect([err.server, err.method, err.instead]).toEqual([server, method, "it is Comfy API v2's (server: 'v2')"]);
+    }
+    expect(seen).toHaveLength(0);
+  });
+
   it('validate and editor files without an objectInfo source: refused with what to pass, before any request', async () => {
     const err = (await v2().submit(workflow, { validate: true }).catch((e: unknown) => e)) as InvalidArgumentError;
     expect(err).toBeInstanceOf(InvalidArgumentError);
