@@ -201,7 +201,8 @@ describe('a job goes only where it can run', () => {
     const bad: Wf = { ...workflow('nowhere'), '2': { class_type: 'NoSuchNode', inputs: { image: ['1', 0] } } };
     const t0 = Date.now();
     const err = await outcome(pool.run(bad, { inputs: { '1.inputs.image': makePng(4, 4, 9) } }));
-    expect(Date.now() - t0).toBeLessThan(200);
+    // At once: judged, not left waiting for a server that could take it (seconds); room for a loaded machine.
+    expect(Date.now() - t0).toBeLessThan(2000);
     expect(err).toBeInstanceOf(PlacementError);
     const reasons = (err as PlacementError).reasons;
     expect(Object.keys(reasons).sort()).toEqual(['a', 'b', 'c']);
@@ -664,7 +665,8 @@ describe('abort in each stage', () => {
     const emus = await three({ stepMs: 50 });
     const pool = poolOf(emus);
     await allUp(pool);
-    for (const e of emus) e.faults.latencyMs = 300;
+    // Each answer 1 s late: the abort must end the job before the upload's answer, with room for a loaded machine.
+    for (const e of emus) e.faults.latencyMs = 1000;
     const t0 = Date.now();
     const ac = new AbortController();
     const job = pool.submit(workflow('up-abort', 'placeholder.png'), { signal: ac.signal, inputs: { '1.inputs.image': makePng(8, 8, 8) } });
@@ -673,8 +675,8 @@ describe('abort in each stage', () => {
     ac.abort();
     const err = await outcome(job);
     expect(err).toBeInstanceOf(APIUserAbortError);
-    expect(Date.now() - t0).toBeLessThan(290); // not after the upload's answer
-    await delay(700);
+    expect(Date.now() - t0).toBeLessThan(990); // not after the upload's answer
+    await delay(1400);
     for (const e of emus) expect(jobsOf(e, 'up-abort')).toHaveLength(0);
     expect(emus.map(submissions)).toEqual([0, 0, 0]);
   });
