@@ -237,7 +237,7 @@ describe('what v2 has no equivalent for', () => {
     for (const server of ['cloud', 'local'] as const) {
       const client = new CloudClient({ baseUrl: 'http://127.0.0.1:8190', apiKey: KEY, server, logLevel: 'off' });
       const err = (await Promise.resolve()
-        .then(() => call(client))
+        .then((): PromiseLike<unknown> => call(client))
         .catch((e: unknown) => e)) as UnsupportedError;
       expect(err).toBeInstanceOf(UnsupportedError);
       expect([err.server, err.method, err.instead]).toEqual([server, method, "it is Comfy API v2's (server: 'v2')"]);
