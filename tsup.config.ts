@@ -40,9 +40,10 @@ const lazyEditor = lazyFile('editor', /workflow\/editor\.ts$/);
 
 // A CloudClient of `server: 'v2'` loads Comfy API v2's code on first use (`import()`, issue 33). In the browser
 // build that import names a file of its own (`v2.browser.js`), so an app bundler makes it a chunk that only a v2
-// client loads (with hash-wasm, which it imports on a v2 upload). Unlike the editor converter, v2's code throws and
-// checks the root's error classes: the client hands its own over when it loads the file (errorsByHand), so
-// `err instanceof SubmissionError` holds for its errors too.
+// client loads (with hash-wasm, which it imports on a v2 upload). Like every lazily loaded file, it carries its own copy
+// of the error classes it throws: `err instanceof SubmissionError` holds for its errors by the classes' names
+// (`errors.ts`, `PlatformUIError[Symbol.hasInstance]`). An import of the root's classes would not do: the app bundler
+// would then load at start, in every app, each error class any lazily loaded file throws.
 const lazyV2 = lazyFile('v2', /v2\/backend\.ts$/);
 // In v2's file, hash-wasm's BLAKE3 (`v2/blake3-wasm.ts`, a named re-export an app bundler can tree-shake) loads on the
 // first upload: a file of its own, `blake3.browser.js`.
@@ -50,9 +51,32 @@ const lazyBlake3 = lazyFile('blake3', /(^|\/)blake3-wasm\.ts$/, 'v2/hash.ts');
 
 // Realtime (`cloud/run.ts`: the socket, frame and message routing, the follower, its states and records) loads on
 // the first run(), follow(), waitForJob() or connect(), or when a pool starts watching (issue 34), through the one
-// door `cloud/realtime.ts`: in the browser build a file of its own, which, like v2's, takes the root's error classes
-// from the client (errorsByHand).
+// door `cloud/realtime.ts`: in the browser build a file of its own.
 const lazyRun = lazyFile('run', /(^|\/)run\.ts$/, 'cloud/realtime.ts');
+
+// The workflow validator loads on first use where the caller is asynchronous (issue 34): a CloudClient's first
+// validateWorkflow() (so the first submit() or run() with `validate: true`), a CloudPool when it is made. In the browser
+// build a file of its own (`validate.browser.js`).
+// `Workflow` and the root's `validateWorkflow` import it statically (their API is synchronous): this file is only for
+// the dynamic imports.
+const lazyValidate = lazyFile('validate', /workflow\/validate\.ts$/);
+
+// The submission of the cloud and a local server (`cloud/submit.ts`, `submission.ts`) loads on the first submit() or
+// run() (issue 34): a file of its own in the browser build.
+const lazySubmit = lazyFile('submit', /(^|\/)submit\.ts$/, 'cloud/backend.ts');
+
+// A pool's input uploads (`cloud/pool/uploads.ts`) load on its first job with `inputs` (issue 34): a file of its own in
+// the browser build.
+const lazyPoolUploads = lazyFile('pool-uploads', /(^|\/)uploads\.ts$/, 'cloud/pool/uploads-code.ts');
+
+// The walk that words why a value fails a rule (`schemas/explain.ts`) loads on the first failure of an asynchronous
+// caller's check (`schemas/validate-later.ts`: a client's arguments and responses; issue 34): a file of its own in the
+// browser build.
+const lazyExplain = lazyFile('explain', /(^|\/)explain\.ts$/, 'schemas/validate-later.ts');
+
+// The registry's findMissingPacks() logic, its publishing and the hint for a search that found nothing load on first use
+// (issue 34: RegistryClient's budget): files of their own in the browser build.
+const lazyRegistry = [lazyFile('missing-packs', /(^|\/)missing-packs\.ts$/, 'registry/client.ts'), lazyFile('publish', /(^|\/)publish\.ts$/, 'registry/client.ts'), lazyFile('filter-hint', /(^|\/)filter-hint\.ts$/, 'registry/client.ts')];
 
 // The modules whose classes are the root's public errors: the shared hierarchy and the feature error files beside
 // their features (every runtime export of each is a class the root entry exports under the same name).
@@ -61,48 +85,6 @@ const rootErrorModules = new Set(
     fileURLToPath(new URL(`./src/${p}`, import.meta.url)),
   ),
 );
-/** Import paths that may name one of {@link rootErrorModules} (`../errors.ts`, `./job-errors.ts`, …). */
-const errorsPath = /(^|\/)[\w-]*errors(\.ts)?$/;
-
-// The workflow validator loads on first use where the caller is asynchronous (issue 34): a CloudClient's first
-// validateWorkflow() (so the first submit() or run() with `validate: true`), a CloudPool when it is made. In the browser
-// build a file of its own (`validate.browser.js`) that takes the root's error classes from its loader (errorsByHand).
-// `Workflow` and the root's `validateWorkflow` import it statically (their API is synchronous): this file is only for
-// the dynamic imports.
-const lazyValidate = lazyFile('validate', /workflow\/validate\.ts$/);
-
-// The submission of the cloud and a local server (`cloud/submit.ts`, `submission.ts`) loads on the first submit() or
-// run() (issue 34): a file of its own in the browser build, taking the root's error classes from the client.
-const lazySubmit = lazyFile('submit', /(^|\/)submit\.ts$/, 'cloud/backend.ts');
-
-// A pool's input uploads (`cloud/pool/uploads.ts`) load on its first job with `inputs` (issue 34): a file of its own in
-// the browser build, taking the root's error classes from the pool.
-const lazyPoolUploads = lazyFile('pool-uploads', /(^|\/)uploads\.ts$/, 'cloud/pool/uploads-code.ts');
-
-// The walk that words why a value fails a rule (`schemas/explain.ts`) loads on the first failure of an asynchronous
-// caller's check (`schemas/validate-later.ts`: a client's arguments and responses; issue 34): a file of its own in the
-// browser build, which throws nothing.
-const lazyExplain = lazyFile('explain', /(^|\/)explain\.ts$/, 'schemas/validate-later.ts');
-
-// The registry's findMissingPacks() logic, its publishing and the hint for a search that found nothing load on first use
-// (issue 34: RegistryClient's budget): files of their own in the browser build, the first two taking the error classes
-// they throw from the client (errorsByHand); the hint throws none.
-const lazyRegistry = [lazyFile('missing-packs', /(^|\/)missing-packs\.ts$/, 'registry/client.ts'), lazyFile('publish', /(^|\/)publish\.ts$/, 'registry/client.ts'), lazyFile('filter-hint', /(^|\/)filter-hint\.ts$/, 'registry/client.ts')];
-
-// The lazily loaded browser files' imports of the root's errors go to `cloud/root-errors.ts`, whose bindings the client fills with its own
-// classes when it loads the chunk (see there why neither an import of the root nor a copy will do).
-const errorsByHand: NonNullable<Options['esbuildPlugins']>[number] = {
-  name: 'errors-by-hand',
-  setup(build) {
-    const byHand = fileURLToPath(new URL('./src/cloud/root-errors.ts', import.meta.url));
-    build.onResolve({ filter: errorsPath }, async (args) => {
-      // root-errors.ts itself takes the real classes (its rootErrors() is the main build's; unused in these files).
-      if (args.pluginData === 'errors-by-hand' || args.importer === byHand) return undefined;
-      const resolved = await build.resolve(args.path, { importer: args.importer, resolveDir: args.resolveDir, kind: args.kind, pluginData: 'errors-by-hand' });
-      return rootErrorModules.has(resolved.path) ? { path: byHand } : undefined;
-    });
-  },
-};
 
 // The queue's JavaScript takes what the root exports from the installed root entry (`@platformui/sdk`,
 // the package's own name: Node resolves it to dist/index.js or dist/index.cjs), not from a second copy
@@ -197,8 +179,8 @@ export default defineConfig([
     esbuildPlugins: [browserPlatform, lazyEditor, lazyV2, lazyRun, lazyValidate, lazyExplain, lazySubmit, lazyPoolUploads, ...lazyRegistry],
   },
   {
-    // `v2.browser`, `run.browser`, `validate.browser`: what a client imports on first use (see lazyV2, lazyRun,
-    // lazyValidate), the root's classes handed over.
+    // `v2.browser`, `run.browser`, `validate.browser`, …: what a client imports on first use (see lazyV2, lazyRun,
+    // lazyValidate, …), each self-contained.
     entry: {
       'v2.browser': 'src/cloud/v2/backend.ts',
       'run.browser': 'src/cloud/run.ts',
@@ -216,7 +198,7 @@ export default defineConfig([
     external,
     removeNodeProtocol,
     treeshake: true,
-    esbuildPlugins: [browserPlatform, errorsByHand, lazyBlake3],
+    esbuildPlugins: [browserPlatform, lazyBlake3],
   },
   {
     // The bins: Node only. `cli` (platformui) is loaded by its bin alone: no entry

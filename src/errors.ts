@@ -14,9 +14,37 @@
  *
  * @module
  */
-/** Base class of every error thrown by `@platformui/sdk`. */
+/**
+ * Base class of every error thrown by `@platformui/sdk`.
+ *
+ * Each class names itself (`static name`), which a minifier leaves alone: an error's `name` is its class's, and
+ * `instanceof` holds for an error made by another copy of these classes: in a browser app, a file of this package
+ * loaded on first use (following a job, Comfy API v2, …) is self-contained, so its errors are made by its own copy.
+ *
+ * @example
+ * ```ts
+ * try { await cloud.run(workflow); }
+ * catch (err) { if (err instanceof PlatformUIError) console.log(err.name, err.message); }
+ * ```
+ */
 export class PlatformUIError extends Error {
-  override name = 'PlatformUIError';
+  static override name = 'PlatformUIError';
+
+  override name = this.constructor.name;
+
+  /**
+   * `value instanceof C`, by the names of the classes `value` was made from: `C`'s among them, up to `PlatformUIError`.
+   * An error made by another copy of these classes counts as one made by this copy (an `Error`, not any object: a
+   * parsed `{ "constructor": … }` does not pass).
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    let named = false;
+    for (let c: { name?: unknown } | null = value instanceof Error ? value.constructor : null; c; c = Object.getPrototypeOf(c)) {
+      named ||= c.name === this.name;
+      if (c.name === 'PlatformUIError') return named;
+    }
+    return false;
+  }
 
   /** Plain-data view used by `JSON.stringify(err)`; lists only safe fields. */
   toJSON(): Record<string, unknown> {
@@ -51,7 +79,7 @@ export interface APIErrorInit {
  * ```
  */
 export class APIError extends PlatformUIError {
-  override name = 'APIError';
+  static override name = 'APIError';
   /** HTTP status code. */
   readonly status: number;
   /** `error` of an ErrorResponse body (a string on the registry; may be an object on the cloud). */
@@ -104,23 +132,23 @@ export class APIError extends PlatformUIError {
 }
 
 /** 400: invalid request (bad input, bad workflow, missing fields). */
-export class BadRequestError extends APIError { override name = 'BadRequestError'; }
+export class BadRequestError extends APIError { static override name = 'BadRequestError'; }
 /** 401: invalid or missing credentials. */
-export class AuthenticationError extends APIError { override name = 'AuthenticationError'; }
+export class AuthenticationError extends APIError { static override name = 'AuthenticationError'; }
 /** 402 (cloud): insufficient credits. Never retried. */
-export class InsufficientCreditsError extends APIError { override name = 'InsufficientCreditsError'; }
+export class InsufficientCreditsError extends APIError { static override name = 'InsufficientCreditsError'; }
 /** 403: the credentials may not act on this resource. */
-export class PermissionDeniedError extends APIError { override name = 'PermissionDeniedError'; }
+export class PermissionDeniedError extends APIError { static override name = 'PermissionDeniedError'; }
 /** 404: not found. */
-export class NotFoundError extends APIError { override name = 'NotFoundError'; }
+export class NotFoundError extends APIError { static override name = 'NotFoundError'; }
 /** 409: conflict, e.g. a node id that already exists. */
-export class ConflictError extends APIError { override name = 'ConflictError'; }
+export class ConflictError extends APIError { static override name = 'ConflictError'; }
 /** 429 (registry and proxy): too many requests. Retried for safe methods, honouring `Retry-After`. */
-export class RateLimitError extends APIError { override name = 'RateLimitError'; }
+export class RateLimitError extends APIError { static override name = 'RateLimitError'; }
 /** 429 (cloud): the subscription is inactive. Never retried. */
-export class SubscriptionInactiveError extends APIError { override name = 'SubscriptionInactiveError'; }
+export class SubscriptionInactiveError extends APIError { static override name = 'SubscriptionInactiveError'; }
 /** 5xx: the service failed. */
-export class InternalServerError extends APIError { override name = 'InternalServerError'; }
+export class InternalServerError extends APIError { static override name = 'InternalServerError'; }
 
 /**
  * Connection failures that prove the request never reached the server: refused,
@@ -155,9 +183,7 @@ export interface ConnectionErrorInit {
  * ```
  */
 export class APIConnectionError extends PlatformUIError {
-  // A bundler renames a class that names itself in its body (`_APIConnectionError`): this keeps `APIConnectionError.name`.
-  static override readonly name: string = 'APIConnectionError';
-  override name = 'APIConnectionError';
+  static override name = 'APIConnectionError';
   /** HTTP method. */
   readonly method: string;
   /** Request URL, secrets redacted. */
@@ -190,9 +216,7 @@ export class APIConnectionError extends PlatformUIError {
 
 /** A request exceeded its timeout. The server may have received it (`sent` is `'maybe'`). */
 export class APITimeoutError extends APIConnectionError {
-  // A bundler renames a class that names itself in its body (`_APITimeoutError`): this keeps `APITimeoutError.name`.
-  static override readonly name: string = 'APITimeoutError';
-  override name = 'APITimeoutError';
+  static override name = 'APITimeoutError';
   /** The timeout that ran out, in ms, when known. */
   readonly timeout: number | undefined;
   constructor(method: string, url: string, ms?: number, init: ConnectionErrorInit = {}) {
@@ -218,7 +242,7 @@ export class APITimeoutError extends APIConnectionError {
  * ```
  */
 export class SocketRefusedError extends PlatformUIError {
-  override name = 'SocketRefusedError';
+  static override name = 'SocketRefusedError';
   /** The close code the server sent. */
   readonly code: number;
   /** The close reason, cut short and redacted. */
@@ -243,7 +267,7 @@ export class SocketRefusedError extends PlatformUIError {
  * ```
  */
 export class APIUserAbortError extends PlatformUIError {
-  override name = 'APIUserAbortError';
+  static override name = 'APIUserAbortError';
   /** The job an aborted submission or run was about: its request may have been sent, so the job may exist. */
   readonly promptId: string | undefined;
   /** True when this abort tried to stop its job and could not see it stopped: the job may still run (and cost). */
@@ -272,7 +296,7 @@ export class APIUserAbortError extends PlatformUIError {
  * ```
  */
 export class JobNotStoppedError extends PlatformUIError {
-  override name = 'JobNotStoppedError';
+  static override name = 'JobNotStoppedError';
   readonly promptId: string;
   readonly phase: 'pending' | 'running' | undefined;
   readonly confirmWithin: number;
@@ -294,7 +318,7 @@ export class JobNotStoppedError extends PlatformUIError {
  * ```
  */
 export class InvalidArgumentError extends PlatformUIError {
-  override name = 'InvalidArgumentError';
+  static override name = 'InvalidArgumentError';
   /** Dotted path of the offending field (`'sharpen'`, `'advanced_settings.engine'`), when one field is at fault. */
   readonly field: string | undefined;
   /** Validation issues, when a schema produced them. */
@@ -308,7 +332,7 @@ export class InvalidArgumentError extends PlatformUIError {
 
 /** A method needs a credential (token or API key) and none is configured. Thrown before any request. */
 export class MissingCredentialsError extends InvalidArgumentError {
-  override name = 'MissingCredentialsError';
+  static override name = 'MissingCredentialsError';
 }
 
 /**
@@ -329,7 +353,7 @@ export interface SchemaIssue {
  * belongs). Unknown fields and unknown enum values never cause this.
  */
 export class ResponseValidationError extends PlatformUIError {
-  override name = 'ResponseValidationError';
+  static override name = 'ResponseValidationError';
   /** Every problem found, each with its `path` and a one-line `message` (zod's issue shape). */
   readonly issues: readonly SchemaIssue[];
   /** The raw, unvalidated body. */
@@ -360,7 +384,7 @@ export class ResponseValidationError extends PlatformUIError {
  * ```
  */
 export class UnsupportedError extends InvalidArgumentError {
-  override name = 'UnsupportedError';
+  static override name = 'UnsupportedError';
   /** The kind of server (`'v2'`). */
   readonly server: string;
   /** The method that was called. */
@@ -377,7 +401,7 @@ export class UnsupportedError extends InvalidArgumentError {
 
 /** A binary WebSocket frame could not be decoded; `field` names what was wrong. */
 export class FrameDecodeError extends PlatformUIError {
-  override name = 'FrameDecodeError';
+  static override name = 'FrameDecodeError';
   /** The field whose length or value was wrong (`'event_type'`, `'metadata_len'`, `'node_id_len'`, …). */
   readonly field: string;
   constructor(field: string, message: string) {
@@ -392,7 +416,7 @@ export class FrameDecodeError extends PlatformUIError {
  * than loopback, or was opaque (browsers hide manual redirects).
  */
 export class DownloadError extends PlatformUIError {
-  override name = 'DownloadError';
+  static override name = 'DownloadError';
   /** What went wrong: `'missing_location'`, `'insecure_location'`, `'opaque_redirect'`, `'unexpected_status'`. */
   readonly reason: 'missing_location' | 'insecure_location' | 'opaque_redirect' | 'unexpected_status';
   constructor(reason: DownloadError['reason'], message: string) {

@@ -18,7 +18,6 @@ import { downloadView } from './downloads.ts';
 import { firstJobPage } from './job-pages.ts';
 import type { JobPage } from './jobs.ts';
 import type { SubmitTarget } from './submit.ts';
-import { rootErrors } from './root-errors.ts';
 import { uploadForm } from './uploads.ts';
 import type { V2Backend } from './v2/backend.ts';
 
@@ -45,14 +44,9 @@ let submitting: Promise<typeof import('./submit.ts')> | undefined;
 
 /**
  * The submission (`submit.ts`, `submission.ts`: `POST /api/prompt` under the job's id, a lost answer looked up),
- * loaded on the first `submit()` or `run()`: a file of its own in the browser build, which takes the root's error
- * classes from here so that `instanceof SubmissionError` holds.
+ * loaded on the first `submit()` or `run()`: a file of its own in the browser build.
  */
-const submission = (): Promise<typeof import('./submit.ts')> =>
-  (submitting ??= import('./submit.ts').then((m) => {
-    m.adoptErrors(rootErrors());
-    return m;
-  }));
+const submission = (): Promise<typeof import('./submit.ts')> => (submitting ??= import('./submit.ts'));
 
 /** Comfy API v2's own methods, which the cloud and a local server lack. */
 const V2S = "it is Comfy API v2's (server: 'v2')";

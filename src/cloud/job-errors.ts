@@ -27,7 +27,7 @@ export type ExceptionType = ExceptionTypeValue;
  * ```
  */
 export class ExecutionError extends PlatformUIError {
-  override name = 'ExecutionError';
+  static override name = 'ExecutionError';
   /** The job that failed (`data.prompt_id`). */
   readonly promptId: string;
   /** `data.exception_type`: one of six known values, or another string, when the server said. */
@@ -61,7 +61,7 @@ export class ExecutionError extends PlatformUIError {
 
 /** A job was cancelled (`execution_interrupted` or status `cancelled`). */
 export class JobCancelledError extends PlatformUIError {
-  override name = 'JobCancelledError';
+  static override name = 'JobCancelledError';
   /** The job that was cancelled. */
   readonly promptId: string;
   /** The `execution_interrupted` payload as the server sent it (wire names), when there was one. */
@@ -88,7 +88,7 @@ export class JobCancelledError extends PlatformUIError {
  * ```
  */
 export class JobTimeoutError extends PlatformUIError {
-  override name = 'JobTimeoutError';
+  static override name = 'JobTimeoutError';
   /** The job that went silent. */
   readonly promptId: string;
   /** The silence deadline that ran out, in ms. */
@@ -112,7 +112,7 @@ export class JobTimeoutError extends PlatformUIError {
  * ```
  */
 export class JobExpiredError extends PlatformUIError {
-  override name = 'JobExpiredError';
+  static override name = 'JobExpiredError';
   /** The job (its v2 id). */
   readonly promptId: string;
   constructor(promptId: string) {
@@ -140,7 +140,7 @@ export class JobExpiredError extends PlatformUIError {
  * ```
  */
 export class ServerLostError extends PlatformUIError {
-  override name = 'ServerLostError';
+  static override name = 'ServerLostError';
   /** The job the server had accepted. */
   readonly promptId: string;
   /** The server's base URL (credentials redacted). */

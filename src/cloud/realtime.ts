@@ -4,12 +4,10 @@
  * `import()` on first use: the first `run()`, `follow()`, `waitForJob()`,
  * `connect()`, or a pool that starts watching its servers. A client that
  * only makes REST calls never loads it (issue 34). In the browser build it is
- * a file of its own (`run.browser.js`, tsup.config.ts `lazyRun`), which takes
- * the root's error classes from here (`root-errors.ts`).
+ * a file of its own (`run.browser.js`, tsup.config.ts `lazyRun`).
  *
  * @module
  */
-import { rootErrors } from './root-errors.ts';
 
 let loading: Promise<typeof import('./run.ts')> | undefined;
 let loaded: typeof import('./run.ts') | undefined;
@@ -24,10 +22,7 @@ let loaded: typeof import('./run.ts') | undefined;
  * ```
  */
 export const realtime = (): Promise<typeof import('./run.ts')> =>
-  (loading ??= import('./run.ts').then((m) => {
-    m.adoptErrors(rootErrors());
-    return (loaded = m);
-  }));
+  (loading ??= import('./run.ts').then((m) => (loaded = m)));
 
 /**
  * The realtime module if it has loaded already, else `undefined`: what lets a

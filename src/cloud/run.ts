@@ -24,7 +24,6 @@ import { JobFollower, type FollowSocket } from './follow/follower.ts';
 import { settleEnded } from './follow/records.ts';
 import { isFinalPhase, type JobBackend, type JobRecord } from './jobs.ts';
 import { randomUuid } from './uuid.ts';
-export { adoptErrors } from './root-errors.ts';
 export { CloudSocket } from './socket.ts';
 
 export type { FollowOptions, JobResult, RunOptions, WaitForJobOptions } from './run-options.ts';

@@ -18,7 +18,7 @@ import { clip } from '../transport/redact.ts';
  * `Submission rejected (400): Prompt outputs failed validation — SaveImage #2: filename_prefix: Required input is missing`.
  */
 export class SubmissionError extends PlatformUIError {
-  override name = 'SubmissionError';
+  static override name = 'SubmissionError';
   /** The `error` member as the server sent it (wire names: `{ type, message, details, extra_info }` on a local server). */
   readonly error: unknown;
   /**
@@ -129,7 +129,7 @@ function describeNodeErrors(nodeErrors: unknown): string | undefined {
  * ```
  */
 export class JobExistsError extends PlatformUIError {
-  override name = 'JobExistsError';
+  static override name = 'JobExistsError';
   /** The `Idempotency-Key` the job was submitted under (the run's `promptId` option, or the one the SDK chose). */
   readonly idempotencyKey: string;
   constructor(idempotencyKey: string, why: string) {

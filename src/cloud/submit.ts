@@ -20,9 +20,6 @@ import type { SubmitOptions } from './client-options.ts';
 import type { ServerProtocol } from './protocol/types.ts';
 import { submitWithId } from './submission.ts';
 
-/** The root's error classes, handed over by the client that loads this file (`backend.ts`; see `root-errors.ts`). */
-export { adoptErrors } from './root-errors.ts';
-
 
 /** What a submission needs of its client. */
 export interface SubmitTarget {

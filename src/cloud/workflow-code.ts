@@ -1,12 +1,10 @@
 /**
  * The doors to the workflow code a client or a pool loads on first use: the validator and the editor-format
  * converter, each imported once per process whoever asks first (a client's `validateWorkflow()`, a pool when it is
- * made or meets an editor file). Each is a file of its own in the browser build; the validator takes the root's error
- * classes from here (`root-errors.ts`), so `instanceof` holds for what it throws.
+ * made or meets an editor file). Each is a file of its own in the browser build.
  *
  * @module
  */
-import { rootErrors } from './root-errors.ts';
 
 let validating: Promise<typeof import('../workflow/validate.ts')> | undefined;
 
@@ -19,10 +17,7 @@ let validating: Promise<typeof import('../workflow/validate.ts')> | undefined;
  * ```
  */
 export const validator = (): Promise<typeof import('../workflow/validate.ts')> =>
-  (validating ??= import('../workflow/validate.ts').then((m) => {
-    m.adoptErrors(rootErrors());
-    return m;
-  }));
+  (validating ??= import('../workflow/validate.ts'));
 
 /** The editor-format converter, loaded on first use: the door `Workflow.fromEditor()` reads too. */
 export { loadConverter as editorConverter } from '../workflow/editor-code.ts';

@@ -19,7 +19,7 @@ import { PlatformUIError } from '../errors.ts';
  * ```
  */
 export class TaskFailedError extends PlatformUIError {
-  override name = 'TaskFailedError';
+  static override name = 'TaskFailedError';
   /** The task's id. */
   readonly taskId: string;
   /** The operation it was read under (`'image-relight'`, `'skin-enhancer'`, …). */
@@ -48,7 +48,7 @@ export class TaskFailedError extends PlatformUIError {
  * ```
  */
 export class TaskTimeoutError extends PlatformUIError {
-  override name = 'TaskTimeoutError';
+  static override name = 'TaskTimeoutError';
   /** The task's id. */
   readonly taskId: string;
   /** The operation it was read under. */
@@ -78,7 +78,7 @@ export class TaskTimeoutError extends PlatformUIError {
  * ```
  */
 export class TaskNotFoundError extends PlatformUIError {
-  override name = 'TaskNotFoundError';
+  static override name = 'TaskNotFoundError';
   /** The id the notification named. */
   readonly taskId: string;
   /** The operations it was looked up under, in order. */

@@ -78,7 +78,7 @@ export function rebuildError(s: StoredError): Error {
  * ```
  */
 export class QueueAddError extends PlatformUIError {
-  override name = 'QueueAddError';
+  static override name = 'QueueAddError';
   constructor(
     readonly jobId: string,
     queue: string,

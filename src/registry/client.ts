@@ -6,9 +6,8 @@
  * @module
  */
 import { checkArgsLater, checkId, checkOptions, joinKeys, type OptionKeys } from '../args.ts';
-import { APIUserAbortError, InvalidArgumentError, NotFoundError } from '../errors.ts';
-import { NodeVersionUploadError } from './errors.ts';
-import type { RootErrors } from '../cloud/root-errors.ts';
+import { InvalidArgumentError, NotFoundError } from '../errors.ts';
+import type { NodeVersionUploadError } from './errors.ts';
 import type { CreateNodeRequest, ListNodesParams, ListPublisherNodesParams, Node, NodeVersion, Publisher, SearchNodesParams } from '../schemas/registry.ts';
 import * as rules from '../schemas/rules.generated.ts';
 import { checkRequestOptions, CLIENT_OPTIONS, REQUEST_OPTIONS, type ClientOptions, type Credential, type RequestOptions } from '../transport/options.ts';
@@ -392,18 +391,9 @@ export class RegistryClient {
 }
 
 
-// What only some apps use loads on first use: `findMissingPacks`'s logic, and publishing. In the browser build each is
-// a file of its own, which takes the error classes it throws from here (root-errors.ts), so that `err instanceof`
-// holds; only those: the registry's own bundle carries no other (the rest of the file's copy stays unset).
+// What only some apps use loads on first use: `findMissingPacks`'s logic, and publishing (in the browser build each is
+// a file of its own, with its own copy of the error classes it throws: `instanceof` holds by name, see `errors.ts`).
 let finding: Promise<typeof import('./missing-packs.ts')> | undefined;
-const packFinder = () =>
-  (finding ??= import('./missing-packs.ts').then((m) => {
-    m.adoptErrors({ APIUserAbortError, InvalidArgumentError } as Partial<RootErrors> as RootErrors);
-    return m;
-  }));
+const packFinder = () => (finding ??= import('./missing-packs.ts'));
 let publishingModule: Promise<typeof import('./publish.ts')> | undefined;
-const publishing = () =>
-  (publishingModule ??= import('./publish.ts').then((m) => {
-    m.adoptErrors({ InvalidArgumentError, NodeVersionUploadError } as Partial<RootErrors> as RootErrors);
-    return m;
-  }));
+const publishing = () => (publishingModule ??= import('./publish.ts'));

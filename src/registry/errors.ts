@@ -14,7 +14,7 @@ import type { NodeVersion } from '../schemas/registry.ts';
  * (`signedUrl` is not enumerable, so logging the error does not show it.)
  */
 export class NodeVersionUploadError extends PlatformUIError {
-  override name = 'NodeVersionUploadError';
+  static override name = 'NodeVersionUploadError';
   /** The version the registry created. */
   readonly nodeVersion: NodeVersion;
   declare readonly signedUrl: string;

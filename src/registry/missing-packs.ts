@@ -13,10 +13,6 @@ import { APIUserAbortError, InvalidArgumentError } from '../errors.ts';
 import type { Node } from '../schemas/registry.ts';
 import { describeValue } from '../schemas/describe.ts';
 
-// Loaded on first use (registry/client.ts): in the browser build a file of its own whose imports of the root's errors
-// point to root-errors.ts; the client hands over the two classes this module throws with this.
-export { adoptErrors } from '../cloud/root-errors.ts';
-
 /**
  * The two registry reads {@link findMissingPacks} needs. The `RegistryClient`
  * implements it with `getNodeForClass` and `getNodes`; tests pass a fake.

@@ -19,10 +19,6 @@ import type { Transport } from '../transport/transport.ts';
 import { isSemver } from './semver.ts';
 import { nullArraysToEmpty } from './wire.ts';
 
-// The browser build makes this a file of its own whose imports of the root's errors point to root-errors.ts: the
-// client hands over the classes this module throws with this.
-export { adoptErrors } from '../cloud/root-errors.ts';
-
 /** What {@link RegistryClient.publishNodeVersion} takes. */
 export interface PublishNodeVersionParams {
   publisherId: string;

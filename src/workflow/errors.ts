@@ -16,7 +16,7 @@ import type { WorkflowIssue } from './validate.ts';
  * `workflow: 2 errors: #3 KSampler: sampler_name: must be one of "euler", …, got "eulr" (did you mean "euler"?); #9 SaveImage: filename_prefix: is required (a string)`.
  */
 export class WorkflowValidationError extends InvalidArgumentError {
-  override name = 'WorkflowValidationError';
+  static override name = 'WorkflowValidationError';
   /** Every issue found: errors and warnings, each naming its node and input. */
   override readonly issues: readonly WorkflowIssue[];
   constructor(issues: readonly WorkflowIssue[]) {

@@ -18,9 +18,6 @@ import { isObject } from '../schemas/rule.ts';
 import { asLink, at, byId, isEditorFormat, label, outputsText, titleOf, unknownClass, type WorkflowIssue, type WorkflowIssueCode } from './issue.ts';
 
 export type { WorkflowIssue, WorkflowIssueCode } from './issue.ts';
-// The browser build loads this module on first use, as a file of its own (`validate.browser.js`) whose imports of the
-// root's errors point to root-errors.ts: the client that loads it hands its own classes over with this.
-export { adoptErrors } from '../cloud/root-errors.ts';
 
 /** An input as `object_info` describes it, read once per class. */
 interface InputSpec {

@@ -19,7 +19,7 @@ import { PlatformUIError } from '../../errors.ts';
  * ```
  */
 export class PlacementError extends PlatformUIError {
-  override name = 'PlacementError';
+  static override name = 'PlacementError';
   /** Why each server cannot take the job, by server id. */
   readonly reasons: Readonly<Record<string, readonly string[]>>;
   constructor(reasons: Record<string, readonly string[]>, why = 'No server can run this workflow') {
@@ -35,7 +35,7 @@ export class PlacementError extends PlatformUIError {
  * with `close({ cancel: true })`). `promptId` is set when the job existed.
  */
 export class PoolClosedError extends PlatformUIError {
-  override name = 'PoolClosedError';
+  static override name = 'PoolClosedError';
   readonly promptId: string | undefined;
   constructor(promptId?: string, cancelled = false) {
     super(promptId ? `The pool closed; job ${promptId} ${cancelled ? 'was cancelled' : 'is no longer followed (it keeps running)'}` : 'The pool closed before this job was placed');

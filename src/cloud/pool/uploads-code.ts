@@ -1,11 +1,9 @@
 /**
  * The door to a pool's input uploads (`uploads.ts`: reading, hashing, uploading once per server and content), loaded on
- * the first job that has `inputs` (issue 34: CloudPool's budget). A file of its own in the browser build, which takes
- * the root's error classes from here (`root-errors.ts`), so `instanceof` holds for what it throws.
+ * the first job that has `inputs` (issue 34: CloudPool's budget). A file of its own in the browser build.
  *
  * @module
  */
-import { rootErrors } from '../root-errors.ts';
 
 let loading: Promise<typeof import('./uploads.ts')> | undefined;
 
@@ -18,7 +16,4 @@ let loading: Promise<typeof import('./uploads.ts')> | undefined;
  * ```
  */
 export const uploadsCode = (): Promise<typeof import('./uploads.ts')> =>
-  (loading ??= import('./uploads.ts').then((m) => {
-    m.adoptErrors(rootErrors());
-    return m;
-  }));
+  (loading ??= import('./uploads.ts'));

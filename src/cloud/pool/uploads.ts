@@ -11,9 +11,6 @@ import { splitInputPath, uploadValue } from '../inputs.ts';
 import type { CloudClient } from '../client.ts';
 import type { PoolInput } from './types.ts';
 
-/** The root's error classes, handed over by the pool that loads this file (`uploads-code.ts`; see `root-errors.ts`). */
-export { adoptErrors } from '../root-errors.ts';
-
 /** One input, read: where it goes in the workflow, and its content. */
 export interface InputFile {
   nodeId: string;

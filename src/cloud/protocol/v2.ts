@@ -5,7 +5,6 @@
  *
  * @module
  */
-import { rootErrors } from '../root-errors.ts';
 import type { Typed } from '../../schemas/rule.ts';
 import type { ListJobsParams } from '../../schemas/cloud.ts';
 import type { Transport } from '../../transport/transport.ts';
@@ -16,11 +15,7 @@ import type { ServerProtocol } from './types.ts';
 export function v2Protocol(transport: Transport): ServerProtocol & { backend(): Promise<V2Backend> } {
   let loading: Promise<V2Backend> | undefined;
   const backend = () =>
-    (loading ??= import('../v2/backend.ts').then((m) => {
-      // The browser build's v2 file throws and checks the root's own classes (`root-errors.ts`).
-      m.adoptErrors(rootErrors());
-      return new m.V2Backend(transport);
-    }));
+    (loading ??= import('../v2/backend.ts').then((m) => new m.V2Backend(transport)));
   return {
     backend,
     status: async (id, options) => (await backend()).job(id, options),

@@ -58,8 +58,6 @@ export interface V2UploadResponse {
   bytesSent: number;
 }
 
-export { adoptErrors } from '../root-errors.ts';
-
 /** Parameters of a v2 `GET /api/v2/jobs`: its statuses, `limit` (1–100 on the real server), a `cursor`, label filters. */
 const V2_LIST_JOBS_PARAMS: Typed<V2ListJobsParams> = {
   type: 'object',
