@@ -39,7 +39,8 @@ export class PlatformUIError extends Error {
    */
   static override [Symbol.hasInstance](value: unknown): boolean {
     let named = false;
-    for (let c: { name?: unknown } | null = value instanceof Error ? value.constructor : null; c; c = Object.getPrototypeOf(c)) {
+    let c: { name?: unknown } | null = value instanceof Error ? value.constructor : null;
+    for (; c; c = Object.getPrototypeOf(c)) {
       named ||= c.name === this.name;
       if (c.name === 'PlatformUIError') return named;
     }
