@@ -1,8 +1,10 @@
 /**
  * The follower of one job as a pure reducer: `(state, input) → [state,
  * effects]`. Its phase is the machine of `states.ts` (`submitting`, `live`,
- * `polling`, `settling`, `settled`); beside it, what the socket heard of the
- * job and where the polls are. It does nothing itself: an effect is data
+ * `polling`, `settling`, `settled`), and inside `submitting` the submission's
+ * (`SUBMISSION`: the request, its answer, `onSubmitted`, what an abort does at
+ * each step); beside them, what the socket heard of the job and where the
+ * polls are. It does nothing itself: an effect is data
  * (`poll`, `sleep`, `emit`, `read`, `settle`, …) that the driver
  * (`follower.ts`) performs, feeding what came of it back as an input.
  *

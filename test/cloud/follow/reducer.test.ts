@@ -1,7 +1,8 @@
 // The follower's reducer as a table: a sequence of inputs → the phase it ends in and the effects it
 // asked for on the way (log lines left out; one test below reads them). No socket, no server, no
-// clock: time is each input's `now`. The same reducer driven for real: test/unit/follower.test.ts
-// (scripted socket, manual clock) and test/integration/follower.test.ts (real sockets).
+// clock: time is each input's `now`. A row's 'acceptOpen' is a submission answered with the socket open.
+// The submission's own steps: submission.test.ts. The same reducer driven for real: follower.test.ts
+// (scripted socket, manual clock) and follower.int.test.ts (real sockets).
 import { describe, expect, it } from 'vitest';
 import { APIConnectionError, APIUserAbortError, NotFoundError } from '../../../src/errors.ts';
 import { initialFollower, reduce, type Effect, type FollowerConfig, type FollowerInput, type FollowerState } from '../../../src/cloud/follow/reducer.ts';
