@@ -1,9 +1,10 @@
 /**
- * The follower of one job: the pure reducer of `reducer.ts` (states, polls,
- * endings) and this thin driver, which feeds it the submission, the socket,
- * status polls, the caller's signal and a clock, and performs the effects it
- * returns (subscriptions, timers, HTTP reads through `records.ts`, the
- * caller's callbacks, settling). The socket is a live feed; the job status is
+ * The follower of one job: the pure reducer of `reducer.ts` (the submission,
+ * states, polls, endings) and this thin driver, which feeds it the socket,
+ * the answers of the requests it makes, the caller's signal and a clock, and
+ * performs the effects it returns (the submission and `onSubmitted`,
+ * subscriptions, timers, HTTP reads through `records.ts`, the caller's
+ * callbacks, settling). The socket is a live feed; the job status is
  * the truth (an ending missed while the socket was down is found by polling)
  * and the job record is where outputs the socket did not carry are recovered
  * (DESIGN §8).
@@ -14,15 +15,12 @@
  *
  * @module
  */
-import { APIUserAbortError } from '../../errors.ts';
 import type { Workflow } from '../../schemas/cloud.ts';
-import { count } from '../../transport/log.ts';
 import type { RequestOptions } from '../../transport/options.ts';
 import { isImageFrame } from '../frames.ts';
 import type { JobBackend } from '../jobs.ts';
 import type { JobResult, RunOptions } from '../run-options.ts';
 import type { CloudSocket, SocketEvent } from '../socket.ts';
-import { answerLost } from '../submission.ts';
 import type { Clock, TimerHandle } from './clock.ts';
 import { asRecord, failureOf, hasOutputs, readCompletedRecord, stopAndConfirm, stopInBackground } from './records.ts';
 import { initialFollower, reduce, type Effect, type FollowerInput, type FollowerState } from './reducer.ts';
@@ -40,36 +38,11 @@ export type FollowSocket = Pick<CloudSocket, 'state' | 'on' | 'subscribe'> & {
   readonly pollsAtOnce?: boolean;
 };
 
-/** The longest a submission waits for a first socket connection still under way. */
-const FIRST_ATTEMPT_MS = 1000;
 /** How long a server may give no answer before a run gives its job up as lost (`serverLostAfter`). */
 const SERVER_LOST_AFTER_MS = 30_000;
 
-const abortError = (signal: AbortSignal) => new APIUserAbortError(undefined, { cause: signal.reason });
-
 /** Input without its time stamp: the driver stamps it. */
 type Unstamped = FollowerInput extends infer I ? (I extends unknown ? Omit<I, 'now'> : never) : never;
-
-/**
- * Resolves once the socket's first connection attempt has an outcome (open,
- * refused, failed) or after `ms`: a job's events sent before its socket is
- * connected are lost for good (a local server sends them only to a connected
- * socket), but a refused socket or a bad key must not delay anything.
- */
-function firstAttempt(socket: FollowSocket, ms: number, signal: AbortSignal | undefined, clock: Clock): Promise<void> {
-  if (socket.state !== 'connecting') return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      clock.clearTimeout(timer);
-      for (const off of offs) off();
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = clock.setTimeout(done, ms);
-    const offs = [socket.on('open', done), socket.on('reconnecting', done), socket.on('close', done)];
-    signal?.addEventListener('abort', done, { once: true });
-  });
-}
 
 /**
  * One job followed to its end, once: {@link submit} a workflow (`run()`), or
@@ -86,15 +59,15 @@ export class JobFollower {
   #resolve!: (result: JobResult) => void;
   #reject!: (err: unknown) => void;
   #s: FollowerState;
-  /** The id the submission is under (the reducer learns it once the job is accepted). */
-  #promptId: string;
-  /** Socket listeners and the signal's, undone when the job ends. */
-  #offs: Array<() => void> = [];
+  /** Socket listeners, the signal's and a first connection's wait, undone when the job ends. */
+  readonly #offs: Array<() => void> = [];
   #unsubscribe: (() => void) | undefined;
   #pollTimer: TimerHandle;
   #silence: TimerHandle;
   /** Inputs that came while effects were being performed: taken in turn, so no effect runs inside another. */
-  #inbox: Unstamped[] = [];
+  readonly #inbox: Unstamped[] = [];
+  /** Inputs taken once the inbox is empty (`enter`). */
+  readonly #later: Unstamped[] = [];
   #busy = false;
 
   /**
@@ -103,7 +76,6 @@ export class JobFollower {
   constructor(jobs: JobBackend, socket: FollowSocket, promptId: string, opts: RunOptions, clock: Clock, justSubmitted: boolean) {
     this.#jobs = jobs;
     this.#socket = socket;
-    this.#promptId = promptId;
     this.#opts = opts;
     this.#clock = clock;
     this.#request = { ...(opts.headers ? { headers: opts.headers } : {}), ...(opts.signal ? { signal: opts.signal } : {}) };
@@ -115,6 +87,8 @@ export class JobFollower {
       justSubmitted,
       pollsAtOnce: !!socket.pollsAtOnce,
       origin: jobs.baseUrl ?? 'the server',
+      onSubmitted: !!opts.onSubmitted,
+      clientId: socket.clientId,
     };
     this.#s = initialFollower(config, promptId, clock.now());
     this.#result = new Promise<JobResult>((resolve, reject) => {
@@ -130,84 +104,16 @@ export class JobFollower {
 
   /** Subscribes under the job's id, submits `workflow`, and follows the job to its end. */
   submit(workflow: Workflow): Promise<JobResult> {
-    this.#submit(workflow).catch((err: unknown) => this.#send({ type: 'give_up', error: err }));
+    const { signal } = this.#opts;
+    this.#send({ type: 'submit', workflow, aborted: signal?.aborted === true, abortReason: signal?.reason });
     return this.#result;
   }
 
   /** Follows a job that exists already. */
   attach(): Promise<JobResult> {
-    this.#listen();
-    this.#accept();
-    return this.#result;
-  }
-
-  async #submit(workflow: Workflow): Promise<void> {
-    const { signal, onSubmitted } = this.#opts;
-    const giveUp = (error: unknown) => this.#send({ type: 'give_up', error });
-    if (signal?.aborted) return giveUp(abortError(signal));
-    this.#listen();
-    // Before the request: no event of the job can come before its subscriber.
-    this.#subscribe();
-    await firstAttempt(this.#socket, FIRST_ATTEMPT_MS, signal, this.#clock);
-    if (signal?.aborted) return giveUp(abortError(signal));
-    const { headers, partnerApiKey, extraData, validate, resubmitUnconfirmed, confirmWithin, beforeSubmit } = this.#opts;
-    let id: string;
-    // With stopOnAbort, an abort while the submission is out (its answer may be slow, or being looked up) ends
-    // the run at once; the submission is not given the signal, and the job, if it was made, is stopped once it
-    // has settled. Without (a caller who stops jobs itself, as the pool does), the run waits for the submission,
-    // so that the job it may have made is known by its id before the run gives up.
-    let abandoned = false;
-    const onAbort = () => {
-      abandoned = true;
-      giveUp(new APIUserAbortError(`Aborted while submitting job ${this.#promptId}; it is stopped if it was made`, { cause: signal!.reason, promptId: this.#promptId }));
-    };
-    if (this.#opts.stopOnAbort) signal?.addEventListener('abort', onAbort, { once: true });
-    try {
-      ({ prompt_id: id } = await this.#jobs.submit(workflow, { headers, partnerApiKey, extraData, validate, resubmitUnconfirmed, confirmWithin, beforeSubmit, promptId: this.#promptId, clientId: this.#socket.clientId, ...(signal ? { stopBefore: signal } : {}) }));
-    } catch (err) {
-      if (!abandoned) return giveUp(err);
-      // Stopping an id the server never took does nothing.
-      if (answerLost(err) === 'maybe') this.#stopOnServer('aborted while submitting');
-      return;
-    } finally {
-      signal?.removeEventListener('abort', onAbort);
-    }
-    if (abandoned) {
-      this.#promptId = id;
-      return this.#stopOnServer('aborted while submitting');
-    }
-    if (id !== this.#promptId) {
-      // A server that does not honour chosen ids: follow its own (the socket holds that job's early events).
-      this.#jobs.log?.debug?.(`job ${id}: the server chose this id (${this.#promptId} was sent)`, { promptId: id, sent: this.#promptId });
-      this.#unsubscribe?.();
-      this.#promptId = id;
-      this.#subscribe();
-    }
-    const nodes = Object.keys(workflow).length;
-    this.#jobs.log?.info?.(`job ${id} submitted (${count(nodes, 'node')})`, { promptId: id, nodes, clientId: this.#socket.clientId, socket: this.#socket.state });
-    if (onSubmitted) {
-      try {
-        await onSubmitted(id);
-      } catch (err) {
-        // Nobody will follow the job this callback was meant to record.
-        this.#stopOnServer('onSubmitted threw');
-        return giveUp(err);
-      }
-    }
-    this.#accept();
-  }
-
-  /** The job is the follower's now: listen to the signal, hand it to the reducer, then let it enter `live` or `polling`. */
-  #accept(): void {
-    if (this.#s.phase !== 'submitting') return;
     const { signal } = this.#opts;
-    if (signal) {
-      const onAbort = () => this.#send({ type: 'aborted', reason: signal.reason });
-      signal.addEventListener('abort', onAbort, { once: true });
-      this.#offs.push(() => signal.removeEventListener('abort', onAbort));
-    }
-    this.#send({ type: 'accepted', promptId: this.#promptId, socket: this.#socket.state, aborted: signal?.aborted === true, abortReason: signal?.reason });
-    this.#send({ type: 'enter' });
+    this.#send({ type: 'attach', socket: this.#socket.state, aborted: signal?.aborted === true, abortReason: signal?.reason });
+    return this.#result;
   }
 
   /**
@@ -221,7 +127,7 @@ export class JobFollower {
     if (this.#busy) return;
     this.#busy = true;
     try {
-      for (let next = this.#inbox.shift(); next; next = this.#inbox.shift()) {
+      for (let next = this.#inbox.shift() ?? this.#later.shift(); next; next = this.#inbox.shift() ?? this.#later.shift()) {
         // Stamped in place: every input is a fresh object of this driver's (no copy per event).
         (next as FollowerInput).now = this.#clock.now();
         const [state, effects] = reduce(this.#s, next as FollowerInput);
@@ -236,6 +142,21 @@ export class JobFollower {
   #perform(effect: Effect): void {
     const clock = this.#clock;
     switch (effect.type) {
+      case 'listen':
+        return this.#listen();
+      case 'first_attempt':
+        return this.#firstAttempt(effect.ms);
+      case 'send':
+        return void this.#sendSubmission(effect.workflow);
+      case 'resubscribe':
+        this.#unsubscribe?.();
+        this.#subscribe();
+        // After the events the socket held for the new id (they came in as it subscribed).
+        return this.#send({ type: 'resubscribed', socket: this.#socket.state });
+      case 'record':
+        return void this.#record();
+      case 'enter':
+        return void this.#later.push({ type: 'enter' });
       case 'poll':
         clock.clearTimeout(this.#pollTimer);
         this.#pollTimer = undefined;
@@ -267,16 +188,63 @@ export class JobFollower {
   }
 
   #listen(): void {
-    const down = () => this.#send({ type: 'socket_down', socket: this.#socket.state });
-    this.#offs.push(this.#socket.on('reconnecting', down), this.#socket.on('close', down), this.#socket.on('open', () => this.#send({ type: 'socket_open' })));
+    const socket = this.#socket;
+    const { signal } = this.#opts;
+    const down = () => this.#send({ type: 'socket_down', socket: socket.state });
+    this.#offs.push(socket.on('reconnecting', down), socket.on('close', down), socket.on('open', () => this.#send({ type: 'socket_open' })));
+    if (signal) {
+      const onAbort = () => this.#send({ type: 'aborted', reason: signal.reason });
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.#offs.push(() => signal.removeEventListener('abort', onAbort));
+    }
+  }
+
+  /** Feeds `socket_tried` once a first connection under way has an outcome (open, refused, failed) or after `ms`; a microtask later when none is under way. */
+  #firstAttempt(ms: number): void {
+    const socket = this.#socket;
+    const tried = () => void Promise.resolve().then(() => this.#send({ type: 'socket_tried' }));
+    if (socket.state !== 'connecting') return tried();
+    let pending = true;
+    const undo = () => {
+      if (!pending) return;
+      pending = false;
+      this.#clock.clearTimeout(timer);
+      for (const off of offs) off();
+    };
+    const done = () => {
+      undo();
+      tried();
+    };
+    const timer = this.#clock.setTimeout(done, ms);
+    const offs = [socket.on('open', done), socket.on('reconnecting', done), socket.on('close', done)];
+    this.#offs.push(undo);
+  }
+
+  async #sendSubmission(workflow: Workflow): Promise<void> {
+    const { headers, partnerApiKey, extraData, validate, resubmitUnconfirmed, confirmWithin, beforeSubmit, signal } = this.#opts;
+    let input: Unstamped;
+    try {
+      const { prompt_id } = await this.#jobs.submit(workflow, { headers, partnerApiKey, extraData, validate, resubmitUnconfirmed, confirmWithin, beforeSubmit, promptId: this.#s.promptId, clientId: this.#socket.clientId, ...(signal ? { stopBefore: signal } : {}) });
+      input = { type: 'submitted', promptId: prompt_id, socket: this.#socket.state };
+    } catch (error) {
+      input = { type: 'submit_failed', error };
+    }
+    this.#send(input);
+  }
+
+  async #record(): Promise<void> {
+    let input: Unstamped;
+    try {
+      await this.#opts.onSubmitted!(this.#s.promptId);
+      input = { type: 'recorded', socket: this.#socket.state };
+    } catch (error) {
+      input = { type: 'record_failed', error };
+    }
+    this.#send(input);
   }
 
   #subscribe(): void {
-    const off = this.#socket.subscribe(this.#promptId, (event) => this.#send({ type: 'event', event }), { onLost: () => this.#send({ type: 'lost' }) });
-    // Held events replayed by subscribe() may have ended the job already.
-    const phase = this.#s.phase;
-    if (phase === 'settling' || phase === 'settled') off();
-    else this.#unsubscribe = off;
+    this.#unsubscribe = this.#socket.subscribe(this.#s.promptId, (event) => this.#send({ type: 'event', event }), { onLost: () => this.#send({ type: 'lost' }) });
   }
 
   #stopListening(): void {
@@ -324,9 +292,5 @@ export class JobFollower {
       input = { type: 'read_failed', error };
     }
     this.#send(input);
-  }
-
-  #stopOnServer(why: string): void {
-    if (this.#opts.stopOnAbort) stopInBackground(this.#jobs, this.#promptId, this.#opts.headers, why);
   }
 }

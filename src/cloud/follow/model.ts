@@ -4,11 +4,11 @@
  *
  * @module
  */
-import type { NodeOutputs } from '../../schemas/cloud.ts';
+import type { NodeOutputs, Workflow } from '../../schemas/cloud.ts';
 import type { JobRecord, JobStatusResult } from '../jobs.ts';
 import type { JobResult } from '../run-options.ts';
 import type { SocketEvent, SocketState } from '../socket/types.ts';
-import type { FollowState } from './states.ts';
+import type { FollowState, SubmissionStep } from './states.ts';
 
 /** What a follower is given once: the caller's options, as the reducer needs them. */
 export interface FollowerConfig {
@@ -26,12 +26,22 @@ export interface FollowerConfig {
   pollsAtOnce: boolean;
   /** The server, as errors and log lines name it. */
   origin: string;
+  /** An `onSubmitted` is told the job's id before the job is followed. */
+  onSubmitted: boolean;
+  /** The socket's client id, as the submission's log line names it. */
+  clientId: string | undefined;
 }
 
 /** Everything a follower knows. Immutable: {@link reduce} returns a new one. */
 export interface FollowerState {
   readonly config: FollowerConfig;
   readonly phase: FollowState;
+  /** Where the submission is (the table `SUBMISSION` of `states.ts`); `accepted` once the job is followed. */
+  readonly submission: SubmissionStep;
+  /** The workflow being submitted (until it is sent). */
+  readonly workflow: Workflow | undefined;
+  /** The caller aborted before the job was accepted, and the abort waits for it (`sending` without `stopOnAbort`, `recording`). */
+  readonly abort: { readonly reason: unknown } | undefined;
   readonly promptId: string;
   readonly startedAt: number;
   /** Followed (accepted or attached): only then does its end get an outcome line. */
@@ -68,8 +78,21 @@ export interface FollowerState {
 
 /** What can happen to a follower (each stamped with the driver's `now`). */
 export type FollowerInput = { now: number } & (
-  /** The job is the follower's (submission answered, or attached): `replay` its early events, or `subscribe` (they come as `event`s). */
-  | { type: 'accepted'; promptId: string; socket: SocketState; aborted: boolean; abortReason?: unknown }
+  /** `run()`: submit `workflow` (`aborted`: the caller's signal was aborted already). */
+  | { type: 'submit'; workflow: Workflow; aborted: boolean; abortReason?: unknown }
+  /** `follow()`: the job exists; it is the follower's at once. */
+  | { type: 'attach'; socket: SocketState; aborted: boolean; abortReason?: unknown }
+  /** The socket's first connection attempt has an outcome, or took too long (`first_attempt`). */
+  | { type: 'socket_tried' }
+  /** The server took the job, under `promptId` (`send`). */
+  | { type: 'submitted'; promptId: string; socket: SocketState }
+  /** The submission failed (`send`). */
+  | { type: 'submit_failed'; error: unknown }
+  /** Subscribed under the server's own id, its held events in (`resubscribe`). */
+  | { type: 'resubscribed'; socket: SocketState }
+  /** `onSubmitted` returned (`record`). */
+  | { type: 'recorded'; socket: SocketState }
+  | { type: 'record_failed'; error: unknown }
   /** The first events are delivered: enter the phase. */
   | { type: 'enter' }
   | { type: 'event'; event: SocketEvent }
@@ -91,19 +114,29 @@ export type FollowerInput = { now: number } & (
   | { type: 'read_failed'; error: unknown }
   /** The stop of an aborted job is confirmed (`stopError` undefined) or not. */
   | { type: 'stopped'; stopError: Error | undefined; reason: unknown }
-  /** The run ends from outside the machine (the submission failed, was aborted, or `onSubmitted` threw). */
-  | { type: 'give_up'; error: unknown }
 );
 
 /** What the driver does. */
 export type Effect =
+  /** Listens to the socket's state (`socket_open`, `socket_down`) and the caller's signal (`aborted`) until `unlisten`. */
+  | { type: 'listen' }
+  /** Answers `socket_tried` once a first socket connection under way has an outcome, or after `ms`; a microtask later when none is under way. Undone by `unlisten`. */
+  | { type: 'first_attempt'; ms: number }
+  /** Sends the submission under the job's id. Answers `submitted` / `submit_failed`. */
+  | { type: 'send'; workflow: Workflow }
+  /** Subscribes under the job's id instead of the one sent. Answers `resubscribed` after the events the socket held for it. */
+  | { type: 'resubscribe' }
+  /** Tells `onSubmitted` the job's id. Answers `recorded` / `record_failed`. */
+  | { type: 'record' }
+  /** Feeds `enter` once every input pending now, and every input those cause, is taken: the job's first events are delivered. */
+  | { type: 'enter' }
   /** Reads the job's status (`timeout`: the bound of a poll while the socket is down). Answers `poll_answer` / `poll_failed`. */
   | { type: 'poll'; timeout?: number }
   /** Feeds `poll_due` after `ms`, replacing a poll timer. */
   | { type: 'sleep'; ms: number }
   /** (Re)arms the silence timer: `silent` after `ms`. */
   | { type: 'silence'; ms: number }
-  /** Subscribes under the job's id (`accepted` of a job followed later). */
+  /** Subscribes under the job's id (before the submission, or on `attach`); events come as `event`s. */
   | { type: 'subscribe' }
   /** Gives the event to the caller's callbacks, then feeds `delivered` (or `callback_threw`). */
   | { type: 'emit'; event: SocketEvent }
@@ -123,18 +156,21 @@ export type Effect =
 export type Step = [FollowerState, Effect[]];
 
 /**
- * A follower that has not been given its job yet (`submitting`).
+ * A follower that has not been given its job yet (`submitting`, its submission `idle`).
  *
  * @example
  * ```ts
  * let [s, effects] = [initialFollower(config, 'p1', Date.now()), [] as Effect[]];
- * [s, effects] = reduce(s, { type: 'accepted', promptId: 'p1', socket: 'open', aborted: false, now: Date.now() });
+ * [s, effects] = reduce(s, { type: 'attach', socket: 'open', aborted: false, now: Date.now() });
  * ```
  */
 export function initialFollower(config: FollowerConfig, promptId: string, now: number): FollowerState {
   return {
     config,
     phase: 'submitting',
+    submission: 'idle',
+    workflow: undefined,
+    abort: undefined,
     promptId,
     startedAt: now,
     followed: false,

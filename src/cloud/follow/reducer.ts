@@ -1,8 +1,10 @@
 /**
  * The follower of one job as a pure reducer: `(state, input) → [state,
  * effects]`. Its phase is the machine of `states.ts` (`submitting`, `live`,
- * `polling`, `settling`, `settled`); beside it, what the socket heard of the
- * job and where the polls are. It does nothing itself: an effect is data
+ * `polling`, `settling`, `settled`), and inside `submitting` the submission's
+ * (`SUBMISSION`: the request, its answer, `onSubmitted`, what an abort does at
+ * each step); beside them, what the socket heard of the job and where the
+ * polls are. It does nothing itself: an effect is data
  * (`poll`, `sleep`, `emit`, `read`, `settle`, …) that the driver
  * (`follower.ts`) performs, feeding what came of it back as an input.
  *
@@ -17,10 +19,11 @@ import type { NodeOutputs } from '../../schemas/cloud.ts';
 import { count, describeError, errorDetails } from '../../transport/log.ts';
 import { filesOf, type JobRecord, type JobStatusResult } from '../jobs.ts';
 import type { JobResult } from '../run-options.ts';
-import type { SocketEvent } from '../socket/types.ts';
+import type { SocketEvent, SocketState } from '../socket/types.ts';
+import { answerLost } from '../submission.ts';
 import { following, type Effect, type FollowerInput, type FollowerState, type Step } from './model.ts';
-import { downPollGap, howEnded, mergeOutputs } from './rules.ts';
-import { jobEndOf, nextState, type FollowInput, type FollowState } from './states.ts';
+import { completed, downPollGap, log, mergeOutputs, outcome } from './rules.ts';
+import { jobEndOf, nextState, nextSubmissionStep, type FollowInput, type FollowState, type SubmissionInput } from './states.ts';
 
 export { following, initialFollower, type Effect, type FollowerConfig, type FollowerInput, type FollowerState, type Step } from './model.ts';
 
@@ -28,6 +31,8 @@ export { following, initialFollower, type Effect, type FollowerConfig, type Foll
 const HOLD_MAX_EVENTS = 2000;
 /** While the socket is open, the status is still confirmed every this many poll intervals. */
 const OPEN_POLL_FACTOR = 20;
+/** The longest a submission waits for a first socket connection still under way. */
+const FIRST_ATTEMPT_MS = 1000;
 
 
 /**
@@ -48,8 +53,15 @@ export function reduce(state: FollowerState, input: FollowerInput): Step {
 function step(s: FollowerState, input: FollowerInput, fx: Effect[]): FollowerState {
   const now = input.now;
   switch (input.type) {
-    case 'accepted':
-      return accept(s, input, fx);
+    case 'submit':
+    case 'attach':
+    case 'socket_tried':
+    case 'submitted':
+    case 'submit_failed':
+    case 'resubscribed':
+    case 'recorded':
+    case 'record_failed':
+      return submission(s, input, fx);
     case 'enter':
       if (s.entering === undefined) return s;
       return s.phase === s.entering ? enter({ ...s, entering: undefined }, s.phase, 'submitting', now, fx) : { ...s, entering: undefined };
@@ -82,7 +94,7 @@ function step(s: FollowerState, input: FollowerInput, fx: Effect[]): FollowerSta
       return giveUp(s, new JobTimeoutError(s.promptId, ms), now, fx);
     }
     case 'aborted':
-      return abort(s, input.reason, now, fx);
+      return s.phase === 'submitting' ? submission(s, input, fx) : abort(s, input.reason, now, fx);
     case 'read':
       return s.phase === 'settling' ? finish(s, completed(s, input.record, fx), undefined, now, fx) : s;
     case 'read_failed':
@@ -95,29 +107,120 @@ function step(s: FollowerState, input: FollowerInput, fx: Effect[]): FollowerSta
         : new APIUserAbortError(`Aborted; job ${id} was stopped`, options);
       return finish(s, undefined, err, now, fx);
     }
-    case 'give_up':
+  }
+}
+
+// --- the submission
+
+type SubmissionStepInput = Extract<FollowerInput, { type: 'submit' | 'attach' | 'socket_tried' | 'submitted' | 'submit_failed' | 'resubscribed' | 'recorded' | 'record_failed' | 'aborted' }>;
+
+/** An input of the submission, as its table (`SUBMISSION` in `states.ts`) reads it. */
+function asSubmissionInput(s: FollowerState, input: SubmissionStepInput): SubmissionInput {
+  const records = s.config.onSubmitted;
+  switch (input.type) {
+    case 'submit':
+      return { type: 'submit', aborted: input.aborted };
+    case 'submitted':
+      return { type: 'submitted', sameId: input.promptId === s.promptId, records };
+    case 'resubscribed':
+      return { type: 'resubscribed', records };
+    case 'submit_failed':
+    case 'record_failed':
+      return { type: 'failed' };
+    case 'aborted':
+      return { type: 'aborted', stopOnAbort: s.config.stopOnAbort };
+    default:
+      return { type: input.type };
+  }
+}
+
+/** Moves the submission as its table says, doing what the step entered does. */
+function submission(s: FollowerState, input: SubmissionStepInput, fx: Effect[]): FollowerState {
+  const from = s.submission;
+  const to = nextSubmissionStep(from, asSubmissionInput(s, input));
+  if (to === undefined) return s;
+  const now = input.now;
+  const id = s.promptId;
+  s = { ...s, submission: to };
+  switch (input.type) {
+    case 'submit':
+      if (to === 'done') return giveUp(s, new APIUserAbortError(undefined, { cause: input.abortReason }), now, fx);
+      // Subscribed before the request: no event of the job can come before its subscriber. A job's events sent
+      // before its socket is connected are lost for good (a local server sends them only to a connected socket),
+      // but a refused socket or a bad key must not delay anything.
+      fx.push({ type: 'listen' }, { type: 'subscribe' }, { type: 'first_attempt', ms: FIRST_ATTEMPT_MS });
+      return { ...s, workflow: input.workflow };
+    case 'attach':
+      fx.push({ type: 'listen' });
+      return accept(input.aborted ? { ...s, abort: { reason: input.abortReason } } : s, input.socket, now, fx);
+    case 'socket_tried':
+      fx.push({ type: 'send', workflow: s.workflow! });
+      return s;
+    case 'aborted':
+      if (to === 'done') return giveUp(s, new APIUserAbortError(undefined, { cause: input.reason }), now, fx);
+      // With stopOnAbort, an abort while the submission is out (its answer may be slow, or being looked up) ends
+      // the run at once; the submission is not given the signal, and the job, if it was made, is stopped once it
+      // has settled. Without (a caller who stops jobs itself, as the pool does), the run waits for the submission,
+      // so that the job it may have made is known by its id before the run gives up.
+      if (to === 'abandoned') return giveUp(s, new APIUserAbortError(`Aborted while submitting job ${id}; it is stopped if it was made`, { cause: input.reason, promptId: id }), now, fx);
+      return { ...s, abort: s.abort ?? { reason: input.reason } };
+    case 'submit_failed':
+      if (from !== 'abandoned') return giveUp(s, input.error, now, fx);
+      // Stopping an id the server never took does nothing.
+      if (answerLost(input.error) === 'maybe') stopOnServer(s, 'aborted while submitting', fx);
+      return s;
+    case 'submitted':
+      s = { ...s, promptId: input.promptId, socket: input.socket };
+      if (from === 'abandoned') {
+        stopOnServer(s, 'aborted while submitting', fx);
+        return s;
+      }
+      if (to !== 'resubscribing') return submitted(s, now, fx);
+      // A server that does not honour chosen ids: follow its own (the socket holds that job's early events).
+      fx.push(log('debug', `job ${input.promptId}: the server chose this id (${id} was sent)`, { promptId: input.promptId, sent: id }), { type: 'resubscribe' });
+      return s;
+    case 'resubscribed':
+      return submitted({ ...s, socket: input.socket }, now, fx);
+    case 'recorded':
+      return accept(s, input.socket, now, fx);
+    case 'record_failed':
+      // Nobody will follow the job this callback was meant to record.
+      stopOnServer(s, 'onSubmitted threw', fx);
       return giveUp(s, input.error, now, fx);
   }
 }
 
+/** The server took the job under the id followed: `onSubmitted` is told, or the job is accepted. */
+function submitted(s: FollowerState, now: number, fx: Effect[]): FollowerState {
+  const id = s.promptId;
+  const nodes = Object.keys(s.workflow ?? {}).length;
+  fx.push(log('info', `job ${id} submitted (${count(nodes, 'node')})`, { promptId: id, nodes, clientId: s.config.clientId, socket: s.socket }));
+  if (s.submission === 'recording') {
+    fx.push({ type: 'record' });
+    return s;
+  }
+  return accept(s, s.socket!, now, fx);
+}
+
 /** The job is the follower's now: the silence starts, its first events are delivered, then it enters `live` or `polling`. */
-function accept(s: FollowerState, input: Extract<FollowerInput, { type: 'accepted' }>, fx: Effect[]): FollowerState {
+function accept(s: FollowerState, socket: SocketState, now: number, fx: Effect[]): FollowerState {
   if (s.phase !== 'submitting') return s;
-  const now = input.now;
-  s = { ...s, followed: true, promptId: input.promptId, socket: input.socket };
-  if (input.aborted) return abort(s, input.abortReason, now, fx);
+  s = { ...s, followed: true, socket };
+  if (s.abort) return abort(s, s.abort.reason, now, fx);
   resetSilence(s, fx);
-  const target = nextState(s.phase, { type: 'accepted', socketOpen: input.socket === 'open' })!;
+  const target = nextState(s.phase, { type: 'accepted', socketOpen: socket === 'open' })!;
   // A job submitted now is polled after a first interval; one followed later may have ended already, and so may
   // a short one whose feed only a poll confirms (v2: the poll is the truth).
   const lastPollAt = s.config.justSubmitted && !s.config.pollsAtOnce ? now : -Infinity;
   // In the new phase before the first events are delivered (they may end the job at once), entering it after.
   s = { ...s, phase: target, entering: target, lastPollAt };
   if (!s.config.justSubmitted) {
-    fx.push({ type: 'subscribe' });
+    fx.push({ type: 'subscribe' }, { type: 'enter' });
     return s;
   }
-  return replayNext(s, now, fx);
+  s = replayNext(s, now, fx);
+  fx.push({ type: 'enter' });
+  return s;
 }
 
 /** Delivers the next early event, if the job is still followed; `enter` follows the last. */
@@ -285,19 +388,6 @@ function complete(s: FollowerState, fromStatus: JobStatusResult | undefined, now
   return settle({ ...s, endedBy: fromStatus === undefined ? 'socket' : 'status' }, { type: 'read', kind: 'completed', status: fromStatus, socketHeardAll }, now, fx);
 }
 
-/** The result of a completed job once its record (if one was needed) is read: the record wins for every node it lists. */
-function completed(s: FollowerState, record: JobRecord | undefined, fx: Effect[]): JobResult {
-  const id = s.promptId;
-  let outputs = s.outputs;
-  if (record?.outputs) {
-    const heardNodes = Object.keys(outputs).length;
-    outputs = { ...outputs, ...record.outputs };
-    const recordNodes = Object.keys(record.outputs).length;
-    fx.push(log('debug', `job ${id}: outputs reconciled with the job record (${count(heardNodes, 'node')} heard on the socket, ${recordNodes} in the record)`, { promptId: id, socketNodes: heardNodes, recordNodes, endedBy: s.endedBy }));
-  }
-  return { promptId: id, status: 'completed', outputs: outputs as Record<string, NodeOutputs>, files: filesOf(outputs), ...(record ? { record } : {}) };
-}
-
 /** The job ended: `settling` while `read` reads what it ended with. */
 function settle(s: FollowerState, read: Effect, now: number, fx: Effect[]): FollowerState {
   const next = move(s, { type: 'ended' }, now, fx);
@@ -316,16 +406,6 @@ function finish(s: FollowerState, result: JobResult | undefined, err: unknown, n
   if (s.followed) fx.push(outcome(s, result, err, now));
   fx.push(result ? { type: 'settle', result } : { type: 'settle', error: err });
   return s;
-}
-
-function outcome(s: FollowerState, result: JobResult | undefined, err: unknown, now: number): Effect {
-  const id = s.promptId;
-  const ms = now - s.startedAt;
-  if (result) {
-    const nodes = Object.keys(result.outputs).length;
-    return log('info', `job ${id} completed in ${ms} ms: ${count(result.files.length, 'file')} from ${count(nodes, 'node')}`, { promptId: id, status: 'completed', durationMs: ms, outputs: nodes, files: result.files.length });
-  }
-  return log('info', `job ${id} ended without a result after ${ms} ms: ${howEnded(err)} (${describeError(err)})`, { promptId: id, status: howEnded(err), durationMs: ms, ...errorDetails(err) });
 }
 
 /** The caller's signal aborted: stop following, and with `stopOnAbort` stop the job and settle once its stop is confirmed (or not). */
@@ -347,8 +427,4 @@ function stopOnServer(s: FollowerState, why: string, fx: Effect[]): void {
 function resetSilence(s: FollowerState, fx: Effect[]): void {
   const ms = s.config.timeout;
   if (ms && (following(s) || s.phase === 'submitting')) fx.push({ type: 'silence', ms });
-}
-
-function log(level: 'debug' | 'info' | 'warn', message: string, details: Record<string, unknown>): Effect {
-  return { type: 'log', level, message, details };
 }

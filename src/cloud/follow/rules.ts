@@ -1,6 +1,7 @@
 /**
  * Small pure rules of the follower: the poll gap while the socket is down,
- * how a run that rejected ended, and how outputs heard twice for one node merge.
+ * how a run that rejected ended, how outputs heard twice for one node merge,
+ * a completed job's result, and the log lines that say how a run ended.
  *
  * @module
  */
@@ -8,6 +9,10 @@ import { APIUserAbortError } from '../../errors.ts';
 import { ExecutionError, JobCancelledError, JobTimeoutError } from '../job-errors.ts';
 import type { NodeOutputs } from '../../schemas/cloud.ts';
 import { backoff } from '../../transport/backoff.ts';
+import { count, describeError, errorDetails } from '../../transport/log.ts';
+import { filesOf, type JobRecord } from '../jobs.ts';
+import type { JobResult } from '../run-options.ts';
+import type { Effect, FollowerState } from './model.ts';
 
 /** The shortest gap between two polls while the socket is down. */
 const MIN_GAP_MS = 25;
@@ -63,4 +68,33 @@ export function mergeOutputs(a: NodeOutputs | undefined, b: NodeOutputs): NodeOu
   const out: Record<string, unknown> = { ...a };
   for (const [k, v] of Object.entries(b)) out[k] = Array.isArray(v) && Array.isArray(out[k]) ? [...(out[k] as unknown[]), ...v] : v;
   return out as NodeOutputs;
+}
+
+/** The result of a completed job once its record (if one was needed) is read: the record wins for every node it lists. */
+export function completed(s: FollowerState, record: JobRecord | undefined, fx: Effect[]): JobResult {
+  const id = s.promptId;
+  let outputs = s.outputs;
+  if (record?.outputs) {
+    const heardNodes = Object.keys(outputs).length;
+    outputs = { ...outputs, ...record.outputs };
+    const recordNodes = Object.keys(record.outputs).length;
+    fx.push(log('debug', `job ${id}: outputs reconciled with the job record (${count(heardNodes, 'node')} heard on the socket, ${recordNodes} in the record)`, { promptId: id, socketNodes: heardNodes, recordNodes, endedBy: s.endedBy }));
+  }
+  return { promptId: id, status: 'completed', outputs: outputs as Record<string, NodeOutputs>, files: filesOf(outputs), ...(record ? { record } : {}) };
+}
+
+/** The log line of a followed job's end: what it produced, or how it ended without a result. */
+export function outcome(s: FollowerState, result: JobResult | undefined, err: unknown, now: number): Effect {
+  const id = s.promptId;
+  const ms = now - s.startedAt;
+  if (result) {
+    const nodes = Object.keys(result.outputs).length;
+    return log('info', `job ${id} completed in ${ms} ms: ${count(result.files.length, 'file')} from ${count(nodes, 'node')}`, { promptId: id, status: 'completed', durationMs: ms, outputs: nodes, files: result.files.length });
+  }
+  return log('info', `job ${id} ended without a result after ${ms} ms: ${howEnded(err)} (${describeError(err)})`, { promptId: id, status: howEnded(err), durationMs: ms, ...errorDetails(err) });
+}
+
+/** A log line, as an effect. */
+export function log(level: 'debug' | 'info' | 'warn', message: string, details: Record<string, unknown>): Effect {
+  return { type: 'log', level, message, details };
 }

@@ -16,6 +16,9 @@
  *   live, polling    gave up                  settled
  * ```
  *
+ * How `submitting` goes (the request, its answer, `onSubmitted`, an abort
+ * meanwhile) is the table of {@link SUBMISSION}.
+ *
  * "ended": the job's end was heard or polled and its outputs or error are read
  * (`settling`). "gave up": the run ends without reading more (an abort, a
  * silence, a callback that threw, a lost server, a failed submission, an
@@ -72,6 +75,100 @@ export const TRANSITIONS: Readonly<Record<FollowState, Partial<Record<FollowInpu
  */
 export function nextState(state: FollowState, input: FollowInput): FollowState | undefined {
   const target = TRANSITIONS[state][input.type];
+  return typeof target === 'function' ? target(input) : target;
+}
+
+/**
+ * - `idle`: not started (`run()` submits; `follow()` attaches at once).
+ * - `connecting`: listening, subscribed under the chosen id; waiting (at most a
+ *   second) for the outcome of a first socket connection still under way.
+ * - `sending`: the request is out.
+ * - `resubscribing`: the server answered with an id of its own; the events the
+ *   socket held for that id come in before anything else.
+ * - `recording`: `onSubmitted` has the id.
+ * - `accepted`: the job is the follower's (`live` or `polling`).
+ * - `abandoned`: aborted while the request was out, with `stopOnAbort`: the run
+ *   rejected at once; the job its answer shows may exist is stopped.
+ * - `done`: over (it failed, was aborted before the request, or the abandoned
+ *   request's answer was dealt with).
+ */
+export type SubmissionStep = 'idle' | 'connecting' | 'sending' | 'resubscribing' | 'recording' | 'accepted' | 'abandoned' | 'done';
+
+/** What can happen to a submission. */
+export type SubmissionInput =
+  /** `run()`: submit (`aborted`: the caller's signal was aborted already). */
+  | { type: 'submit'; aborted: boolean }
+  /** `follow()`: the job exists. */
+  | { type: 'attach' }
+  /** The socket's first connection attempt has an outcome, or took too long. */
+  | { type: 'socket_tried' }
+  /** The server took the job: under the id sent (`sameId`) or its own; `records`: an `onSubmitted` is to be told. */
+  | { type: 'submitted'; sameId: boolean; records: boolean }
+  /** Subscribed under the server's id, its held events in. */
+  | { type: 'resubscribed'; records: boolean }
+  /** `onSubmitted` returned. */
+  | { type: 'recorded' }
+  /** The request failed, or `onSubmitted` threw. */
+  | { type: 'failed' }
+  /** The caller's signal aborted. */
+  | { type: 'aborted'; stopOnAbort: boolean };
+
+type SubmissionTarget = SubmissionStep | ((input: SubmissionInput) => SubmissionStep);
+
+const recordOrAccept = (i: SubmissionInput): SubmissionStep => ((i as { records?: boolean }).records ? 'recording' : 'accepted');
+
+/**
+ * The submission of a job, inside `submitting` (and, once abandoned, after the
+ * run settled). An input a step does not list changes nothing there; one that
+ * leads back to its own step (an abort while `sending` without `stopOnAbort`,
+ * or while `recording`) is kept: it aborts the job once it is accepted.
+ *
+ * ```text
+ *   from           input                          to
+ *   idle           submit                         connecting
+ *   idle           submit, signal aborted         done           (nothing sent)
+ *   idle           attach                         accepted
+ *   connecting     socket_tried                   sending
+ *   connecting     aborted                        done           (nothing sent)
+ *   sending        submitted, the id sent         recording      (accepted without onSubmitted)
+ *   sending        submitted, another id          resubscribing
+ *   sending        failed                         done
+ *   sending        aborted, stopOnAbort           abandoned      (the run rejects now)
+ *   sending        aborted                        sending        (kept until the answer)
+ *   resubscribing  resubscribed                   recording      (accepted without onSubmitted)
+ *   recording      recorded                       accepted
+ *   recording      failed                         done           (the job is stopped)
+ *   recording      aborted                        recording      (kept until accepted)
+ *   abandoned      submitted, failed              done           (the job is stopped if it may exist)
+ * ```
+ */
+export const SUBMISSION: Readonly<Record<SubmissionStep, Partial<Record<SubmissionInput['type'], SubmissionTarget>>>> = {
+  idle: { submit: (i) => (i.type === 'submit' && i.aborted ? 'done' : 'connecting'), attach: 'accepted' },
+  connecting: { socket_tried: 'sending', aborted: 'done' },
+  sending: {
+    submitted: (i) => (i.type === 'submitted' && !i.sameId ? 'resubscribing' : recordOrAccept(i)),
+    failed: 'done',
+    aborted: (i) => (i.type === 'aborted' && i.stopOnAbort ? 'abandoned' : 'sending'),
+  },
+  resubscribing: { resubscribed: recordOrAccept, aborted: 'resubscribing' },
+  recording: { recorded: 'accepted', failed: 'done', aborted: 'recording' },
+  accepted: {},
+  abandoned: { submitted: 'done', failed: 'done' },
+  done: {},
+};
+
+/**
+ * Where `input` leads a submission from `step`, or `undefined` when it changes
+ * nothing there (an answer to a run that failed already, anything once done).
+ *
+ * @example
+ * ```ts
+ * nextSubmissionStep('sending', { type: 'aborted', stopOnAbort: true }); // 'abandoned'
+ * nextSubmissionStep('done', { type: 'recorded' }); // undefined
+ * ```
+ */
+export function nextSubmissionStep(step: SubmissionStep, input: SubmissionInput): SubmissionStep | undefined {
+  const target = SUBMISSION[step][input.type];
   return typeof target === 'function' ? target(input) : target;
 }
 
