@@ -23,11 +23,9 @@ import { toQueueState, type JobBackend, type JobPage, type JobRecord, type JobSt
 import { deleteFromQueue } from './protocol/routes.ts';
 import { STOP_JOB_OPTIONS, type StopJobOptions } from './protocol/stop.ts';
 import type { ServerKind, ServerProtocol } from './protocol/types.ts';
-import { withInputs } from './inputs.ts';
 import { randomUuid } from './uuid.ts';
 import { FOLLOW_OPTIONS, RUN_OPTIONS, WAIT_FOR_JOB_OPTIONS, type FollowOptions, type JobResult, type RunOptions, type WaitForJobOptions } from './run-options.ts';
-import type { CloudSocket } from './socket.ts';
-import { checkSocketOptions, type CloudSocketOptions } from './socket/options.ts';
+import type { CloudSocket, CloudSocketOptions } from './socket.ts';
 import { realtime } from './realtime.ts';
 import type { WorkflowIssue } from '../workflow/issue.ts';
 import type { V2Backend, V2JobLogs, V2UploadResponse } from './v2/backend.ts';
@@ -432,7 +430,6 @@ export class CloudClient implements JobBackend {
    */
   connect(options?: CloudSocketOptions): CloudSocket {
     this.#supports('connect()');
-    checkSocketOptions(options);
     return this.#live.connect(options);
   }
 
@@ -465,14 +462,7 @@ export class CloudClient implements JobBackend {
     await checkArgsLater(rules.SubmitOptionsParams, options, 'options');
     checkFunction(options.beforeSubmit, 'beforeSubmit');
     // Converted here, not in submit(): the job's log lines count the nodes the server gets.
-    const converted = await this.#workflows.prompt(workflow, options);
-    const { extraData } = converted;
-    // Uploaded here, where the inputs option ends: the follower submits a workflow that names them.
-    const { inputs, ...rest } = options;
-    const prompt = inputs === undefined ? converted.prompt : await withInputs(converted.prompt, inputs, (file) => this.uploadImage(file, options.signal ? { signal: options.signal } : {}));
-    const key = this.#live.submitKey(options.promptId);
-    const opts = { ...rest, ...(extraData ? { extraData } : {}), ...(key ? { promptId: key } : {}) };
-    return this.#live.follow(options, key, (r, feed) => r.runJob(this, feed, prompt, opts));
+    return this.#live.run(this, await this.#workflows.prompt(workflow, options), options);
   }
 
   /**
@@ -489,10 +479,7 @@ export class CloudClient implements JobBackend {
    */
   async follow(promptId: string, options: FollowOptions = {}): Promise<JobResult> {
     checkOptions(options, FOLLOW_OPTIONS, 'follow()');
-    const id = checkId(promptId, 'promptId');
-    // v2: a key names its job too (a queue records the key before the request); followed under the job's own id.
-    const jobId = await this.#live.followId(id, this.#protocol, options.signal);
-    return this.#live.follow(options, undefined, (r, feed) => r.followJob(this, feed, jobId, options));
+    return this.#live.follow(this, this.#protocol, checkId(promptId, 'promptId'), options);
   }
 
   /**
