@@ -11,17 +11,17 @@ import { checkArgsLater, checkFunction, checkId, checkOptions } from '../args.ts
 import { InvalidArgumentError, UnsupportedError } from '../errors.ts';
 import { WorkflowValidationError } from '../workflow/errors.ts';
 import { platform } from '../platform/node.ts';
-import type { FileRef, ListJobsParams, ObjectInfo, Queue, SubmissionResponse, UploadResponse } from '../schemas/cloud.ts';
+import type { FileRef, ListJobsParams, ObjectInfo, SubmissionResponse, UploadResponse } from '../schemas/cloud.ts';
 import * as rules from '../schemas/rules.generated.ts';
-import { checkInterval, checkRequestOptions, requestOptionsOf, type RequestOptions } from '../transport/options.ts';
+import { checkRequestOptions, requestOptionsOf, type RequestOptions } from '../transport/options.ts';
 import { PagePromise } from '../transport/pages.ts';
 import { APIPromise } from '../transport/promise.ts';
 import { redactUrl } from '../transport/redact.ts';
 import type { Log } from '../transport/log.ts';
 import type { Transport } from '../transport/transport.ts';
-import { toQueueState, type JobBackend, type JobPage, type JobRecord, type JobStatusResult, type QueueState } from './jobs.ts';
-import { deleteFromQueue } from './protocol/routes.ts';
-import { STOP_JOB_OPTIONS, type StopJobOptions } from './protocol/stop.ts';
+import type { JobBackend, JobPage, JobRecord, JobStatusResult, QueueState } from './jobs.ts';
+import { deleteFromQueue, queueState } from './protocol/routes.ts';
+import { checkPromptIds, checkStopJobOptions, interrupt, type StopJobOptions } from './protocol/stop.ts';
 import type { ServerKind, ServerProtocol } from './protocol/types.ts';
 import { randomUuid } from './uuid.ts';
 import { FOLLOW_OPTIONS, RUN_OPTIONS, WAIT_FOR_JOB_OPTIONS, type FollowOptions, type JobResult, type RunOptions, type WaitForJobOptions } from './run-options.ts';
@@ -326,12 +326,7 @@ export class CloudClient implements JobBackend {
    * `createTime`, and the tuple as sent in `raw`). The cloud and a local server send different tuples.
    */
   getQueue(options?: RequestOptions): APIPromise<QueueState> {
-    return APIPromise.from(async () => {
-      checkRequestOptions(options, 'getQueue()');
-      this.#supports('getQueue()');
-      const r = await this.#transport.request<Queue>({ method: 'GET', path: 'api/queue', auth: true, schema: rules.Queue, options });
-      return { data: toQueueState(r.data), response: r.response };
-    });
+    return APIPromise.from(() => (checkRequestOptions(options, 'getQueue()'), this.#supports('getQueue()'), queueState(this.#transport, options)));
   }
 
   /**
@@ -339,12 +334,7 @@ export class CloudClient implements JobBackend {
    * a local server removes only pending ones (to stop one job wherever it is, use {@link stopJob}).
    */
   cancel(promptIds: string | string[], options?: RequestOptions): APIPromise<unknown> {
-    return APIPromise.from(async () => {
-      const ids = await checkArgsLater(rules.PromptIds, typeof promptIds === 'string' ? [promptIds] : promptIds, 'promptIds');
-      checkRequestOptions(options, 'cancel()');
-      this.#supports('cancel()');
-      return deleteFromQueue(this.#transport, ids, options);
-    });
+    return APIPromise.from(async () => deleteFromQueue(this.#transport, await checkPromptIds(promptIds), (checkRequestOptions(options, 'cancel()'), this.#supports('cancel()'), options)));
   }
 
   /**
@@ -353,14 +343,11 @@ export class CloudClient implements JobBackend {
    * prompt_id }`; on the cloud, whose interrupt takes no body, the job is stopped with {@link stopJob}).
    */
   interrupt(options: InterruptOptions = {}): APIPromise<unknown> {
-    return APIPromise.from(async () => {
+    return APIPromise.from(() => {
       checkOptions(options, INTERRUPT_OPTIONS, 'interrupt()');
-      const { promptId, ...request } = options;
-      const id = promptId === undefined ? undefined : checkId(promptId, 'promptId');
-      if (id === undefined) this.#supports('interrupt()');
-      const json = this.#protocol.interruptBody(id);
-      if (id !== undefined && json === undefined) return { data: undefined, response: await this.#protocol.stopJob(id, request) };
-      return this.#transport.request({ method: 'POST', path: 'api/interrupt', auth: true, ...(json ? { json } : {}), options: request });
+      // Without a job to stop, only where this kind of server has it.
+      if (options.promptId === undefined) this.#supports('interrupt()');
+      return interrupt(this.#transport, this.#protocol, options);
     });
   }
 
@@ -381,10 +368,7 @@ export class CloudClient implements JobBackend {
    * ```
    */
   async stopJob(promptId: string, options?: StopJobOptions): Promise<void> {
-    const id = checkId(promptId, 'promptId');
-    checkOptions(options, STOP_JOB_OPTIONS, 'stopJob()');
-    checkInterval(options?.confirmWithin, 'confirmWithin');
-    await this.#protocol.stopJob(id, options);
+    await this.#protocol.stopJob(checkId(promptId, 'promptId'), checkStopJobOptions(options));
   }
 
   /**
