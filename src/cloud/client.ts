@@ -10,7 +10,6 @@
 import { checkArgsLater, checkFunction, checkId, checkOptions } from '../args.ts';
 import { InvalidArgumentError, UnsupportedError } from '../errors.ts';
 import { WorkflowValidationError } from '../workflow/errors.ts';
-import { platform } from '../platform/node.ts';
 import type { FileRef, ListJobsParams, ObjectInfo, SubmissionResponse, UploadResponse } from '../schemas/cloud.ts';
 import * as rules from '../schemas/rules.generated.ts';
 import { checkRequestOptions, requestOptionsOf, type RequestOptions } from '../transport/options.ts';
@@ -33,7 +32,8 @@ import type { V2Asset } from './v2/wire.ts';
 import { CLOUD_CLIENT_OPTIONS, INTERRUPT_OPTIONS, SUBMIT_OPTIONS, UPLOAD_IMAGE_OPTIONS, UPLOAD_MASK_OPTIONS, VALIDATE_WORKFLOW_OPTIONS, type CloudClientOptions, type InterruptOptions, type SubmitOptions, type UploadImageOptions, type UploadInput, type UploadMaskOptions, type ValidateWorkflowOptions, type WorkflowInput } from './client-options.ts';
 import { chooseServer } from './server-choice.ts';
 import { WorkflowSource } from './workflow-source.ts';
-import { uploadForm } from './uploads.ts';
+import { uploadMask } from './uploads.ts';
+import { saveToFile } from './downloads.ts';
 import type { Backend } from './backend.ts';
 import { checkFollowOptions, LiveFeed } from './live.ts';
 
@@ -191,12 +191,7 @@ export class CloudClient implements JobBackend {
    * `POST /api/upload/mask`: a mask for an uploaded image, sent with `type=input` and the JSON-encoded `original_ref`.
    */
   uploadMask(file: UploadInput, options: UploadMaskOptions): APIPromise<UploadResponse> {
-    return APIPromise.from(async () => {
-      checkOptions(options, UPLOAD_MASK_OPTIONS, 'uploadMask()');
-      this.#supports('uploadMask()');
-      const ref = await checkArgsLater(rules.FileRef, options?.originalRef, 'originalRef');
-      return uploadForm(this.#transport, 'api/upload/mask', file, options ?? {}, () => ({ type: 'input', subfolder: ref.subfolder ?? '', original_ref: JSON.stringify(ref) }));
-    });
+    return APIPromise.from(() => (checkOptions(options, UPLOAD_MASK_OPTIONS, 'uploadMask()'), this.#supports('uploadMask()'), uploadMask(this.#transport, file, options)));
   }
 
   /**
@@ -386,20 +381,14 @@ export class CloudClient implements JobBackend {
    * ```
    */
   async download(fileRef: FileRef, options: RequestOptions = {}): Promise<Response> {
-    const ref = await checkArgsLater(rules.FileRef, fileRef, 'fileRef');
-    checkRequestOptions(options, 'download()');
-    return this.#backend.download(fileRef, ref, options);
+    return this.#backend.download(fileRef, await checkArgsLater(rules.FileRef, fileRef, 'fileRef'), (checkRequestOptions(options, 'download()'), options));
   }
 
-  /**
-   * Node only: downloads a file reference to `destination`, streaming. Resolves with the number of bytes written.
-   */
+  /** Node only: downloads a file reference to `destination`, streaming. Resolves with the number of bytes written. */
   async downloadToFile(fileRef: FileRef, destination: string, options?: RequestOptions): Promise<number> {
     checkId(destination, 'destination');
     checkRequestOptions(options, 'downloadToFile()');
-    const res = await this.download(fileRef, options);
-    if (!res.body) return 0;
-    return platform.saveToFile(res.body, destination);
+    return saveToFile(await this.download(fileRef, options), destination);
   }
 
   /**
