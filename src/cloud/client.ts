@@ -7,12 +7,11 @@
  *
  * @module
  */
-import { checkArgsLater, checkFunction, checkId, checkOptions } from '../args.ts';
-import { InvalidArgumentError, UnsupportedError } from '../errors.ts';
-import { WorkflowValidationError } from '../workflow/errors.ts';
+import { checkArgsLater, checkId, checkOptions } from '../args.ts';
+import { UnsupportedError } from '../errors.ts';
 import type { FileRef, ListJobsParams, ObjectInfo, SubmissionResponse, UploadResponse } from '../schemas/cloud.ts';
 import * as rules from '../schemas/rules.generated.ts';
-import { checkRequestOptions, requestOptionsOf, type RequestOptions } from '../transport/options.ts';
+import { checkRequestOptions, type RequestOptions } from '../transport/options.ts';
 import { PagePromise } from '../transport/pages.ts';
 import { APIPromise } from '../transport/promise.ts';
 import { redactUrl } from '../transport/redact.ts';
@@ -22,7 +21,7 @@ import type { JobBackend, JobPage, JobRecord, JobStatusResult, QueueState } from
 import { deleteFromQueue, queueState } from './protocol/routes.ts';
 import { checkPromptIds, checkStopJobOptions, interrupt, type StopJobOptions } from './protocol/stop.ts';
 import type { ServerKind, ServerProtocol } from './protocol/types.ts';
-import { randomUuid } from './uuid.ts';
+import { prepareAndSubmit } from './prepare.ts';
 import { FOLLOW_OPTIONS, RUN_OPTIONS, WAIT_FOR_JOB_OPTIONS, type FollowOptions, type JobResult, type RunOptions, type WaitForJobOptions } from './run-options.ts';
 import type { CloudSocket, CloudSocketOptions } from './socket.ts';
 import { realtime } from './realtime.ts';
@@ -104,9 +103,7 @@ export class CloudClient implements JobBackend {
    * `Workflow.fromEditor()`'s converter too.
    */
   getObjectInfo(options?: RequestOptions): APIPromise<ObjectInfo> {
-    const answer = APIPromise.from(() => (checkRequestOptions(options, 'getObjectInfo()'), this.#workflows.fetch(options)));
-    answer.then((info) => this.#workflows.keep(info), () => undefined);
-    return answer;
+    return APIPromise.from(() => (checkRequestOptions(options, 'getObjectInfo()'), this.#workflows.fetch(options)));
   }
 
   /**
@@ -127,8 +124,6 @@ export class CloudClient implements JobBackend {
    */
   async validateWorkflow(workflow: WorkflowInput, options: ValidateWorkflowOptions = {}): Promise<WorkflowIssue[]> {
     checkOptions(options, VALIDATE_WORKFLOW_OPTIONS, 'validateWorkflow()');
-    // The one option read here that the submission's rules also check: the same words, before object_info is fetched.
-    await checkArgsLater(rules.SubmitOptionsParams, { widgetValues: options.widgetValues }, 'options');
     return this.#workflows.validate(workflow, options);
   }
 
@@ -212,27 +207,7 @@ export class CloudClient implements JobBackend {
    * ```
    */
   submit(workflow: WorkflowInput, options: SubmitOptions = {}): APIPromise<SubmissionResponse & { prompt_id: string }> {
-    return APIPromise.from(async () => {
-      checkOptions(options, SUBMIT_OPTIONS, 'submit()');
-      await checkArgsLater(rules.SubmitOptionsParams, options, 'options');
-      checkFunction(options.beforeSubmit, 'beforeSubmit');
-      const converted = await this.#workflows.prompt(workflow, options);
-      const prompt = await checkArgsLater(rules.Workflow, converted.prompt, 'workflow');
-      if (Object.keys(prompt).length === 0) throw new InvalidArgumentError('has no nodes', 'workflow');
-      const id = options.promptId ?? randomUuid();
-      if (options.validate) {
-        // object_info is fetched with the submission's request options.
-        const issues = await this.validateWorkflow(prompt, requestOptionsOf(options));
-        if (issues.some((i) => i.severity === 'error')) throw new WorkflowValidationError(issues);
-      }
-      const extra: Record<string, unknown> = { ...(converted.extraData ?? options.extraData) };
-      if (options.partnerApiKey !== undefined) {
-        const name = this.#backend.partnerKey;
-        extra[name] = options.partnerApiKey === true ? await this.#transport.credential() : options.partnerApiKey;
-        this.#transport.rememberSecret(extra[name] as string);
-      }
-      return this.#backend.submit(prompt, extra, id, options);
-    });
+    return APIPromise.from(() => (checkOptions(options, SUBMIT_OPTIONS, 'submit()'), prepareAndSubmit(this.#workflows, this.#transport, this.#backend, workflow, options)));
   }
 
   /**
@@ -431,9 +406,6 @@ export class CloudClient implements JobBackend {
   async run(workflow: WorkflowInput, options: RunOptions = {}): Promise<JobResult> {
     checkOptions(options, RUN_OPTIONS, 'run()');
     checkFollowOptions(options);
-    // Before the conversion fetches object_info: submit() checks them too, but only after that request.
-    await checkArgsLater(rules.SubmitOptionsParams, options, 'options');
-    checkFunction(options.beforeSubmit, 'beforeSubmit');
     // Converted here, not in submit(): the job's log lines count the nodes the server gets.
     return this.#live.run(this, await this.#workflows.prompt(workflow, options), options);
   }
