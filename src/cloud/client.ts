@@ -1,9 +1,10 @@
 /**
- * `CloudClient`: the cloud workflow service's endpoints (`cloud.md`), one thin method each, over one module per
- * concern: which server, chosen once (`server-choice.ts`: the kind, its transport, its protocol for status, records and
- * stopping, and its backend for uploads, downloads, submission and the job list, `backend.ts`), workflows and
- * `object_info` (`workflow-source.ts`), and the live feed (`live.ts`: the socket or v2's stream, and the follower,
- * loaded on first use). The methods' options are `client-options.ts`.
+ * `CloudClient`: the cloud workflow service's endpoints (`cloud.md`), one thin method each over one module per concern:
+ * which server, chosen once (`server-choice.ts`: the kind, its transport, its protocol for status, records, stopping
+ * and the queue, `protocol/`, and its backend for uploads, downloads, submission, the job list and what the kind lacks,
+ * `backend.ts`), workflows and `object_info` (`workflow-source.ts`), a submission made ready (`prepare.ts`), v1's
+ * uploads and downloads (`uploads.ts`, `downloads.ts`), and the live feed (`live.ts`: the socket or v2's stream, and
+ * the follower, loaded on first use). The methods' options are `client-options.ts`.
  *
  * @module
  */
@@ -28,7 +29,7 @@ import { realtime } from './realtime.ts';
 import type { WorkflowIssue } from '../workflow/issue.ts';
 import type { V2Backend, V2JobLogs, V2UploadResponse } from './v2/backend.ts';
 import type { V2Asset } from './v2/wire.ts';
-import { CLOUD_CLIENT_OPTIONS, INTERRUPT_OPTIONS, SUBMIT_OPTIONS, UPLOAD_IMAGE_OPTIONS, UPLOAD_MASK_OPTIONS, VALIDATE_WORKFLOW_OPTIONS, type CloudClientOptions, type InterruptOptions, type SubmitOptions, type UploadImageOptions, type UploadInput, type UploadMaskOptions, type ValidateWorkflowOptions, type WorkflowInput } from './client-options.ts';
+import { INTERRUPT_OPTIONS, SUBMIT_OPTIONS, UPLOAD_IMAGE_OPTIONS, UPLOAD_MASK_OPTIONS, VALIDATE_WORKFLOW_OPTIONS, type CloudClientOptions, type InterruptOptions, type SubmitOptions, type UploadImageOptions, type UploadInput, type UploadMaskOptions, type ValidateWorkflowOptions, type WorkflowInput } from './client-options.ts';
 import { chooseServer } from './server-choice.ts';
 import { WorkflowSource } from './workflow-source.ts';
 import { uploadMask } from './uploads.ts';
@@ -57,20 +58,16 @@ export class CloudClient implements JobBackend {
   readonly baseUrl: string;
   /** Everything that differs between the kinds of server, chosen once. */
   readonly #protocol: ServerProtocol;
-  /** Comfy API v2's code, loaded on first use (only a `server: 'v2'` client has it). */
-  readonly #v2: (() => Promise<V2Backend>) | undefined;
   /** Uploads, downloads, submission and the job list of this kind of server. */
   readonly #backend: Backend;
   readonly #workflows: WorkflowSource;
   readonly #live: LiveFeed;
 
   constructor(options: CloudClientOptions = {}) {
-    checkOptions(options, CLOUD_CLIENT_OPTIONS, 'CloudClient');
     const { server, transport, protocol, v2, backend } = chooseServer(options);
     this.server = server;
     this.#transport = transport;
     this.#protocol = protocol;
-    this.#v2 = v2;
     this.baseUrl = redactUrl(transport.baseUrl);
     this.#backend = backend;
     this.#workflows = new WorkflowSource(transport, server, options.objectInfo, v2, (o) => this.getObjectInfo(o));
@@ -86,7 +83,7 @@ export class CloudClient implements JobBackend {
   /** A Comfy API v2 method (every other kind lacks it): `call` on the loaded backend. */
   async #onV2<T>(method: string, call: (backend: V2Backend) => Promise<T>): Promise<T> {
     this.#supports(method);
-    return call(await this.#v2!());
+    return call(await this.#backend.v2!());
   }
 
   /**
@@ -170,8 +167,8 @@ export class CloudClient implements JobBackend {
   }
 
   /**
-   * Comfy API v2: deletes an asset's record (`DELETE /api/v2/assets/{id}`; bytes another record shares stay). {@link
-   * NotFoundError} when it is gone already; {@link ConflictError} (`code` `asset_in_use`) while a job holds it.
+   * Comfy API v2: deletes an asset's record (`DELETE /api/v2/assets/{id}`; bytes another record shares stay).
+   * {@link NotFoundError} when it is gone already; {@link ConflictError} (`code` `asset_in_use`) while a job holds it.
    *
    * @example
    * ```ts
@@ -257,11 +254,7 @@ export class CloudClient implements JobBackend {
    * ```
    */
   listJobs(params: ListJobsParams = {}, options?: RequestOptions): PagePromise<JobPage> {
-    return new PagePromise(async () => {
-      const p = await checkArgsLater(this.#protocol.listJobsParams, params, 'params');
-      checkRequestOptions(options, 'listJobs()');
-      return this.#backend.firstPage(params, p, options);
-    });
+    return new PagePromise(async () => this.#backend.firstPage(params, await checkArgsLater(this.#protocol.listJobsParams, params, 'params'), (checkRequestOptions(options, 'listJobs()'), options)));
   }
 
   /**
@@ -440,12 +433,8 @@ export class CloudClient implements JobBackend {
    * for (const file of filesOf(job.outputs ?? {})) await cloud.downloadToFile(file, file.filename);
    * ```
    */
-  waitForJob(promptId: string, options?: WaitForJobOptions): Promise<JobRecord> {
-    try {
-      checkOptions(options, WAIT_FOR_JOB_OPTIONS, 'waitForJob()');
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    return realtime().then((r) => r.waitForJob(this, promptId, options));
+  async waitForJob(promptId: string, options?: WaitForJobOptions): Promise<JobRecord> {
+    checkOptions(options, WAIT_FOR_JOB_OPTIONS, 'waitForJob()');
+    return (await realtime()).waitForJob(this, promptId, options);
   }
 }
