@@ -12,9 +12,10 @@ const SRC = join(ROOT, 'src');
 const MAX_LINES = 450;
 /**
  * Files not yet under the rule, each with its ceiling: its length when the rule came, lowered as it shrinks, never
- * raised. `cloud/client.ts`: ~245 lines of thin public methods and ~275 of their TSDoc, which stays on the methods.
+ * raised, and removed once under the rule. None: the last, `cloud/client.ts` (519 lines when the rule came), is now
+ * thin methods with their TSDoc over one module per concern.
  */
-const NOT_YET: Record<string, number> = { 'src/cloud/client.ts': 519 };
+const NOT_YET: Record<string, number> = {};
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {

@@ -38,6 +38,8 @@ export interface Backend {
   submit(prompt: Workflow, extra: Record<string, unknown>, id: string, options: SubmitOptions): Promise<WithResponse<SubmissionResponse & { prompt_id: string }>>;
   /** `listJobs()`'s first page: `params` as given, `checked` by the protocol's rules. */
   firstPage(params: ListJobsParams, checked: ListJobsParams, options: RequestOptions | undefined): Promise<WithResponse<JobPage>>;
+  /** Comfy API v2's code, loaded on first use, for the methods of v2's own (only a v2 backend has it). */
+  readonly v2?: () => Promise<V2Backend>;
 }
 
 let submitting: Promise<typeof import('./submit.ts')> | undefined;
@@ -89,6 +91,7 @@ export function v1Backend(target: SubmitTarget): Backend {
  */
 export function v2Door(load: () => Promise<V2Backend>): Backend {
   return {
+    v2: load,
     partnerKey: 'api_key_comfy_org',
     lacks: {
       'uploadMask()': 'upload the mask with uploadImage() for a LoadImageMask node',

@@ -1,41 +1,39 @@
 /**
- * `CloudClient`: the cloud workflow service's endpoints (`cloud.md`), one thin method each, over one module per
- * concern: which server, chosen once (`server-choice.ts`: the kind, its transport, its protocol for status, records and
- * stopping, and its backend for uploads, downloads, submission and the job list, `backend.ts`), workflows and
- * `object_info` (`workflow-source.ts`), and the live feed (`live.ts`: the socket or v2's stream, and the follower,
- * loaded on first use). The methods' options are `client-options.ts`.
+ * `CloudClient`: the cloud workflow service's endpoints (`cloud.md`), one thin method each over one module per concern:
+ * which server, chosen once (`server-choice.ts`: the kind, its transport, its protocol for status, records, stopping
+ * and the queue, `protocol/`, and its backend for uploads, downloads, submission, the job list and what the kind lacks,
+ * `backend.ts`), workflows and `object_info` (`workflow-source.ts`), a submission made ready (`prepare.ts`), v1's
+ * uploads and downloads (`uploads.ts`, `downloads.ts`), and the live feed (`live.ts`: the socket or v2's stream, and
+ * the follower, loaded on first use). The methods' options are `client-options.ts`.
  *
  * @module
  */
-import { checkArgsLater, checkFunction, checkId, checkOptions } from '../args.ts';
-import { InvalidArgumentError, UnsupportedError } from '../errors.ts';
-import { WorkflowValidationError } from '../workflow/errors.ts';
-import { platform } from '../platform/node.ts';
-import type { FileRef, ListJobsParams, ObjectInfo, Queue, SubmissionResponse, UploadResponse } from '../schemas/cloud.ts';
+import { checkArgsLater, checkId, checkOptions } from '../args.ts';
+import { UnsupportedError } from '../errors.ts';
+import type { FileRef, ListJobsParams, ObjectInfo, SubmissionResponse, UploadResponse } from '../schemas/cloud.ts';
 import * as rules from '../schemas/rules.generated.ts';
-import { checkInterval, checkRequestOptions, requestOptionsOf, type RequestOptions } from '../transport/options.ts';
+import { checkRequestOptions, type RequestOptions } from '../transport/options.ts';
 import { PagePromise } from '../transport/pages.ts';
 import { APIPromise } from '../transport/promise.ts';
 import { redactUrl } from '../transport/redact.ts';
 import type { Log } from '../transport/log.ts';
 import type { Transport } from '../transport/transport.ts';
-import { toQueueState, type JobBackend, type JobPage, type JobRecord, type JobStatusResult, type QueueState } from './jobs.ts';
-import { deleteFromQueue } from './protocol/routes.ts';
-import { STOP_JOB_OPTIONS, type StopJobOptions } from './protocol/stop.ts';
+import type { JobBackend, JobPage, JobRecord, JobStatusResult, QueueState } from './jobs.ts';
+import { deleteFromQueue, queueState } from './protocol/routes.ts';
+import { checkPromptIds, checkStopJobOptions, interrupt, type StopJobOptions } from './protocol/stop.ts';
 import type { ServerKind, ServerProtocol } from './protocol/types.ts';
-import { withInputs } from './inputs.ts';
-import { randomUuid } from './uuid.ts';
+import { prepareAndSubmit } from './prepare.ts';
 import { FOLLOW_OPTIONS, RUN_OPTIONS, WAIT_FOR_JOB_OPTIONS, type FollowOptions, type JobResult, type RunOptions, type WaitForJobOptions } from './run-options.ts';
-import type { CloudSocket } from './socket.ts';
-import { checkSocketOptions, type CloudSocketOptions } from './socket/options.ts';
+import type { CloudSocket, CloudSocketOptions } from './socket.ts';
 import { realtime } from './realtime.ts';
 import type { WorkflowIssue } from '../workflow/issue.ts';
 import type { V2Backend, V2JobLogs, V2UploadResponse } from './v2/backend.ts';
 import type { V2Asset } from './v2/wire.ts';
-import { CLOUD_CLIENT_OPTIONS, INTERRUPT_OPTIONS, SUBMIT_OPTIONS, UPLOAD_IMAGE_OPTIONS, UPLOAD_MASK_OPTIONS, VALIDATE_WORKFLOW_OPTIONS, type CloudClientOptions, type InterruptOptions, type SubmitOptions, type UploadImageOptions, type UploadInput, type UploadMaskOptions, type ValidateWorkflowOptions, type WorkflowInput } from './client-options.ts';
+import { INTERRUPT_OPTIONS, SUBMIT_OPTIONS, UPLOAD_IMAGE_OPTIONS, UPLOAD_MASK_OPTIONS, VALIDATE_WORKFLOW_OPTIONS, type CloudClientOptions, type InterruptOptions, type SubmitOptions, type UploadImageOptions, type UploadInput, type UploadMaskOptions, type ValidateWorkflowOptions, type WorkflowInput } from './client-options.ts';
 import { chooseServer } from './server-choice.ts';
 import { WorkflowSource } from './workflow-source.ts';
-import { uploadForm } from './uploads.ts';
+import { uploadMask } from './uploads.ts';
+import { saveToFile } from './downloads.ts';
 import type { Backend } from './backend.ts';
 import { checkFollowOptions, LiveFeed } from './live.ts';
 
@@ -60,20 +58,16 @@ export class CloudClient implements JobBackend {
   readonly baseUrl: string;
   /** Everything that differs between the kinds of server, chosen once. */
   readonly #protocol: ServerProtocol;
-  /** Comfy API v2's code, loaded on first use (only a `server: 'v2'` client has it). */
-  readonly #v2: (() => Promise<V2Backend>) | undefined;
   /** Uploads, downloads, submission and the job list of this kind of server. */
   readonly #backend: Backend;
   readonly #workflows: WorkflowSource;
   readonly #live: LiveFeed;
 
   constructor(options: CloudClientOptions = {}) {
-    checkOptions(options, CLOUD_CLIENT_OPTIONS, 'CloudClient');
     const { server, transport, protocol, v2, backend } = chooseServer(options);
     this.server = server;
     this.#transport = transport;
     this.#protocol = protocol;
-    this.#v2 = v2;
     this.baseUrl = redactUrl(transport.baseUrl);
     this.#backend = backend;
     this.#workflows = new WorkflowSource(transport, server, options.objectInfo, v2, (o) => this.getObjectInfo(o));
@@ -89,7 +83,7 @@ export class CloudClient implements JobBackend {
   /** A Comfy API v2 method (every other kind lacks it): `call` on the loaded backend. */
   async #onV2<T>(method: string, call: (backend: V2Backend) => Promise<T>): Promise<T> {
     this.#supports(method);
-    return call(await this.#v2!());
+    return call(await this.#backend.v2!());
   }
 
   /**
@@ -106,9 +100,7 @@ export class CloudClient implements JobBackend {
    * `Workflow.fromEditor()`'s converter too.
    */
   getObjectInfo(options?: RequestOptions): APIPromise<ObjectInfo> {
-    const answer = APIPromise.from(() => (checkRequestOptions(options, 'getObjectInfo()'), this.#workflows.fetch(options)));
-    answer.then((info) => this.#workflows.keep(info), () => undefined);
-    return answer;
+    return APIPromise.from(() => (checkRequestOptions(options, 'getObjectInfo()'), this.#workflows.fetch(options)));
   }
 
   /**
@@ -129,8 +121,6 @@ export class CloudClient implements JobBackend {
    */
   async validateWorkflow(workflow: WorkflowInput, options: ValidateWorkflowOptions = {}): Promise<WorkflowIssue[]> {
     checkOptions(options, VALIDATE_WORKFLOW_OPTIONS, 'validateWorkflow()');
-    // The one option read here that the submission's rules also check: the same words, before object_info is fetched.
-    await checkArgsLater(rules.SubmitOptionsParams, { widgetValues: options.widgetValues }, 'options');
     return this.#workflows.validate(workflow, options);
   }
 
@@ -177,8 +167,8 @@ export class CloudClient implements JobBackend {
   }
 
   /**
-   * Comfy API v2: deletes an asset's record (`DELETE /api/v2/assets/{id}`; bytes another record shares stay). {@link
-   * NotFoundError} when it is gone already; {@link ConflictError} (`code` `asset_in_use`) while a job holds it.
+   * Comfy API v2: deletes an asset's record (`DELETE /api/v2/assets/{id}`; bytes another record shares stay).
+   * {@link NotFoundError} when it is gone already; {@link ConflictError} (`code` `asset_in_use`) while a job holds it.
    *
    * @example
    * ```ts
@@ -193,12 +183,7 @@ export class CloudClient implements JobBackend {
    * `POST /api/upload/mask`: a mask for an uploaded image, sent with `type=input` and the JSON-encoded `original_ref`.
    */
   uploadMask(file: UploadInput, options: UploadMaskOptions): APIPromise<UploadResponse> {
-    return APIPromise.from(async () => {
-      checkOptions(options, UPLOAD_MASK_OPTIONS, 'uploadMask()');
-      this.#supports('uploadMask()');
-      const ref = await checkArgsLater(rules.FileRef, options?.originalRef, 'originalRef');
-      return uploadForm(this.#transport, 'api/upload/mask', file, options ?? {}, () => ({ type: 'input', subfolder: ref.subfolder ?? '', original_ref: JSON.stringify(ref) }));
-    });
+    return APIPromise.from(() => (checkOptions(options, UPLOAD_MASK_OPTIONS, 'uploadMask()'), this.#supports('uploadMask()'), uploadMask(this.#transport, file, options)));
   }
 
   /**
@@ -219,27 +204,7 @@ export class CloudClient implements JobBackend {
    * ```
    */
   submit(workflow: WorkflowInput, options: SubmitOptions = {}): APIPromise<SubmissionResponse & { prompt_id: string }> {
-    return APIPromise.from(async () => {
-      checkOptions(options, SUBMIT_OPTIONS, 'submit()');
-      await checkArgsLater(rules.SubmitOptionsParams, options, 'options');
-      checkFunction(options.beforeSubmit, 'beforeSubmit');
-      const converted = await this.#workflows.prompt(workflow, options);
-      const prompt = await checkArgsLater(rules.Workflow, converted.prompt, 'workflow');
-      if (Object.keys(prompt).length === 0) throw new InvalidArgumentError('has no nodes', 'workflow');
-      const id = options.promptId ?? randomUuid();
-      if (options.validate) {
-        // object_info is fetched with the submission's request options.
-        const issues = await this.validateWorkflow(prompt, requestOptionsOf(options));
-        if (issues.some((i) => i.severity === 'error')) throw new WorkflowValidationError(issues);
-      }
-      const extra: Record<string, unknown> = { ...(converted.extraData ?? options.extraData) };
-      if (options.partnerApiKey !== undefined) {
-        const name = this.#backend.partnerKey;
-        extra[name] = options.partnerApiKey === true ? await this.#transport.credential() : options.partnerApiKey;
-        this.#transport.rememberSecret(extra[name] as string);
-      }
-      return this.#backend.submit(prompt, extra, id, options);
-    });
+    return APIPromise.from(() => (checkOptions(options, SUBMIT_OPTIONS, 'submit()'), prepareAndSubmit(this.#workflows, this.#transport, this.#backend, workflow, options)));
   }
 
   /**
@@ -289,11 +254,7 @@ export class CloudClient implements JobBackend {
    * ```
    */
   listJobs(params: ListJobsParams = {}, options?: RequestOptions): PagePromise<JobPage> {
-    return new PagePromise(async () => {
-      const p = await checkArgsLater(this.#protocol.listJobsParams, params, 'params');
-      checkRequestOptions(options, 'listJobs()');
-      return this.#backend.firstPage(params, p, options);
-    });
+    return new PagePromise(async () => this.#backend.firstPage(params, await checkArgsLater(this.#protocol.listJobsParams, params, 'params'), (checkRequestOptions(options, 'listJobs()'), options)));
   }
 
   /**
@@ -328,12 +289,7 @@ export class CloudClient implements JobBackend {
    * `createTime`, and the tuple as sent in `raw`). The cloud and a local server send different tuples.
    */
   getQueue(options?: RequestOptions): APIPromise<QueueState> {
-    return APIPromise.from(async () => {
-      checkRequestOptions(options, 'getQueue()');
-      this.#supports('getQueue()');
-      const r = await this.#transport.request<Queue>({ method: 'GET', path: 'api/queue', auth: true, schema: rules.Queue, options });
-      return { data: toQueueState(r.data), response: r.response };
-    });
+    return APIPromise.from(() => (checkRequestOptions(options, 'getQueue()'), this.#supports('getQueue()'), queueState(this.#transport, options)));
   }
 
   /**
@@ -341,12 +297,7 @@ export class CloudClient implements JobBackend {
    * a local server removes only pending ones (to stop one job wherever it is, use {@link stopJob}).
    */
   cancel(promptIds: string | string[], options?: RequestOptions): APIPromise<unknown> {
-    return APIPromise.from(async () => {
-      const ids = await checkArgsLater(rules.PromptIds, typeof promptIds === 'string' ? [promptIds] : promptIds, 'promptIds');
-      checkRequestOptions(options, 'cancel()');
-      this.#supports('cancel()');
-      return deleteFromQueue(this.#transport, ids, options);
-    });
+    return APIPromise.from(async () => deleteFromQueue(this.#transport, await checkPromptIds(promptIds), (checkRequestOptions(options, 'cancel()'), this.#supports('cancel()'), options)));
   }
 
   /**
@@ -355,14 +306,11 @@ export class CloudClient implements JobBackend {
    * prompt_id }`; on the cloud, whose interrupt takes no body, the job is stopped with {@link stopJob}).
    */
   interrupt(options: InterruptOptions = {}): APIPromise<unknown> {
-    return APIPromise.from(async () => {
+    return APIPromise.from(() => {
       checkOptions(options, INTERRUPT_OPTIONS, 'interrupt()');
-      const { promptId, ...request } = options;
-      const id = promptId === undefined ? undefined : checkId(promptId, 'promptId');
-      if (id === undefined) this.#supports('interrupt()');
-      const json = this.#protocol.interruptBody(id);
-      if (id !== undefined && json === undefined) return { data: undefined, response: await this.#protocol.stopJob(id, request) };
-      return this.#transport.request({ method: 'POST', path: 'api/interrupt', auth: true, ...(json ? { json } : {}), options: request });
+      // Without a job to stop, only where this kind of server has it.
+      if (options.promptId === undefined) this.#supports('interrupt()');
+      return interrupt(this.#transport, this.#protocol, options);
     });
   }
 
@@ -383,10 +331,7 @@ export class CloudClient implements JobBackend {
    * ```
    */
   async stopJob(promptId: string, options?: StopJobOptions): Promise<void> {
-    const id = checkId(promptId, 'promptId');
-    checkOptions(options, STOP_JOB_OPTIONS, 'stopJob()');
-    checkInterval(options?.confirmWithin, 'confirmWithin');
-    await this.#protocol.stopJob(id, options);
+    await this.#protocol.stopJob(checkId(promptId, 'promptId'), checkStopJobOptions(options));
   }
 
   /**
@@ -404,20 +349,14 @@ export class CloudClient implements JobBackend {
    * ```
    */
   async download(fileRef: FileRef, options: RequestOptions = {}): Promise<Response> {
-    const ref = await checkArgsLater(rules.FileRef, fileRef, 'fileRef');
-    checkRequestOptions(options, 'download()');
-    return this.#backend.download(fileRef, ref, options);
+    return this.#backend.download(fileRef, await checkArgsLater(rules.FileRef, fileRef, 'fileRef'), (checkRequestOptions(options, 'download()'), options));
   }
 
-  /**
-   * Node only: downloads a file reference to `destination`, streaming. Resolves with the number of bytes written.
-   */
+  /** Node only: downloads a file reference to `destination`, streaming. Resolves with the number of bytes written. */
   async downloadToFile(fileRef: FileRef, destination: string, options?: RequestOptions): Promise<number> {
     checkId(destination, 'destination');
     checkRequestOptions(options, 'downloadToFile()');
-    const res = await this.download(fileRef, options);
-    if (!res.body) return 0;
-    return platform.saveToFile(res.body, destination);
+    return saveToFile(await this.download(fileRef, options), destination);
   }
 
   /**
@@ -432,7 +371,6 @@ export class CloudClient implements JobBackend {
    */
   connect(options?: CloudSocketOptions): CloudSocket {
     this.#supports('connect()');
-    checkSocketOptions(options);
     return this.#live.connect(options);
   }
 
@@ -461,18 +399,8 @@ export class CloudClient implements JobBackend {
   async run(workflow: WorkflowInput, options: RunOptions = {}): Promise<JobResult> {
     checkOptions(options, RUN_OPTIONS, 'run()');
     checkFollowOptions(options);
-    // Before the conversion fetches object_info: submit() checks them too, but only after that request.
-    await checkArgsLater(rules.SubmitOptionsParams, options, 'options');
-    checkFunction(options.beforeSubmit, 'beforeSubmit');
     // Converted here, not in submit(): the job's log lines count the nodes the server gets.
-    const converted = await this.#workflows.prompt(workflow, options);
-    const { extraData } = converted;
-    // Uploaded here, where the inputs option ends: the follower submits a workflow that names them.
-    const { inputs, ...rest } = options;
-    const prompt = inputs === undefined ? converted.prompt : await withInputs(converted.prompt, inputs, (file) => this.uploadImage(file, options.signal ? { signal: options.signal } : {}));
-    const key = this.#live.submitKey(options.promptId);
-    const opts = { ...rest, ...(extraData ? { extraData } : {}), ...(key ? { promptId: key } : {}) };
-    return this.#live.follow(options, key, (r, feed) => r.runJob(this, feed, prompt, opts));
+    return this.#live.run(this, await this.#workflows.prompt(workflow, options), options);
   }
 
   /**
@@ -489,10 +417,7 @@ export class CloudClient implements JobBackend {
    */
   async follow(promptId: string, options: FollowOptions = {}): Promise<JobResult> {
     checkOptions(options, FOLLOW_OPTIONS, 'follow()');
-    const id = checkId(promptId, 'promptId');
-    // v2: a key names its job too (a queue records the key before the request); followed under the job's own id.
-    const jobId = await this.#live.followId(id, this.#protocol, options.signal);
-    return this.#live.follow(options, undefined, (r, feed) => r.followJob(this, feed, jobId, options));
+    return this.#live.follow(this, this.#protocol, checkId(promptId, 'promptId'), options);
   }
 
   /**
@@ -508,12 +433,8 @@ export class CloudClient implements JobBackend {
    * for (const file of filesOf(job.outputs ?? {})) await cloud.downloadToFile(file, file.filename);
    * ```
    */
-  waitForJob(promptId: string, options?: WaitForJobOptions): Promise<JobRecord> {
-    try {
-      checkOptions(options, WAIT_FOR_JOB_OPTIONS, 'waitForJob()');
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    return realtime().then((r) => r.waitForJob(this, promptId, options));
+  async waitForJob(promptId: string, options?: WaitForJobOptions): Promise<JobRecord> {
+    checkOptions(options, WAIT_FOR_JOB_OPTIONS, 'waitForJob()');
+    return (await realtime()).waitForJob(this, promptId, options);
   }
 }

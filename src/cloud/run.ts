@@ -27,6 +27,8 @@ import { randomUuid } from './uuid.ts';
 export { CloudSocket } from './socket.ts';
 
 export type { FollowOptions, JobResult, RunOptions, WaitForJobOptions } from './run-options.ts';
+/** A run's input files uploaded into its workflow: only a run with `inputs` needs it, and it loads with the follower. */
+export { withInputs } from './inputs.ts';
 
 /** Polls a job until it ends. See `CloudClient.waitForJob`. */
 export async function waitForJob(jobs: JobBackend, promptId: string, options: WaitForJobOptions = {}): Promise<JobRecord> {

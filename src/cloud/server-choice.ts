@@ -7,10 +7,11 @@
  *
  * @module
  */
+import { checkOptions } from '../args.ts';
 import { InvalidArgumentError } from '../errors.ts';
 import { fromEnv } from '../transport/options.ts';
 import { Transport } from '../transport/transport.ts';
-import type { CloudClientOptions } from './client-options.ts';
+import { CLOUD_CLIENT_OPTIONS, type CloudClientOptions } from './client-options.ts';
 import { cloudProtocol } from './protocol/cloud.ts';
 import { localProtocol } from './protocol/local.ts';
 import type { ServerKind, ServerProtocol } from './protocol/types.ts';
@@ -46,8 +47,8 @@ function serverKind(options: CloudClientOptions, baseUrl: string | undefined): S
 }
 
 /**
- * The server of a client's options (checked first: `server`, `keyless` with
- * `apiKey`, `objectInfo`).
+ * The server of a client's options (checked first: their names, `server`,
+ * `keyless` with `apiKey`, `objectInfo`).
  *
  * @example
  * ```ts
@@ -55,6 +56,7 @@ function serverKind(options: CloudClientOptions, baseUrl: string | undefined): S
  * ```
  */
 export function chooseServer(options: CloudClientOptions): ChosenServer {
+  checkOptions(options, CLOUD_CLIENT_OPTIONS, 'CloudClient');
   const chosen = options.server ?? 'auto';
   if (!SERVER_KINDS.has(chosen)) throw new InvalidArgumentError("must be 'auto', 'cloud' or 'local'", 'server');
   if (options.keyless && options.apiKey !== undefined) throw new InvalidArgumentError('a keyless client takes no apiKey: the relay in front of the cloud adds it', 'apiKey');

@@ -12,7 +12,8 @@ import * as rules from '../schemas/rules.generated.ts';
 import type { RequestOptions } from '../transport/options.ts';
 import type { WithResponse } from '../transport/promise.ts';
 import type { RequestBody, Transport } from '../transport/transport.ts';
-import type { UploadInput } from './client-options.ts';
+import { checkArgsLater } from '../args.ts';
+import type { UploadInput, UploadMaskOptions } from './client-options.ts';
 
 /**
  * Sends `file` with `fields` as a multipart form to `path`; `fields` is
@@ -26,6 +27,20 @@ import type { UploadInput } from './client-options.ts';
 export async function uploadForm(transport: Transport, path: string, file: UploadInput, options: RequestOptions & { filename?: string }, fields: () => Record<string, string>): Promise<WithResponse<UploadResponse>> {
   const { body, headers } = await multipart(file, fields(), options.filename);
   return transport.request<UploadResponse>({ method: 'POST', path, body, headers, auth: true, schema: rules.UploadResponse, options, fetch: platform.uploadFetch });
+}
+
+/**
+ * `POST /api/upload/mask`: `file` as the mask of `options.originalRef` (checked first), sent with `type=input` and the
+ * JSON-encoded `original_ref`.
+ *
+ * @example
+ * ```ts
+ * await uploadMask(transport, './mask.png', { originalRef: { filename: 'in.png', subfolder: '', type: 'input' } });
+ * ```
+ */
+export async function uploadMask(transport: Transport, file: UploadInput, options: UploadMaskOptions): Promise<WithResponse<UploadResponse>> {
+  const ref = await checkArgsLater(rules.FileRef, options?.originalRef, 'originalRef');
+  return uploadForm(transport, 'api/upload/mask', file, options, () => ({ type: 'input', subfolder: ref.subfolder ?? '', original_ref: JSON.stringify(ref) }));
 }
 
 async function multipart(file: UploadInput, fields: Record<string, string>, filename?: string): Promise<{ body: RequestBody; headers: Record<string, string> }> {

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { checkArgsLater, checkFunction } from '../args.ts';
 import { InvalidArgumentError, UnsupportedError } from '../errors.ts';
 import type { ObjectInfo, Workflow } from '../schemas/cloud.ts';
 import * as rules from '../schemas/rules.generated.ts';
@@ -33,7 +34,7 @@ export class WorkflowSource {
   readonly #server: ServerKind;
   readonly #source: ObjectInfo | string | undefined;
   readonly #v2: (() => Promise<V2Backend>) | undefined;
-  /** The client's own `getObjectInfo()` (whose answer is kept too). */
+  /** The client's own `getObjectInfo()`, which fetches (and keeps) with {@link fetch}. */
   readonly #get: (options: RequestOptions) => APIPromise<ObjectInfo>;
   #cached: Promise<ObjectInfo> | undefined;
 
@@ -47,11 +48,12 @@ export class WorkflowSource {
 
   /**
    * `object_info` from where the options say: the object itself, another server's `/api/object_info`, or this
-   * server's. Beside it, the editor converter, which `Workflow.fromEditor()` needs loaded in a browser (in Node it is):
-   * every conversion needs an `object_info`, so an app that has one can convert.
+   * server's; kept for the checks that follow. Beside it, the editor converter, which `Workflow.fromEditor()` needs
+   * loaded in a browser (in Node it is): every conversion needs an `object_info`, so an app that has one can convert.
    */
   async fetch(options: RequestOptions | undefined): Promise<WithResponse<ObjectInfo>> {
     const [answer] = await Promise.all([this.#fetch(options), editorConverter().catch(() => undefined)]);
+    this.#cached = Promise.resolve(answer.data);
     return answer;
   }
 
@@ -65,11 +67,6 @@ export class WorkflowSource {
     }
     if (this.#server === 'v2') throw new UnsupportedError('v2', 'getObjectInfo()', 'pass the objectInfo option');
     return this.#transport.request<ObjectInfo>({ method: 'GET', path: 'api/object_info', auth: true, schema: rules.ObjectInfo, options });
-  }
-
-  /** Keeps an answer of `getObjectInfo()` for the checks that follow. */
-  keep(info: ObjectInfo): void {
-    this.#cached = Promise.resolve(info);
   }
 
   /** `object_info`, fetched on first use (or with `refresh`) and kept; a failed fetch is not kept. */
@@ -88,6 +85,8 @@ export class WorkflowSource {
 
   /** See `CloudClient.validateWorkflow`. */
   async validate(workflow: WorkflowInput, options: ValidateWorkflowOptions): Promise<WorkflowIssue[]> {
+    // The one option read here that the submission's rules also check: the same words, before object_info is fetched.
+    await checkArgsLater(rules.SubmitOptionsParams, { widgetValues: options.widgetValues }, 'options');
     const { refresh, registry, widgetValues, ...request } = options;
     const json = jsonOf(workflow);
     const objectInfo = await this.objectInfo(request, refresh);
@@ -100,12 +99,14 @@ export class WorkflowSource {
   }
 
   /**
-   * The API-format prompt of a workflow input. The editor's saved format is
-   * converted with this server's `object_info` (the converter loads on first
-   * use: an app that never passes one never downloads it), and `extraData`
-   * then carries the saved workflow, as the editor sends it.
+   * The API-format prompt of a workflow input, for `submit()` and `run()`, once their submission options pass their
+   * rules: before the conversion fetches `object_info` (a run's submission checks them again, only after that request).
+   * The editor's saved format is converted with this server's `object_info` (the converter loads on first use: an app
+   * that never passes one never downloads it), and `extraData` then carries the saved workflow, as the editor sends it.
    */
   async prompt(workflow: WorkflowInput, options: SubmitOptions): Promise<{ prompt: Workflow; extraData?: Record<string, unknown> }> {
+    await checkArgsLater(rules.SubmitOptionsParams, options, 'options');
+    checkFunction(options.beforeSubmit, 'beforeSubmit');
     const json = jsonOf(workflow);
     if (!isEditorFormat(json)) return { prompt: json };
     const info = await this.objectInfo(requestOptionsOf(options));

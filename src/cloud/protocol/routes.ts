@@ -1,7 +1,7 @@
 /**
  * The pieces both kinds of server share: the job record (`/api/jobs/{id}`,
- * else a local server's `/history` and `/queue`), the queue delete and the
- * atomic cancel (`POST /api/jobs/{id}/cancel`, newer servers), each route
+ * else a local server's `/history` and `/queue`), the queue, the queue
+ * delete and the atomic cancel (`POST /api/jobs/{id}/cancel`, newer servers), each route
  * that a server may lack remembered per client.
  *
  * @module
@@ -14,7 +14,7 @@ import type { WithResponse } from '../../transport/promise.ts';
 import { path } from '../../transport/path.ts';
 import { toError } from '../../transport/to-error.ts';
 import type { Transport } from '../../transport/transport.ts';
-import { recordFromHistory, toJobRecord, toQueueState, type JobRecord } from '../jobs.ts';
+import { recordFromHistory, toJobRecord, toQueueState, type JobRecord, type QueueState } from '../jobs.ts';
 import { requestOptions, type JobCall, type StopJobOptions } from './stop.ts';
 
 export { deleteFromQueue, type JobCall } from './stop.ts';
@@ -66,6 +66,15 @@ export function optionalRoute<A extends unknown[], T>(route: OptionalRoute<A, T>
   };
 }
 
+/**
+ * `GET /api/queue`, each entry normalized (`toQueueState`): `getQueue()`'s answer, and where a local server without
+ * the jobs API shows a job that has not ended.
+ */
+export async function queueState(transport: Transport, options?: RequestOptions): Promise<WithResponse<QueueState>> {
+  const q = await transport.request<Queue>({ method: 'GET', path: 'api/queue', auth: true, schema: rules.Queue, options });
+  return { data: toQueueState(q.data), response: q.response };
+}
+
 /** Job records from `/api/jobs/{id}`; remembers a server without it (old local ones), then reads `/history/{id}` and `/queue`. */
 export function jobRecords(transport: Transport): JobCall<WithResponse<JobRecord>> {
   const history = (id: string, options?: RequestOptions) =>
@@ -76,11 +85,10 @@ export function jobRecords(transport: Transport): JobCall<WithResponse<JobRecord
     const h = await history(id, options);
     const ended = recordFromHistory(id, h.data);
     if (ended) return { data: ended, response: h.response };
-    const q = await transport.request<Queue>({ method: 'GET', path: 'api/queue', auth: true, schema: rules.Queue, options });
-    const queue = toQueueState(q.data);
+    const { data: queue, response } = await queueState(transport, options);
     const has = (list: typeof queue.queue_running) => list.some((item) => item.promptId === id);
-    if (has(queue.queue_running)) return { data: toJobRecord({ id, status: 'in_progress' }), response: q.response };
-    if (has(queue.queue_pending)) return { data: toJobRecord({ id, status: 'pending' }), response: q.response };
+    if (has(queue.queue_running)) return { data: toJobRecord({ id, status: 'in_progress' }), response };
+    if (has(queue.queue_pending)) return { data: toJobRecord({ id, status: 'pending' }), response };
     // It may have ended between the two reads.
     const again = await history(id, options);
     const late = recordFromHistory(id, again.data);

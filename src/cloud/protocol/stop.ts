@@ -11,23 +11,56 @@
  * which stops pending and running jobs alike) has no such gap: the server's
  * answer is its word that the job is stopped, and nothing is looked at.
  *
+ * Beside it, the interrupt of what runs (`interrupt()`), which stops one job
+ * with the same requests where the kind of server names none in its body.
+ *
  * @module
  */
 import { JobNotStoppedError, NotFoundError } from '../../errors.ts';
 import { joinKeys, type OptionKeys } from '../../args.ts';
-import { REQUEST_OPTIONS, type RequestOptions } from '../../transport/options.ts';
+import { checkInterval, REQUEST_OPTIONS, type RequestOptions } from '../../transport/options.ts';
 import type { WithResponse } from '../../transport/promise.ts';
 import { backoff, type BackoffOptions } from '../../transport/backoff.ts';
 import { sleep } from '../../transport/sleep.ts';
 import type { Transport } from '../../transport/transport.ts';
+import { checkArgsLater, checkId, checkOptions } from '../../args.ts';
+import * as rules from '../../schemas/rules.generated.ts';
 import { isFinalPhase, type JobRecord } from '../jobs.ts';
+import type { InterruptOptions } from '../client-options.ts';
+import type { ServerProtocol } from './types.ts';
 
 /** One job's question to the server: its record, its status, or its stop. */
 export type JobCall<T, O extends RequestOptions = RequestOptions> = (id: string, options?: O) => Promise<T>;
 
+/** `cancel()`'s ids, one or a list, as the queue delete takes them (checked against their rule). */
+export const checkPromptIds = (promptIds: string | string[]): Promise<string[]> =>
+  checkArgsLater(rules.PromptIds, typeof promptIds === 'string' ? [promptIds] : promptIds, 'promptIds');
+
 /** `POST /api/queue { delete: ids }`: the cloud stops those jobs pending or running; a local server removes pending ones. */
 export const deleteFromQueue = (transport: Transport, ids: string[], options?: RequestOptions): Promise<WithResponse<unknown>> =>
   transport.request({ method: 'POST', path: 'api/queue', json: { delete: ids }, auth: true, options });
+
+/** `POST /api/interrupt`, with `json` as the body when there is one. */
+const interruptRoute = (transport: Transport, json: { prompt_id: string } | undefined, options: RequestOptions): Promise<WithResponse<unknown>> =>
+  transport.request({ method: 'POST', path: 'api/interrupt', json, auth: true, options });
+
+/**
+ * `CloudClient.interrupt()` once this kind of server has it (or `promptId` names the job): `POST /api/interrupt` with
+ * this kind's body (`interruptBody`); where that is none for one job (the cloud, whose interrupt stops every running
+ * job of the account), the job is stopped with `stopJob` instead.
+ *
+ * @example
+ * ```ts
+ * await interrupt(transport, protocol, { promptId });
+ * ```
+ */
+export async function interrupt(transport: Transport, protocol: ServerProtocol, options: InterruptOptions): Promise<WithResponse<unknown>> {
+  const { promptId, ...request } = options;
+  const id = promptId === undefined ? undefined : checkId(promptId, 'promptId');
+  const json = protocol.interruptBody(id);
+  if (id !== undefined && json === undefined) return { data: undefined, response: await protocol.stopJob(id, request) };
+  return interruptRoute(transport, json, request);
+}
 
 /** Options of `stopJob`: the request's, and how long a stop of several requests looks for the job stopped. */
 export interface StopJobOptions extends RequestOptions {
@@ -42,6 +75,13 @@ export interface StopJobOptions extends RequestOptions {
 
 /** The keys of {@link StopJobOptions}. */
 export const STOP_JOB_OPTIONS = /* @__PURE__ */ joinKeys(REQUEST_OPTIONS, { confirmWithin: 1 } as const) satisfies OptionKeys<StopJobOptions>;
+
+/** `stopJob()`'s options, checked (the keys, then `confirmWithin`) and returned. */
+export function checkStopJobOptions(options: StopJobOptions | undefined): StopJobOptions | undefined {
+  checkOptions(options, STOP_JOB_OPTIONS, 'stopJob()');
+  checkInterval(options?.confirmWithin, 'confirmWithin');
+  return options;
+}
 
 /** The default of {@link StopJobOptions.confirmWithin}. */
 export const STOP_CONFIRM_MS = 10_000;
@@ -68,7 +108,7 @@ export function requestOptions(options: StopJobOptions | undefined): RequestOpti
  * ```
  */
 export function orderedStop(transport: Transport, record: JobCall<WithResponse<JobRecord>>): JobCall<Response, StopJobOptions> {
-  const interrupt = (id: string, options: RequestOptions) => transport.request({ method: 'POST', path: 'api/interrupt', json: { prompt_id: id }, auth: true, options });
+  const interrupt = (id: string, options: RequestOptions) => interruptRoute(transport, { prompt_id: id }, options);
   return async (id, options) => {
     const confirmWithin = options?.confirmWithin ?? STOP_CONFIRM_MS;
     const request = requestOptions(options);
