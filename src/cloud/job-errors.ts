@@ -2,9 +2,9 @@
  * How a job followed to its end can fail: it ran and failed
  * ({@link ExecutionError}), was cancelled, went silent, expired, or its
  * server was lost. They live with the jobs (`jobs.ts` decides a job's end);
- * the root entry exports them under the same names. (The browser build's
- * lazily loaded files take these classes from the client, like the root's
- * others: `root-errors.ts`.)
+ * the root entry exports them under the same names. (A browser build's
+ * lazily loaded file carries its own copy of those it throws: `instanceof`
+ * holds by name, see `errors.ts`.)
  *
  * @module
  */

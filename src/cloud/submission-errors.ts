@@ -2,8 +2,8 @@
  * A submission the server refused, and the messages that name the nodes at
  * fault; a Comfy API v2 job that exists under its key but cannot be found.
  * They live with the submission; the root entry exports them under the same
- * names. (The browser build's lazily loaded files take these classes from the
- * client, like the root's others: `root-errors.ts`.)
+ * names. (A browser build's lazily loaded file carries its own copy of those it
+ * throws: `instanceof` holds by name, see `errors.ts`.)
  *
  * @module
  */
