@@ -69,6 +69,10 @@ const lazySubmit = lazyFile('submit', /(^|\/)submit\.ts$/, 'cloud/backend.ts');
 // the browser build.
 const lazyPoolUploads = lazyFile('pool-uploads', /(^|\/)uploads\.ts$/, 'cloud/pool/uploads-code.ts');
 
+// A client's uploads and downloads (`cloud/uploads.ts`, `cloud/downloads.ts`) load on their first use (issue 34): files
+// of their own in the browser build.
+const lazyTransfers = [lazyFile('uploads', /(^|\/)uploads\.ts$/, 'cloud/transfers-code.ts'), lazyFile('downloads', /(^|\/)downloads\.ts$/, 'cloud/transfers-code.ts')];
+
 // The walk that words why a value fails a rule (`schemas/explain.ts`) loads on the first failure of an asynchronous
 // caller's check (`schemas/validate-later.ts`: a client's arguments and responses; issue 34): a file of its own in the
 // browser build.
@@ -176,7 +180,7 @@ export default defineConfig([
     external,
     removeNodeProtocol,
     treeshake: true,
-    esbuildPlugins: [browserPlatform, lazyEditor, lazyV2, lazyRun, lazyValidate, lazyExplain, lazySubmit, lazyPoolUploads, ...lazyRegistry],
+    esbuildPlugins: [browserPlatform, lazyEditor, lazyV2, lazyRun, lazyValidate, lazyExplain, lazySubmit, lazyPoolUploads, ...lazyTransfers, ...lazyRegistry],
   },
   {
     // `v2.browser`, `run.browser`, `validate.browser`, …: what a client imports on first use (see lazyV2, lazyRun,
@@ -190,6 +194,8 @@ export default defineConfig([
       'blake3.browser': 'src/cloud/v2/blake3-wasm.ts',
       'submit.browser': 'src/cloud/submit.ts',
       'pool-uploads.browser': 'src/cloud/pool/uploads.ts',
+      'uploads.browser': 'src/cloud/uploads.ts',
+      'downloads.browser': 'src/cloud/downloads.ts',
     },
     format: ['esm'],
     splitting: false,

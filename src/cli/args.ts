@@ -8,7 +8,7 @@
 
 /** The command line is wrong: exit code 2, with what is wrong and the command's usage hint. */
 export class UsageError extends Error {
-  static override name = 'UsageError';
+  override name = 'UsageError';
 }
 
 /** `value`, refused when blank: an empty filter or name would match nothing, or everything, at the cost of a request. */

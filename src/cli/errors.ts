@@ -37,7 +37,7 @@ import { UsageError } from './args.ts';
 
 /** Ctrl-C ended the command (exit 130); the message says what became of the job. */
 export class Interrupted extends Error {
-  static override name = 'Interrupted';
+  override name = 'Interrupted';
   /** 130 (Ctrl-C) or 141 (standard output closed). */
   readonly code: number;
   /** The job it was about, when one was submitted: `--json` gives it to the script. */
@@ -55,7 +55,7 @@ export class Interrupted extends Error {
  * since no option would fix it.
  */
 export class WorkflowFileError extends Error {
-  static override name = 'WorkflowFileError';
+  override name = 'WorkflowFileError';
 }
 
 /** The exit codes, by meaning. */

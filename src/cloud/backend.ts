@@ -14,11 +14,10 @@ import type { FileRef, ListJobsParams, SubmissionResponse, UploadResponse, Workf
 import type { RequestOptions } from '../transport/options.ts';
 import type { WithResponse } from '../transport/promise.ts';
 import type { SubmitOptions, UploadImageOptions, UploadInput } from './client-options.ts';
-import { downloadView } from './downloads.ts';
 import { firstJobPage } from './job-pages.ts';
 import type { JobPage } from './jobs.ts';
 import type { SubmitTarget } from './submit.ts';
-import { uploadForm } from './uploads.ts';
+import { downloads, uploads } from './transfers-code.ts';
 import type { V2Backend } from './v2/backend.ts';
 
 /** A kind of server's uploads, downloads, submission and job list (options checked by the client first). */
@@ -67,14 +66,14 @@ export function v1Backend(target: SubmitTarget): Backend {
   return {
     partnerKey: 'api_key_platform_org',
     lacks: V2_ONLY,
-    upload: (file, options) =>
-      uploadForm(t, 'api/upload/image', file, options, () => {
+    upload: async (file, options) =>
+      (await uploads()).uploadForm(t, 'api/upload/image', file, options, () => {
         const type = options.type ?? 'input';
         if (type !== 'input' && type !== 'temp') throw new InvalidArgumentError("must be 'input' or 'temp'", 'type');
         if (options.overwrite !== undefined && typeof options.overwrite !== 'boolean') throw new InvalidArgumentError('must be a boolean', 'overwrite');
         return { type, ...(options.overwrite !== undefined ? { overwrite: String(options.overwrite) } : {}) };
       }),
-    download: (_fileRef, ref, options) => downloadView(t, ref, options),
+    download: async (_fileRef, ref, options) => (await downloads()).downloadView(t, ref, options),
     submit: async (prompt, extra, id, options) => (await submission()).submitPrompt(target, prompt, extra, id, options),
     firstPage: (_params, checked, options) => firstJobPage(t, checked, options),
   };

@@ -32,8 +32,7 @@ import type { V2Asset } from './v2/wire.ts';
 import { INTERRUPT_OPTIONS, SUBMIT_OPTIONS, UPLOAD_IMAGE_OPTIONS, UPLOAD_MASK_OPTIONS, VALIDATE_WORKFLOW_OPTIONS, type CloudClientOptions, type InterruptOptions, type SubmitOptions, type UploadImageOptions, type UploadInput, type UploadMaskOptions, type ValidateWorkflowOptions, type WorkflowInput } from './client-options.ts';
 import { chooseServer } from './server-choice.ts';
 import { WorkflowSource } from './workflow-source.ts';
-import { uploadMask } from './uploads.ts';
-import { saveToFile } from './downloads.ts';
+import { downloads, uploads } from './transfers-code.ts';
 import type { Backend } from './backend.ts';
 import { checkFollowOptions, LiveFeed } from './live.ts';
 
@@ -183,7 +182,7 @@ export class CloudClient implements JobBackend {
    * `POST /api/upload/mask`: a mask for an uploaded image, sent with `type=input` and the JSON-encoded `original_ref`.
    */
   uploadMask(file: UploadInput, options: UploadMaskOptions): APIPromise<UploadResponse> {
-    return APIPromise.from(() => (checkOptions(options, UPLOAD_MASK_OPTIONS, 'uploadMask()'), this.#supports('uploadMask()'), uploadMask(this.#transport, file, options)));
+    return APIPromise.from(async () => (checkOptions(options, UPLOAD_MASK_OPTIONS, 'uploadMask()'), this.#supports('uploadMask()'), (await uploads()).uploadMask(this.#transport, file, options)));
   }
 
   /**
@@ -356,7 +355,7 @@ export class CloudClient implements JobBackend {
   async downloadToFile(fileRef: FileRef, destination: string, options?: RequestOptions): Promise<number> {
     checkId(destination, 'destination');
     checkRequestOptions(options, 'downloadToFile()');
-    return saveToFile(await this.download(fileRef, options), destination);
+    return (await downloads()).saveToFile(await this.download(fileRef, options), destination);
   }
 
   /**

@@ -18,7 +18,7 @@
 // attributes are the easiest to assert on), return a short summary, throw on
 // failure; then, if the runner should verify the rendered values, add an
 // entry to `expectations` in run.mjs.
-import { CloudClient, PlatformUIError, ProxyClient, RegistryClient, SubmissionError, Workflow } from '@platformui/sdk';
+import { CloudClient, DownloadError, PlatformUIError, ProxyClient, RegistryClient, SubmissionError, Workflow } from '@platformui/sdk';
 
 // The emulator's default credentials (see @platformui/sdk/emulator).
 const TOKEN = 'emulator-token';
@@ -149,6 +149,26 @@ const checks: Check[] = [
       } catch (err) {
         if (!(err instanceof SubmissionError)) throw new Error(`expected a SubmissionError, got ${String(err)}`);
         return `SubmissionError: ${err.message.slice(0, 80)}`;
+      } finally {
+        cloud.close();
+      }
+    },
+  },
+  {
+    // Downloads are a chunk of their own, loaded on the first download(). A browser hides a manual redirect, so the
+    // cloud's signed one cannot be read without forwarding the key: the SDK refuses with a DownloadError made by that
+    // chunk's own copy of the class, which must still be the root's by instanceof.
+    name: 'cloud.download in a browser: a DownloadError from its own chunk',
+    async run({ baseUrl, out }) {
+      const cloud = new CloudClient({ baseUrl, apiKey: API_KEY });
+      try {
+        const { name } = await cloud.uploadImage(new Blob([PNG], { type: 'image/png' }), { filename: 'view.png' });
+        const loaded = performance.getEntriesByType('resource').length;
+        const err = await cloud.download({ filename: name, subfolder: '', type: 'input' }).then(() => undefined, (e: unknown) => e);
+        if (!(err instanceof DownloadError) || err.reason !== 'opaque_redirect') throw new Error(`expected a DownloadError (opaque_redirect), got ${String(err)}`);
+        out.dataset.scripts = scriptsSince(loaded).join(',');
+        if (!out.dataset.scripts.includes('downloads.browser')) throw new Error(`download() loaded no downloads chunk: ${out.dataset.scripts || 'none'}`);
+        return `${err.name} (${err.reason}); scripts loaded by download(): ${out.dataset.scripts}`;
       } finally {
         cloud.close();
       }

@@ -153,6 +153,17 @@ const expectations = {
     if (res.status !== 302 && res.status !== 200) return `the emulator cannot serve ${name} (${res.status})`;
     return undefined;
   },
+  async 'cloud.download in a browser: a DownloadError from its own chunk'(section) {
+    // Downloads are in a chunk of their own, not in page.js; the page fetched /api/view, and nothing reached the signed
+    // URL (the browser hid the redirect: the SDK neither followed it with the key nor at all).
+    const downloads = pageBundle.files.find((f) => f.name.startsWith('downloads.browser'));
+    if (!downloads || downloads === pageBundle.files[0]) return `downloads are ${downloads ? 'in page.js' : 'in no chunk'}: they must load on first use`;
+    const scripts = ((await section.locator('.out').getAttribute('data-scripts')) ?? '').split(',');
+    if (!scripts.includes(`/${downloads.name}`)) return `the page did not fetch ${downloads.name} for download() (it fetched ${scripts.join(', ') || 'nothing'})`;
+    const seen = emulator.requests.filter((r) => r.path === '/api/view' || r.path.startsWith('/signed/')).map((r) => r.path);
+    if (!seen.includes('/api/view') || seen.some((p) => p.startsWith('/signed/'))) return `the emulator saw ${seen.join(', ') || 'nothing'}: expected /api/view and no signed URL`;
+    return undefined;
+  },
   async 'Workflow.fromEditor after getObjectInfo()'(section) {
     // The converter is in a chunk of its own, not in page.js, and the page fetched it for getObjectInfo().
     const converter = pageBundle.files.find((f) => f.text.includes('legacy group node'));
@@ -197,7 +208,10 @@ try {
   // of an unknown class, answered 400) is not a problem of the page.
   const provoked = (msg) => msg.text().includes('status of 400') && msg.location().url.endsWith('/api/prompt');
   page.on('console', (msg) => { if (msg.type() === 'error' && !provoked(msg)) pageErrors.push(`console error: ${msg.text()}`); });
-  page.on('requestfailed', (req) => pageErrors.push(`request failed: ${req.method()} ${req.url()} ${req.failure()?.errorText ?? ''}`));
+  // A redirect a fetch with `redirect: 'manual'` does not follow shows as an aborted request for its target: the one the
+  // download check provokes on purpose (the server-side check below proves nothing reached the signed URL).
+  const unfollowed = (req) => new URL(req.url()).pathname.startsWith('/signed/') && req.failure()?.errorText === 'net::ERR_ABORTED';
+  page.on('requestfailed', (req) => { if (!unfollowed(req)) pageErrors.push(`request failed: ${req.method()} ${req.url()} ${req.failure()?.errorText ?? ''}`); });
 
   await page.goto(`${pageOrigin}/?emulator=${encodeURIComponent(emulator.url)}`);
   // Each check has its own 20 s timeout in the page. An uncaught page error

@@ -1,8 +1,9 @@
 // What loads at start in a browser app, and what on first use (issue 34): the built browser bundle
 // (dist/index.browser.js, the package's `browser` export) bundled as an app would (esbuild --splitting, as
 // bench/bundle-size.ts measures it, unminified here so that functions keep their names). A client's start must not
-// hold the workflow validator, the editor-format converter or the registry's finder and publishing: they are files
-// of their own (dist/<name>.browser.js), imported on first use. Needs a build (npm run build).
+// hold the workflow validator, the editor-format converter, the submission, uploads and downloads, or the registry's
+// finder and publishing: they are files of their own (dist/<name>.browser.js), imported on first use. Needs a build
+// (npm run build).
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -45,11 +46,13 @@ const FINDER = { file: 'missing-packs.browser.js', code: 'function findMissingPa
 const PUBLISHING = { file: 'publish.browser.js', code: 'function publishNodeVersion(' };
 const SUBMISSION = { file: 'submit.browser.js', code: 'function submitWithId(' };
 const POOL_UPLOADS = { file: 'pool-uploads.browser.js', code: 'function readInputs(' };
+const UPLOADS = { file: 'uploads.browser.js', code: 'function uploadForm(' };
+const DOWNLOADS = { file: 'downloads.browser.js', code: 'function downloadView(' };
 
 describe.runIf(existsSync(join(dist, 'index.browser.js')))('the browser build: what loads on first use stays out of the start', () => {
   it.each([
-    ['CloudClient', [VALIDATOR, CONVERTER, SUBMISSION]],
-    ['CloudPool', [VALIDATOR, CONVERTER, SUBMISSION, POOL_UPLOADS]],
+    ['CloudClient', [VALIDATOR, CONVERTER, SUBMISSION, UPLOADS, DOWNLOADS]],
+    ['CloudPool', [VALIDATOR, CONVERTER, SUBMISSION, POOL_UPLOADS, UPLOADS, DOWNLOADS]],
     ['Workflow', [CONVERTER]],
     ['RegistryClient', [FINDER, PUBLISHING]],
   ] as const)('import { %s }: its start holds neither the code nor the file of what it loads later', async (name, later) => {
