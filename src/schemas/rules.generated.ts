@@ -3,512 +3,406 @@
 import type * as z from 'zod/mini';
 import type * as S from './index.ts';
 import { isImageInput } from './predicates.ts';
-import type { Typed } from './rule.ts';
+import { ARRAY, INTEGER, NULLABLE, NUMBER, OBJECT, OPTIONAL, RECORD, STRICT, STRING, UNION, VALUES, type Typed } from './rule.ts';
 
 export const NodeVersionStatus: Typed<z.output<typeof S.NodeVersionStatus>> = 'string';
 export const NodeVersion: Typed<z.output<typeof S.NodeVersion>> = {
-  type: 'object',
-  fields: {
-    id: 'string?',
-    node_id: 'string?',
-    version: 'string?',
-    changelog: 'string?',
-    platform_node_extract_status: 'string?',
-    createdAt: 'string?',
-    dependencies: { type: 'optional', of: { type: 'array', of: 'string' } },
-    deprecated: 'boolean?',
-    downloadUrl: 'string?',
-    status_reason: 'string?',
-    supported_accelerators: { type: 'optional', of: { type: 'array', of: 'string' } },
-    supported_platformui_frontend_version: 'string?',
-    supported_platformui_version: 'string?',
-    supported_os: { type: 'optional', of: { type: 'array', of: 'string' } },
-    tags: { type: 'optional', of: { type: 'array', of: 'string' } },
-    tags_admin: { type: 'optional', of: { type: 'array', of: 'string' } },
-    status: { type: 'optional', of: NodeVersionStatus },
-  },
+  id: 'string?',
+  node_id: 'string?',
+  version: 'string?',
+  changelog: 'string?',
+  platform_node_extract_status: 'string?',
+  createdAt: 'string?',
+  dependencies: [OPTIONAL, [ARRAY, 'string']],
+  deprecated: 'boolean?',
+  downloadUrl: 'string?',
+  status_reason: 'string?',
+  supported_accelerators: [OPTIONAL, [ARRAY, 'string']],
+  supported_platformui_frontend_version: 'string?',
+  supported_platformui_version: 'string?',
+  supported_os: [OPTIONAL, [ARRAY, 'string']],
+  tags: [OPTIONAL, [ARRAY, 'string']],
+  tags_admin: [OPTIONAL, [ARRAY, 'string']],
+  status: 'string?',
 };
 export const BulkNodeVersionItem: Typed<z.output<typeof S.BulkNodeVersionItem>> = {
-  type: 'object',
-  fields: {
-    status: 'string',
-    node_version: { type: 'optional', of: NodeVersion },
-    error_message: 'string?',
-    identifier: { type: 'optional', of: { type: 'object', fields: { node_id: 'string?', version: 'string?' } } },
-  },
+  status: 'string',
+  node_version: [OPTIONAL, NodeVersion],
+  error_message: 'string?',
+  identifier: [OPTIONAL, { node_id: 'string?', version: 'string?' }],
 };
 export const BulkNodeVersionsResponse: Typed<z.output<typeof S.BulkNodeVersionsResponse>> = {
-  type: 'object',
-  fields: { node_versions: { type: 'array', of: BulkNodeVersionItem } },
+  node_versions: [ARRAY, BulkNodeVersionItem],
 };
-export const CloudListJobsParams: Typed<z.output<typeof S.CloudListJobsParams>> = {
-  type: 'object',
-  fields: {
-    status: {
-      type: 'optional',
-      of: {
-        type: 'union',
-        of: [
-          { type: 'values', values: ['pending', 'in_progress', 'completed', 'failed', 'cancelled'] },
-          {
-            type: 'array',
-            of: { type: 'values', values: ['pending', 'in_progress', 'completed', 'failed', 'cancelled'] },
-            min: 1,
-          },
-        ],
-      },
-    },
-    workflow_id: { type: 'optional', of: { type: 'string', min: 1 } },
-    output_type: { type: 'optional', of: { type: 'values', values: ['image', 'video', 'audio'] } },
-    sort_by: { type: 'optional', of: { type: 'values', values: ['create_time', 'execution_time'] } },
-    sort_order: { type: 'optional', of: { type: 'values', values: ['asc', 'desc'] } },
-    offset: { type: 'optional', of: { type: 'number', int: true, min: 0 } },
-    limit: { type: 'optional', of: { type: 'number', int: true, min: 1, max: 1000 } },
+export const CloudListJobsParams: Typed<z.output<typeof S.CloudListJobsParams>> = [
+  STRICT,
+  {
+    status: [
+      OPTIONAL,
+      [
+        UNION,
+        [VALUES, 'pending', 'in_progress', 'completed', 'failed', 'cancelled'],
+        [ARRAY, [VALUES, 'pending', 'in_progress', 'completed', 'failed', 'cancelled'], 1],
+      ],
+    ],
+    workflow_id: [OPTIONAL, [STRING, 1]],
+    output_type: [OPTIONAL, [VALUES, 'image', 'video', 'audio']],
+    sort_by: [OPTIONAL, [VALUES, 'create_time', 'execution_time']],
+    sort_order: [OPTIONAL, [VALUES, 'asc', 'desc']],
+    offset: [OPTIONAL, [INTEGER, 0]],
+    limit: [OPTIONAL, [INTEGER, 1, 1000]],
   },
-  rest: 'reject',
-};
+];
 export const PublisherUser: Typed<z.output<typeof S.PublisherUser>> = {
-  type: 'object',
-  fields: { id: 'string?', name: 'string?', email: 'string?' },
+  id: 'string?',
+  name: 'string?',
+  email: 'string?',
 };
 export const PublisherMember: Typed<z.output<typeof S.PublisherMember>> = {
-  type: 'object',
-  fields: { id: 'string?', role: 'string?', user: { type: 'optional', of: PublisherUser } },
+  id: 'string?',
+  role: 'string?',
+  user: [OPTIONAL, PublisherUser],
 };
 export const CreateNodeRequest: Typed<z.output<typeof S.CreateNodeRequest>> = {
-  type: 'object',
-  fields: {
-    id: { type: 'string', min: 1 },
-    name: 'string?',
-    author: 'string?',
-    description: 'string?',
-    banner_url: 'string?',
-    icon: 'string?',
-    category: 'string?',
-    created_at: 'string?',
-    downloads: 'integer?',
-    github_stars: 'integer?',
-    license: 'string?',
-    preempted_platform_node_names: { type: 'optional', of: { type: 'array', of: 'string' } },
-    rating: 'number?',
-    repository: 'string?',
-    search_ranking: 'integer?',
-    status_detail: 'string?',
-    supported_accelerators: { type: 'optional', of: { type: 'array', of: 'string' } },
-    supported_platformui_frontend_version: 'string?',
-    supported_platformui_version: 'string?',
-    supported_os: { type: 'optional', of: { type: 'array', of: 'string' } },
-    tags: { type: 'optional', of: { type: 'array', of: 'string' } },
-    tags_admin: { type: 'optional', of: { type: 'array', of: 'string' } },
-    translations: { type: 'optional', of: { type: 'record', of: 'unknown' } },
-    latest_version: {
-      type: 'optional',
-      of: {
-        type: 'object',
-        fields: {
-          id: 'string?',
-          node_id: 'string?',
-          version: 'string?',
-          changelog: 'string?',
-          platform_node_extract_status: 'string?',
-          createdAt: 'string?',
-          dependencies: { type: 'optional', of: { type: 'array', of: 'string' } },
-          deprecated: 'boolean?',
-          downloadUrl: 'string?',
-          status_reason: 'string?',
-          supported_accelerators: { type: 'optional', of: { type: 'array', of: 'string' } },
-          supported_platformui_frontend_version: 'string?',
-          supported_platformui_version: 'string?',
-          supported_os: { type: 'optional', of: { type: 'array', of: 'string' } },
-          tags: { type: 'optional', of: { type: 'array', of: 'string' } },
-          tags_admin: { type: 'optional', of: { type: 'array', of: 'string' } },
-        },
-        rest: 'reject',
+  id: [STRING, 1],
+  name: 'string?',
+  author: 'string?',
+  description: 'string?',
+  banner_url: 'string?',
+  icon: 'string?',
+  category: 'string?',
+  created_at: 'string?',
+  downloads: 'integer?',
+  github_stars: 'integer?',
+  license: 'string?',
+  preempted_platform_node_names: [OPTIONAL, [ARRAY, 'string']],
+  rating: 'number?',
+  repository: 'string?',
+  search_ranking: 'integer?',
+  status_detail: 'string?',
+  supported_accelerators: [OPTIONAL, [ARRAY, 'string']],
+  supported_platformui_frontend_version: 'string?',
+  supported_platformui_version: 'string?',
+  supported_os: [OPTIONAL, [ARRAY, 'string']],
+  tags: [OPTIONAL, [ARRAY, 'string']],
+  tags_admin: [OPTIONAL, [ARRAY, 'string']],
+  translations: [OPTIONAL, [RECORD, 'unknown']],
+  latest_version: [
+    OPTIONAL,
+    [
+      STRICT,
+      {
+        id: 'string?',
+        node_id: 'string?',
+        version: 'string?',
+        changelog: 'string?',
+        platform_node_extract_status: 'string?',
+        createdAt: 'string?',
+        dependencies: [OPTIONAL, [ARRAY, 'string']],
+        deprecated: 'boolean?',
+        downloadUrl: 'string?',
+        status_reason: 'string?',
+        supported_accelerators: [OPTIONAL, [ARRAY, 'string']],
+        supported_platformui_frontend_version: 'string?',
+        supported_platformui_version: 'string?',
+        supported_os: [OPTIONAL, [ARRAY, 'string']],
+        tags: [OPTIONAL, [ARRAY, 'string']],
+        tags_admin: [OPTIONAL, [ARRAY, 'string']],
       },
-    },
-    publisher: {
-      type: 'optional',
-      of: {
-        type: 'object',
-        fields: {
-          id: 'string?',
-          name: 'string?',
-          description: 'string?',
-          logo: 'string?',
-          members: { type: 'optional', of: { type: 'array', of: PublisherMember } },
-          source_code_repo: 'string?',
-          support: 'string?',
-          website: 'string?',
-          createdAt: 'string?',
-        },
-        rest: 'reject',
+    ],
+  ],
+  publisher: [
+    OPTIONAL,
+    [
+      STRICT,
+      {
+        id: 'string?',
+        name: 'string?',
+        description: 'string?',
+        logo: 'string?',
+        members: [OPTIONAL, [ARRAY, PublisherMember]],
+        source_code_repo: 'string?',
+        support: 'string?',
+        website: 'string?',
+        createdAt: 'string?',
       },
-    },
-    status: {
-      type: 'optional',
-      of: { type: 'values', values: ['NodeStatusActive', 'NodeStatusDeleted', 'NodeStatusBanned'] },
-    },
-  },
+    ],
+  ],
+  status: [OPTIONAL, [VALUES, 'NodeStatusActive', 'NodeStatusDeleted', 'NodeStatusBanned']],
 };
-export const ErrorResponse: Typed<z.output<typeof S.ErrorResponse>> = {
-  type: 'object',
-  fields: { error: 'string', message: 'string' },
-};
-export const FileRef: Typed<z.output<typeof S.FileRef>> = {
-  type: 'object',
-  fields: { filename: 'string', subfolder: 'string?', type: 'string?' },
-};
+export const ErrorResponse: Typed<z.output<typeof S.ErrorResponse>> = { error: 'string', message: 'string' };
+export const FileRef: Typed<z.output<typeof S.FileRef>> = { filename: 'string', subfolder: 'string?', type: 'string?' };
 export const NodeOutputs: Typed<z.output<typeof S.NodeOutputs>> = {
-  type: 'object',
-  fields: {
-    images: { type: 'optional', of: { type: 'array', of: FileRef } },
-    video: { type: 'optional', of: { type: 'array', of: FileRef } },
-    audio: { type: 'optional', of: { type: 'array', of: FileRef } },
-  },
+  images: [OPTIONAL, [ARRAY, FileRef]],
+  video: [OPTIONAL, [ARRAY, FileRef]],
+  audio: [OPTIONAL, [ARRAY, FileRef]],
 };
 export const ExecutedData: Typed<z.output<typeof S.ExecutedData>> = {
-  type: 'object',
-  fields: {
-    node: 'string',
-    display_node: 'string?',
-    output: { type: 'nullable', of: NodeOutputs },
-    prompt_id: 'string',
-  },
+  node: 'string',
+  display_node: 'string?',
+  output: [NULLABLE, NodeOutputs],
+  prompt_id: 'string',
 };
 export const ExecutingData: Typed<z.output<typeof S.ExecutingData>> = {
-  type: 'object',
-  fields: {
-    node: { type: 'nullable', of: 'string' },
-    display_node: { type: 'optional', of: { type: 'nullable', of: 'string' } },
-    prompt_id: 'string?',
-  },
+  node: [NULLABLE, 'string'],
+  display_node: [OPTIONAL, [NULLABLE, 'string']],
+  prompt_id: 'string?',
 };
 export const ExecutionCachedData: Typed<z.output<typeof S.ExecutionCachedData>> = {
-  type: 'object',
-  fields: { nodes: { type: 'array', of: 'string' }, prompt_id: 'string', timestamp: 'number?' },
+  nodes: [ARRAY, 'string'],
+  prompt_id: 'string',
+  timestamp: 'number?',
 };
 export const ExecutionErrorData: Typed<z.output<typeof S.ExecutionErrorData>> = {
-  type: 'object',
-  fields: {
-    prompt_id: 'string',
-    exception_type: 'string?',
-    exception_message: 'string?',
-    traceback: { type: 'optional', of: { type: 'union', of: [{ type: 'array', of: 'string' }, 'string'] } },
-    node_id: { type: 'optional', of: { type: 'nullable', of: 'string' } },
-    node_type: { type: 'optional', of: { type: 'nullable', of: 'string' } },
-    executed: { type: 'optional', of: { type: 'array', of: 'string' } },
-    timestamp: 'number?',
-  },
+  prompt_id: 'string',
+  exception_type: 'string?',
+  exception_message: 'string?',
+  traceback: [OPTIONAL, [UNION, [ARRAY, 'string'], 'string']],
+  node_id: [OPTIONAL, [NULLABLE, 'string']],
+  node_type: [OPTIONAL, [NULLABLE, 'string']],
+  executed: [OPTIONAL, [ARRAY, 'string']],
+  timestamp: 'number?',
 };
 export const ExecutionInterruptedData: Typed<z.output<typeof S.ExecutionInterruptedData>> = {
-  type: 'object',
-  fields: {
-    prompt_id: 'string',
-    node_id: { type: 'optional', of: { type: 'nullable', of: 'string' } },
-    node_type: { type: 'optional', of: { type: 'nullable', of: 'string' } },
-    executed: { type: 'optional', of: { type: 'array', of: 'string' } },
-    timestamp: 'number?',
-  },
+  prompt_id: 'string',
+  node_id: [OPTIONAL, [NULLABLE, 'string']],
+  node_type: [OPTIONAL, [NULLABLE, 'string']],
+  executed: [OPTIONAL, [ARRAY, 'string']],
+  timestamp: 'number?',
 };
 export const ExecutionStartData: Typed<z.output<typeof S.ExecutionStartData>> = {
-  type: 'object',
-  fields: { prompt_id: 'string', timestamp: 'number?' },
+  prompt_id: 'string',
+  timestamp: 'number?',
 };
 export const ExecutionSuccessData: Typed<z.output<typeof S.ExecutionSuccessData>> = {
-  type: 'object',
-  fields: { prompt_id: 'string', timestamp: 'number?' },
+  prompt_id: 'string',
+  timestamp: 'number?',
 };
-export const History: Typed<z.output<typeof S.History>> = {
-  type: 'record',
-  of: {
-    type: 'object',
-    fields: {
-      prompt: { type: 'optional', of: { type: 'array', of: 'unknown' } },
-      outputs: { type: 'optional', of: { type: 'nullable', of: { type: 'record', of: NodeOutputs } } },
-      status: {
-        type: 'optional',
-        of: {
-          type: 'nullable',
-          of: {
-            type: 'object',
-            fields: {
-              status_str: { type: 'optional', of: { type: 'nullable', of: 'string' } },
-              completed: 'boolean?',
-              messages: { type: 'optional', of: { type: 'array', of: 'unknown' } },
-            },
-          },
+export const History: Typed<z.output<typeof S.History>> = [
+  RECORD,
+  {
+    prompt: [OPTIONAL, [ARRAY, 'unknown']],
+    outputs: [OPTIONAL, [NULLABLE, [RECORD, NodeOutputs]]],
+    status: [
+      OPTIONAL,
+      [
+        NULLABLE,
+        {
+          status_str: [OPTIONAL, [NULLABLE, 'string']],
+          completed: 'boolean?',
+          messages: [OPTIONAL, [ARRAY, 'unknown']],
         },
-      },
-    },
+      ],
+    ],
   },
-};
+];
 export const JobExecutionError: Typed<z.output<typeof S.JobExecutionError>> = {
-  type: 'object',
-  fields: {
-    node_id: { type: 'optional', of: { type: 'nullable', of: 'string' } },
-    node_type: { type: 'optional', of: { type: 'nullable', of: 'string' } },
-    exception_message: { type: 'optional', of: { type: 'nullable', of: 'string' } },
-    exception_type: { type: 'optional', of: { type: 'nullable', of: 'string' } },
-    traceback: 'unknown?',
-    current_inputs: 'unknown?',
-    current_outputs: 'unknown?',
-  },
+  node_id: [OPTIONAL, [NULLABLE, 'string']],
+  node_type: [OPTIONAL, [NULLABLE, 'string']],
+  exception_message: [OPTIONAL, [NULLABLE, 'string']],
+  exception_type: [OPTIONAL, [NULLABLE, 'string']],
+  traceback: 'unknown?',
+  current_inputs: 'unknown?',
+  current_outputs: 'unknown?',
 };
 export const JobSummary: Typed<z.output<typeof S.JobSummary>> = {
-  type: 'object',
-  fields: {
-    id: 'string',
-    status: 'string',
-    create_time: { type: 'optional', of: { type: 'nullable', of: 'number' } },
-    execution_error: { type: 'optional', of: { type: 'nullable', of: JobExecutionError } },
-    preview_output: { type: 'optional', of: { type: 'nullable', of: { type: 'object', fields: {  } } } },
-    outputs_count: { type: 'optional', of: { type: 'nullable', of: 'number' } },
-    workflow_id: { type: 'optional', of: { type: 'nullable', of: 'string' } },
-    execution_start_time: { type: 'optional', of: { type: 'nullable', of: 'number' } },
-    execution_end_time: { type: 'optional', of: { type: 'nullable', of: 'number' } },
-  },
+  id: 'string',
+  status: 'string',
+  create_time: [OPTIONAL, [NULLABLE, 'number']],
+  execution_error: [OPTIONAL, [NULLABLE, JobExecutionError]],
+  preview_output: [OPTIONAL, [NULLABLE, {  }]],
+  outputs_count: [OPTIONAL, [NULLABLE, 'number']],
+  workflow_id: [OPTIONAL, [NULLABLE, 'string']],
+  execution_start_time: [OPTIONAL, [NULLABLE, 'number']],
+  execution_end_time: [OPTIONAL, [NULLABLE, 'number']],
 };
 export const JobList: Typed<z.output<typeof S.JobList>> = {
-  type: 'object',
-  fields: {
-    jobs: { type: 'array', of: JobSummary },
-    pagination: {
-      type: 'object',
-      fields: {
-        offset: 'number',
-        limit: { type: 'optional', of: { type: 'nullable', of: 'number' } },
-        total: { type: 'optional', of: { type: 'nullable', of: 'number' } },
-        has_more: 'boolean',
-      },
-    },
+  jobs: [ARRAY, JobSummary],
+  pagination: {
+    offset: 'number',
+    limit: [OPTIONAL, [NULLABLE, 'number']],
+    total: [OPTIONAL, [NULLABLE, 'number']],
+    has_more: 'boolean',
   },
 };
 export const JobRecordBody: Typed<z.output<typeof S.JobRecordBody>> = {
-  type: 'object',
-  fields: {
-    id: 'string',
-    status: 'string',
-    create_time: { type: 'optional', of: { type: 'nullable', of: 'number' } },
-    execution_error: { type: 'optional', of: { type: 'nullable', of: JobExecutionError } },
-    preview_output: { type: 'optional', of: { type: 'nullable', of: { type: 'object', fields: {  } } } },
-    outputs_count: { type: 'optional', of: { type: 'nullable', of: 'number' } },
-    workflow_id: { type: 'optional', of: { type: 'nullable', of: 'string' } },
-    execution_start_time: { type: 'optional', of: { type: 'nullable', of: 'number' } },
-    execution_end_time: { type: 'optional', of: { type: 'nullable', of: 'number' } },
-    outputs: { type: 'optional', of: { type: 'nullable', of: { type: 'record', of: NodeOutputs } } },
-    workflow: 'unknown?',
-    update_time: { type: 'optional', of: { type: 'nullable', of: 'number' } },
-    execution_status: 'unknown?',
-    execution_meta: 'unknown?',
-  },
+  id: 'string',
+  status: 'string',
+  create_time: [OPTIONAL, [NULLABLE, 'number']],
+  execution_error: [OPTIONAL, [NULLABLE, JobExecutionError]],
+  preview_output: [OPTIONAL, [NULLABLE, {  }]],
+  outputs_count: [OPTIONAL, [NULLABLE, 'number']],
+  workflow_id: [OPTIONAL, [NULLABLE, 'string']],
+  execution_start_time: [OPTIONAL, [NULLABLE, 'number']],
+  execution_end_time: [OPTIONAL, [NULLABLE, 'number']],
+  outputs: [OPTIONAL, [NULLABLE, [RECORD, NodeOutputs]]],
+  workflow: 'unknown?',
+  update_time: [OPTIONAL, [NULLABLE, 'number']],
+  execution_status: 'unknown?',
+  execution_meta: 'unknown?',
 };
 export const JobStatus: Typed<z.output<typeof S.JobStatus>> = {
-  type: 'object',
-  fields: {
-    status: 'string',
-    id: 'string?',
-    created_at: 'unknown?',
-    updated_at: 'unknown?',
-    last_state_update: 'unknown?',
-    assigned_inference: 'unknown?',
-    error_message: { type: 'optional', of: { type: 'nullable', of: 'string' } },
-  },
+  status: 'string',
+  id: 'string?',
+  created_at: 'unknown?',
+  updated_at: 'unknown?',
+  last_state_update: 'unknown?',
+  assigned_inference: 'unknown?',
+  error_message: [OPTIONAL, [NULLABLE, 'string']],
 };
-export const ListJobsParams: Typed<z.output<typeof S.ListJobsParams>> = {
-  type: 'object',
-  fields: {
-    status: {
-      type: 'optional',
-      of: {
-        type: 'union',
-        of: [
-          { type: 'values', values: ['pending', 'in_progress', 'completed', 'failed', 'cancelled'] },
-          {
-            type: 'array',
-            of: { type: 'values', values: ['pending', 'in_progress', 'completed', 'failed', 'cancelled'] },
-            min: 1,
-          },
-        ],
-      },
-    },
-    workflow_id: { type: 'optional', of: { type: 'string', min: 1 } },
-    output_type: { type: 'optional', of: { type: 'values', values: ['image', 'video', 'audio'] } },
-    sort_by: {
-      type: 'optional',
-      of: { type: 'values', values: ['create_time', 'execution_time', 'created_at', 'execution_duration'] },
-    },
-    sort_order: { type: 'optional', of: { type: 'values', values: ['asc', 'desc'] } },
-    offset: { type: 'optional', of: { type: 'number', int: true, min: 0 } },
-    limit: { type: 'optional', of: { type: 'number', int: true, min: 1, max: 1000 } },
+export const ListJobsParams: Typed<z.output<typeof S.ListJobsParams>> = [
+  STRICT,
+  {
+    status: [
+      OPTIONAL,
+      [
+        UNION,
+        [VALUES, 'pending', 'in_progress', 'completed', 'failed', 'cancelled'],
+        [ARRAY, [VALUES, 'pending', 'in_progress', 'completed', 'failed', 'cancelled'], 1],
+      ],
+    ],
+    workflow_id: [OPTIONAL, [STRING, 1]],
+    output_type: [OPTIONAL, [VALUES, 'image', 'video', 'audio']],
+    sort_by: [OPTIONAL, [VALUES, 'create_time', 'execution_time', 'created_at', 'execution_duration']],
+    sort_order: [OPTIONAL, [VALUES, 'asc', 'desc']],
+    offset: [OPTIONAL, [INTEGER, 0]],
+    limit: [OPTIONAL, [INTEGER, 1, 1000]],
   },
-  rest: 'reject',
-};
-export const ListNodesParams: Typed<z.output<typeof S.ListNodesParams>> = {
-  type: 'object',
-  fields: {
-    page: { type: 'optional', of: { type: 'number', int: true, min: 1 } },
-    limit: { type: 'optional', of: { type: 'number', int: true, min: 1 } },
-    node_id: { type: 'optional', of: { type: 'array', of: { type: 'string', min: 1 } } },
+];
+export const ListNodesParams: Typed<z.output<typeof S.ListNodesParams>> = [
+  STRICT,
+  {
+    page: [OPTIONAL, [INTEGER, 1]],
+    limit: [OPTIONAL, [INTEGER, 1]],
+    node_id: [OPTIONAL, [ARRAY, [STRING, 1]]],
     supported_os: 'string?',
     supported_accelerator: 'string?',
     include_banned: 'boolean?',
     timestamp: 'string?',
     latest: 'boolean?',
-    sort: { type: 'optional', of: { type: 'array', of: 'string' } },
+    sort: [OPTIONAL, [ARRAY, 'string']],
     platformui_version: 'string?',
     form_factor: 'string?',
   },
-  rest: 'reject',
-};
-export const ListPublisherNodesParams: Typed<z.output<typeof S.ListPublisherNodesParams>> = {
-  type: 'object',
-  fields: {
-    page: { type: 'optional', of: { type: 'number', int: true, min: 1 } },
-    limit: { type: 'optional', of: { type: 'number', int: true, min: 1 } },
-    include_banned: 'boolean?',
+];
+export const ListPublisherNodesParams: Typed<z.output<typeof S.ListPublisherNodesParams>> = [
+  OBJECT,
+  { page: [OPTIONAL, [INTEGER, 1]], limit: [OPTIONAL, [INTEGER, 1]], include_banned: 'boolean?' },
+  [UNION, 'string', 'number', 'boolean'],
+];
+export const LocalListJobsParams: Typed<z.output<typeof S.LocalListJobsParams>> = [
+  STRICT,
+  {
+    status: [
+      OPTIONAL,
+      [
+        UNION,
+        [VALUES, 'pending', 'in_progress', 'completed', 'failed'],
+        [ARRAY, [VALUES, 'pending', 'in_progress', 'completed', 'failed'], 1],
+      ],
+    ],
+    workflow_id: [OPTIONAL, [STRING, 1]],
+    sort_by: [OPTIONAL, [VALUES, 'created_at', 'execution_duration']],
+    sort_order: [OPTIONAL, [VALUES, 'asc', 'desc']],
+    offset: [OPTIONAL, [INTEGER, 0]],
+    limit: [OPTIONAL, [INTEGER, 1, 1000]],
   },
-  rest: { type: 'union', of: ['string', 'number', 'boolean'] },
-};
-export const LocalListJobsParams: Typed<z.output<typeof S.LocalListJobsParams>> = {
-  type: 'object',
-  fields: {
-    status: {
-      type: 'optional',
-      of: {
-        type: 'union',
-        of: [
-          { type: 'values', values: ['pending', 'in_progress', 'completed', 'failed'] },
-          { type: 'array', of: { type: 'values', values: ['pending', 'in_progress', 'completed', 'failed'] }, min: 1 },
-        ],
-      },
-    },
-    workflow_id: { type: 'optional', of: { type: 'string', min: 1 } },
-    sort_by: { type: 'optional', of: { type: 'values', values: ['created_at', 'execution_duration'] } },
-    sort_order: { type: 'optional', of: { type: 'values', values: ['asc', 'desc'] } },
-    offset: { type: 'optional', of: { type: 'number', int: true, min: 0 } },
-    limit: { type: 'optional', of: { type: 'number', int: true, min: 1, max: 1000 } },
-  },
-  rest: 'reject',
-};
+];
 export const PublisherStatus: Typed<z.output<typeof S.PublisherStatus>> = 'string';
 export const Publisher: Typed<z.output<typeof S.Publisher>> = {
-  type: 'object',
-  fields: {
-    id: 'string?',
-    name: 'string?',
-    description: 'string?',
-    logo: 'string?',
-    members: { type: 'optional', of: { type: 'array', of: PublisherMember } },
-    source_code_repo: 'string?',
-    support: 'string?',
-    website: 'string?',
-    createdAt: 'string?',
-    status: { type: 'optional', of: PublisherStatus },
-  },
+  id: 'string?',
+  name: 'string?',
+  description: 'string?',
+  logo: 'string?',
+  members: [OPTIONAL, [ARRAY, PublisherMember]],
+  source_code_repo: 'string?',
+  support: 'string?',
+  website: 'string?',
+  createdAt: 'string?',
+  status: 'string?',
 };
 export const NodeStatus: Typed<z.output<typeof S.NodeStatus>> = 'string';
 export const Node: Typed<z.output<typeof S.Node>> = {
-  type: 'object',
-  fields: {
-    id: 'string?',
-    name: 'string?',
-    author: 'string?',
-    description: 'string?',
-    banner_url: 'string?',
-    icon: 'string?',
-    category: 'string?',
-    created_at: 'string?',
-    downloads: 'integer?',
-    github_stars: 'integer?',
-    license: 'string?',
-    preempted_platform_node_names: { type: 'optional', of: { type: 'array', of: 'string' } },
-    rating: 'number?',
-    repository: 'string?',
-    search_ranking: 'integer?',
-    status_detail: 'string?',
-    supported_accelerators: { type: 'optional', of: { type: 'array', of: 'string' } },
-    supported_platformui_frontend_version: 'string?',
-    supported_platformui_version: 'string?',
-    supported_os: { type: 'optional', of: { type: 'array', of: 'string' } },
-    tags: { type: 'optional', of: { type: 'array', of: 'string' } },
-    tags_admin: { type: 'optional', of: { type: 'array', of: 'string' } },
-    translations: { type: 'optional', of: { type: 'record', of: 'unknown' } },
-    latest_version: { type: 'optional', of: NodeVersion },
-    publisher: { type: 'optional', of: Publisher },
-    status: { type: 'optional', of: NodeStatus },
-  },
+  id: 'string?',
+  name: 'string?',
+  author: 'string?',
+  description: 'string?',
+  banner_url: 'string?',
+  icon: 'string?',
+  category: 'string?',
+  created_at: 'string?',
+  downloads: 'integer?',
+  github_stars: 'integer?',
+  license: 'string?',
+  preempted_platform_node_names: [OPTIONAL, [ARRAY, 'string']],
+  rating: 'number?',
+  repository: 'string?',
+  search_ranking: 'integer?',
+  status_detail: 'string?',
+  supported_accelerators: [OPTIONAL, [ARRAY, 'string']],
+  supported_platformui_frontend_version: 'string?',
+  supported_platformui_version: 'string?',
+  supported_os: [OPTIONAL, [ARRAY, 'string']],
+  tags: [OPTIONAL, [ARRAY, 'string']],
+  tags_admin: [OPTIONAL, [ARRAY, 'string']],
+  translations: [OPTIONAL, [RECORD, 'unknown']],
+  latest_version: [OPTIONAL, NodeVersion],
+  publisher: [OPTIONAL, Publisher],
+  status: 'string?',
 };
 export const NodeDefinition: Typed<z.output<typeof S.NodeDefinition>> = {
-  type: 'object',
-  fields: {
-    input: {
-      type: 'optional',
-      of: {
-        type: 'object',
-        fields: {
-          required: { type: 'optional', of: { type: 'record', of: 'unknown' } },
-          optional: { type: 'optional', of: { type: 'record', of: 'unknown' } },
-          hidden: { type: 'optional', of: { type: 'record', of: 'unknown' } },
-        },
-      },
+  input: [
+    OPTIONAL,
+    {
+      required: [OPTIONAL, [RECORD, 'unknown']],
+      optional: [OPTIONAL, [RECORD, 'unknown']],
+      hidden: [OPTIONAL, [RECORD, 'unknown']],
     },
-  },
+  ],
 };
 export const NodePage: Typed<z.output<typeof S.NodePage>> = {
-  type: 'object',
-  fields: {
-    limit: 'integer',
-    nodes: { type: 'array', of: Node },
-    page: 'integer',
-    total: 'integer',
-    totalPages: 'integer',
-  },
+  limit: 'integer',
+  nodes: [ARRAY, Node],
+  page: 'integer',
+  total: 'integer',
+  totalPages: 'integer',
 };
 export const NodeProgress: Typed<z.output<typeof S.NodeProgress>> = {
-  type: 'object',
-  fields: {
-    value: 'number',
-    max: 'number',
-    state: 'string',
-    node_id: 'string',
-    prompt_id: 'string?',
-    display_node_id: 'string?',
-    parent_node_id: { type: 'optional', of: { type: 'nullable', of: 'string' } },
-    real_node_id: 'string?',
-  },
+  value: 'number',
+  max: 'number',
+  state: 'string',
+  node_id: 'string',
+  prompt_id: 'string?',
+  display_node_id: 'string?',
+  parent_node_id: [OPTIONAL, [NULLABLE, 'string']],
+  real_node_id: 'string?',
 };
-export const NodeVersionList: Typed<z.output<typeof S.NodeVersionList>> = { type: 'array', of: NodeVersion };
-export const NotificationData: Typed<z.output<typeof S.NotificationData>> = {
-  type: 'object',
-  fields: { value: 'string', id: 'string?' },
-};
-export const ObjectInfo: Typed<z.output<typeof S.ObjectInfo>> = { type: 'record', of: NodeDefinition };
+export const NodeVersionList: Typed<z.output<typeof S.NodeVersionList>> = [ARRAY, NodeVersion];
+export const NotificationData: Typed<z.output<typeof S.NotificationData>> = { value: 'string', id: 'string?' };
+export const ObjectInfo: Typed<z.output<typeof S.ObjectInfo>> = [RECORD, NodeDefinition];
 export const ProgressData: Typed<z.output<typeof S.ProgressData>> = {
-  type: 'object',
-  fields: {
-    value: 'number',
-    max: 'number',
-    prompt_id: 'string',
-    node: { type: 'optional', of: { type: 'nullable', of: 'string' } },
-  },
+  value: 'number',
+  max: 'number',
+  prompt_id: 'string',
+  node: [OPTIONAL, [NULLABLE, 'string']],
 };
 export const ProgressStateData: Typed<z.output<typeof S.ProgressStateData>> = {
-  type: 'object',
-  fields: { prompt_id: 'string', nodes: { type: 'record', of: NodeProgress } },
+  prompt_id: 'string',
+  nodes: [RECORD, NodeProgress],
 };
-export const PromptIds: Typed<z.output<typeof S.PromptIds>> = { type: 'array', of: { type: 'string', min: 1 }, min: 1 };
+export const PromptIds: Typed<z.output<typeof S.PromptIds>> = [ARRAY, [STRING, 1], 1];
 export const PublishNodeVersionResponse: Typed<z.output<typeof S.PublishNodeVersionResponse>> = {
-  type: 'object',
-  fields: { signedUrl: 'string', node_version: NodeVersion },
+  signedUrl: 'string',
+  node_version: NodeVersion,
 };
-export const PublisherList: Typed<z.output<typeof S.PublisherList>> = { type: 'array', of: Publisher };
+export const PublisherList: Typed<z.output<typeof S.PublisherList>> = [ARRAY, Publisher];
 export const Queue: Typed<z.output<typeof S.Queue>> = {
-  type: 'object',
-  fields: { queue_running: { type: 'array', of: 'unknown' }, queue_pending: { type: 'array', of: 'unknown' } },
+  queue_running: [ARRAY, 'unknown'],
+  queue_pending: [ARRAY, 'unknown'],
 };
-export const RelightAdvancedSettings: Typed<z.output<typeof S.RelightAdvancedSettings>> = {
-  type: 'object',
-  fields: {
+export const RelightAdvancedSettings: Typed<z.output<typeof S.RelightAdvancedSettings>> = [
+  STRICT,
+  {
     blacks: 'number?',
     brightness: 'number?',
     contrast: 'number?',
@@ -519,44 +413,40 @@ export const RelightAdvancedSettings: Typed<z.output<typeof S.RelightAdvancedSet
     transfer_light_b: 'string?',
     fixed_generation: 'boolean?',
   },
-  rest: 'reject',
-};
-export const RelightParams: Typed<z.output<typeof S.RelightParams>> = {
-  type: 'object',
-  fields: {
+];
+export const RelightParams: Typed<z.output<typeof S.RelightParams>> = [
+  STRICT,
+  {
     image: isImageInput,
     prompt: 'string?',
-    style: {
-      type: 'optional',
-      of: {
-        type: 'values',
-        values: [
-          'standard',
-          'darker_but_realistic',
-          'clean',
-          'smooth',
-          'brighter',
-          'contrasted_n_hdr',
-          'just_composition',
-        ],
-      },
-    },
+    style: [
+      OPTIONAL,
+      [
+        VALUES,
+        'standard',
+        'darker_but_realistic',
+        'clean',
+        'smooth',
+        'brighter',
+        'contrasted_n_hdr',
+        'just_composition',
+      ],
+    ],
     change_background: 'boolean?',
     interpolate_from_original: 'boolean?',
-    light_transfer_strength: { type: 'optional', of: { type: 'number', min: 0, max: 100 } },
+    light_transfer_strength: [OPTIONAL, [NUMBER, 0, 100]],
     preserve_details: 'boolean?',
-    transfer_light_from_lightmap: { type: 'optional', of: isImageInput },
-    transfer_light_from_reference_image: { type: 'optional', of: isImageInput },
+    transfer_light_from_lightmap: [OPTIONAL, isImageInput],
+    transfer_light_from_reference_image: [OPTIONAL, isImageInput],
     webhook_url: 'string?',
-    advanced_settings: { type: 'optional', of: RelightAdvancedSettings },
+    advanced_settings: [OPTIONAL, RelightAdvancedSettings],
   },
-  rest: 'reject',
-};
-export const SearchNodesParams: Typed<z.output<typeof S.SearchNodesParams>> = {
-  type: 'object',
-  fields: {
-    page: { type: 'optional', of: { type: 'number', int: true, min: 1 } },
-    limit: { type: 'optional', of: { type: 'number', int: true, min: 1 } },
+];
+export const SearchNodesParams: Typed<z.output<typeof S.SearchNodesParams>> = [
+  STRICT,
+  {
+    page: [OPTIONAL, [INTEGER, 1]],
+    limit: [OPTIONAL, [INTEGER, 1]],
     search: 'string?',
     repository_url_search: 'string?',
     platform_node_search: 'string?',
@@ -564,116 +454,77 @@ export const SearchNodesParams: Typed<z.output<typeof S.SearchNodesParams>> = {
     supported_accelerator: 'string?',
     include_banned: 'boolean?',
   },
-  rest: 'reject',
-};
-export const SkinEnhancerCreativeParams: Typed<z.output<typeof S.SkinEnhancerCreativeParams>> = {
-  type: 'object',
-  fields: {
+];
+export const SkinEnhancerCreativeParams: Typed<z.output<typeof S.SkinEnhancerCreativeParams>> = [
+  STRICT,
+  {
     image: isImageInput,
-    sharpen: { type: 'optional', of: { type: 'number', min: 0, max: 100 } },
-    smart_grain: { type: 'optional', of: { type: 'number', min: 0, max: 100 } },
+    sharpen: [OPTIONAL, [NUMBER, 0, 100]],
+    smart_grain: [OPTIONAL, [NUMBER, 0, 100]],
     webhook_url: 'string?',
   },
-  rest: 'reject',
-};
+];
 export const StatusData: Typed<z.output<typeof S.StatusData>> = {
-  type: 'object',
-  fields: {
-    status: { type: 'object', fields: { exec_info: { type: 'object', fields: { queue_remaining: 'number' } } } },
-    sid: 'string?',
-  },
+  status: { exec_info: { queue_remaining: 'number' } },
+  sid: 'string?',
 };
 export const SubmissionErrorBody: Typed<z.output<typeof S.SubmissionErrorBody>> = {
-  type: 'object',
-  fields: {
-    error: {
-      type: 'union',
-      of: [
-        {
-          type: 'object',
-          fields: {
-            type: 'string',
-            message: 'string',
-            details: 'string?',
-            extra_info: { type: 'optional', of: { type: 'record', of: 'unknown' } },
-          },
-        },
-        'string',
-      ],
-    },
-    node_errors: {
-      type: 'optional',
-      of: {
-        type: 'record',
-        of: {
-          type: 'object',
-          fields: {
-            errors: {
-              type: 'array',
-              of: {
-                type: 'object',
-                fields: {
-                  type: 'string',
-                  message: 'string',
-                  details: 'string?',
-                  extra_info: { type: 'optional', of: { type: 'record', of: 'unknown' } },
-                },
-              },
-            },
-            dependent_outputs: { type: 'optional', of: { type: 'array', of: 'string' } },
-            class_type: 'string?',
-          },
-        },
+  error: [
+    UNION,
+    { type: 'string', message: 'string', details: 'string?', extra_info: [OPTIONAL, [RECORD, 'unknown']] },
+    'string',
+  ],
+  node_errors: [
+    OPTIONAL,
+    [
+      RECORD,
+      {
+        errors: [
+          ARRAY,
+          { type: 'string', message: 'string', details: 'string?', extra_info: [OPTIONAL, [RECORD, 'unknown']] },
+        ],
+        dependent_outputs: [OPTIONAL, [ARRAY, 'string']],
+        class_type: 'string?',
       },
-    },
-  },
+    ],
+  ],
 };
 export const SubmissionResponse: Typed<z.output<typeof S.SubmissionResponse>> = {
-  type: 'object',
-  fields: { prompt_id: 'string?', error: 'unknown?' },
+  prompt_id: 'string?',
+  error: 'unknown?',
 };
 export const SubmitOptionsParams: Typed<z.output<typeof S.SubmitOptionsParams>> = {
-  type: 'object',
-  fields: {
-    partnerApiKey: {
-      type: 'optional',
-      of: { type: 'union', of: [{ type: 'string', min: 1 }, { type: 'values', values: [true] }] },
-    },
-    extraData: { type: 'optional', of: { type: 'record', of: 'unknown' } },
-    clientId: 'string?',
-    validate: 'boolean?',
-    promptId: { type: 'optional', of: { type: 'string', min: 1 } },
-    resubmitUnconfirmed: 'boolean?',
-    confirmWithin: { type: 'optional', of: { type: 'number', min: 0 } },
-    widgetValues: { type: 'optional', of: { type: 'values', values: ['strict', 'editor'] } },
-  },
+  partnerApiKey: [OPTIONAL, [UNION, [STRING, 1], [VALUES, true]]],
+  extraData: [OPTIONAL, [RECORD, 'unknown']],
+  clientId: 'string?',
+  validate: 'boolean?',
+  promptId: [OPTIONAL, [STRING, 1]],
+  resubmitUnconfirmed: 'boolean?',
+  confirmWithin: [OPTIONAL, [NUMBER, 0]],
+  widgetValues: [OPTIONAL, [VALUES, 'strict', 'editor']],
 };
 export const Task: Typed<z.output<typeof S.Task>> = {
-  type: 'object',
-  fields: { task_id: 'string', status: 'string', generated: { type: 'optional', of: { type: 'array', of: 'string' } } },
+  task_id: 'string',
+  status: 'string',
+  generated: [OPTIONAL, [ARRAY, 'string']],
 };
 export const TaskNotification: Typed<z.output<typeof S.TaskNotification>> = {
-  type: 'object',
-  fields: {
-    task_id: 'string?',
-    status: 'string?',
-    generated: { type: 'optional', of: { type: 'array', of: 'string' } },
-  },
+  task_id: 'string?',
+  status: 'string?',
+  generated: [OPTIONAL, [ARRAY, 'string']],
 };
-export const TaskRecord: Typed<z.output<typeof S.TaskRecord>> = { type: 'object', fields: { data: Task } };
+export const TaskRecord: Typed<z.output<typeof S.TaskRecord>> = { data: Task };
 export const UploadResponse: Typed<z.output<typeof S.UploadResponse>> = {
-  type: 'object',
-  fields: { name: 'string', subfolder: 'string?', type: 'string?' },
+  name: 'string',
+  subfolder: 'string?',
+  type: 'string?',
 };
 export const WorkflowNode: Typed<z.output<typeof S.WorkflowNode>> = {
-  type: 'object',
-  fields: {
-    inputs: { type: 'record', of: 'unknown' },
-    class_type: 'string?',
-    _meta: { type: 'optional', of: { type: 'object', fields: { title: 'string?' } } },
-  },
+  inputs: [RECORD, 'unknown'],
+  class_type: 'string?',
+  _meta: [OPTIONAL, { title: 'string?' }],
 };
-export const Workflow: Typed<z.output<typeof S.Workflow>> = { type: 'record', of: WorkflowNode };
+export const Workflow: Typed<z.output<typeof S.Workflow>> = [RECORD, WorkflowNode];
 
 export const EVENT_SCHEMAS = {
   status: StatusData,
