@@ -49,7 +49,6 @@ export async function generate(): Promise<string> {
       maps.set(name, value as Record<string, Schema>); // a record of schemas (EVENT_SCHEMAS)
     }
   }
-  usedTags.clear();
   const predicateNames = new Map<unknown, string>(Object.entries(predicates).map(([n, p]) => [p[1], n]));
   const usedPredicates = new Set<string>();
 
@@ -156,8 +155,9 @@ export async function generate(): Promise<string> {
     "import type * as z from 'zod/mini';",
     "import type * as S from './index.ts';",
     `import { ${[...usedPredicates].sort().join(', ')} } from './predicates.ts';`,
-    `import { ${[...usedTags].sort().join(', ')}, type Typed } from './rule.ts';`,
+    "import type { Typed } from './rule.ts';",
     '',
+    `// A tuple's first item is its tag (rule.ts): ${Object.entries(TAGS).filter(([k]) => /^[A-Z]+$/.test(k)).sort(([, a], [, b]) => a - b).map(([k, n]) => `${n} ${k}`).join(', ')}.`,
   ];
   for (const name of order) {
     const head = `export const ${name}: Typed<z.output<typeof S.${name}>> = `;
@@ -183,12 +183,9 @@ const isOptionalValue = (r: Value): boolean => {
 const acceptsUndefined = (r: Value): boolean =>
   isOptionalValue(r) || r === 'unknown' || (typeof r === 'object' && r !== null && !(r instanceof Ref) && (r as Record<string, Value>).type === 'union' && ((r as Record<string, Value>).of as Value[]).some(acceptsUndefined));
 
-/** The tags of rule.ts that the file uses, imported by name (the bundler writes their numbers in place). */
-const usedTags = new Set<string>();
-const tag = (name: string) => {
-  usedTags.add(name);
-  return new Ref(name);
-};
+/** A tuple's tag, as the number itself (rule.ts's constants, which a bundle would keep as variables: see there). */
+const tag = (name: keyof typeof TAGS) => TAGS[name] as number;
+const TAGS = (await import('../src/schemas/rule.ts')) as unknown as Record<'OPTIONAL' | 'NULLABLE' | 'ARRAY' | 'RECORD' | 'UNION' | 'VALUES' | 'STRICT' | 'OBJECT' | 'INTEGER' | 'NUMBER' | 'STRING', number>;
 
 /**
  * `r` (a rule as `{ type, … }`, as zod describes it) in rule.ts's compact form: a leaf as a word (`'string?'`), an

@@ -18,8 +18,8 @@
 import type { SchemaIssue } from '../errors.ts';
 import { article, describeValue, rangeText } from './describe.ts';
 import {
-  ARRAY, BOOLEAN, CUSTOM, INTEGER, NULL, NULLABLE, NUMBER, OBJECT, OPTIONAL, RECORD, STRICT, STRING, UNION, UNKNOWN, VALUES,
-  codePoints, isObject, isOptional, isPlainObject, isTuple, type Fields, type LeafType, type Rule, type TupleRule,
+  codePoints, isObject, isOptional, isPlainObject, isTuple,
+  type BOOLEAN, type Fields, type LeafType, type NULL, type Rule, type STRING, type TupleRule, type UNKNOWN,
 } from './rule.ts';
 
 /** An issue as {@link explain} reports it: zod's fields, a message ready to print. */
@@ -70,17 +70,17 @@ function walk(rule: Rule, v: unknown, path: PropertyKey[], ctx: Context): void {
     ctx.out.push({ code: 'invalid_type', path, expected, message: v === undefined ? `is required (${what})` : `must be ${what}${got()}` });
   };
   switch (r[0]) {
-    case UNKNOWN:
+    case 14 /* UNKNOWN */:
       return;
-    case BOOLEAN:
+    case 12 /* BOOLEAN */:
       if (typeof v !== 'boolean') wrongType('boolean');
       return;
-    case NULL:
+    case 13 /* NULL */:
       if (v !== null) wrongType('null');
       return;
-    case INTEGER:
-    case NUMBER: {
-      const int = r[0] === INTEGER;
+    case 8 /* INTEGER */:
+    case 9 /* NUMBER */: {
+      const int = r[0] === 8 /* INTEGER */;
       if (!(int ? Number.isSafeInteger(v) : typeof v === 'number' && Number.isFinite(v))) return wrongType(int ? 'int' : 'number');
       const n = v as number;
       const [, min, max] = r;
@@ -88,42 +88,42 @@ function walk(rule: Rule, v: unknown, path: PropertyKey[], ctx: Context): void {
       else if (max !== undefined && n > max) ctx.out.push({ code: 'too_big', path, origin: 'number', maximum: max, inclusive: true, message: `must be ${what1(r)}${got()}` });
       return;
     }
-    case STRING: {
+    case 10 /* STRING */: {
       if (typeof v !== 'string') return wrongType('string');
       const min = r[1];
       if (min !== undefined && codePoints(v) < min) ctx.out.push({ code: 'too_small', path, origin: 'string', minimum: min, inclusive: true, message: `${atLeast(min, 'character')}${got()}` });
       return;
     }
-    case ARRAY: {
+    case 2 /* ARRAY */: {
       if (!Array.isArray(v)) return wrongType('array');
       const min = r[2];
       if (min !== undefined && v.length < min) ctx.out.push({ code: 'too_small', path, origin: 'array', minimum: min, inclusive: true, message: `${atLeast(min, 'item')}${got()}` });
       for (let i = 0; i < v.length; i++) walk(r[1], v[i], [...path, i], ctx);
       return;
     }
-    case RECORD:
+    case 3 /* RECORD */:
       if (!isPlainObject(v)) return wrongType('record');
       for (const k of Object.keys(v)) if (k !== '__proto__') walk(r[1], v[k], [...path, k], ctx);
       return;
-    case OBJECT:
-    case STRICT:
-      return walkObject(r[1], r[0] === STRICT ? null : r[2], v, path, ctx, wrongType);
-    case VALUES: {
+    case 7 /* OBJECT */:
+    case 6 /* STRICT */:
+      return walkObject(r[1], r[0] === 6 /* STRICT */ ? null : r[2], v, path, ctx, wrongType);
+    case 5 /* VALUES */: {
       const values = r.slice(1);
       if (!values.includes(v as never)) {
         ctx.out.push({ code: 'invalid_value', path, values, message: v === undefined ? `is required (${oneOf(values)})` : `must be ${oneOf(values)}${got()}${suggest(ctx, v, values)}` });
       }
       return;
     }
-    case OPTIONAL:
+    case 0 /* OPTIONAL */:
       if (v !== undefined) walk(r[1], v, path, ctx);
       return;
-    case NULLABLE:
+    case 1 /* NULLABLE */:
       if (v !== null) walk(r[1], v, path, ctx);
       return;
-    case UNION:
+    case 4 /* UNION */:
       return walkUnion(r.slice(1) as Rule[], v, path, ctx, got);
-    case CUSTOM:
+    case 11 /* CUSTOM */:
       if (!r[1](v)) ctx.out.push({ code: 'custom', path, message: v === undefined ? `is required (${r[2].replace(/^must be /, '')})` : `${r[2]}${got()}` });
       return;
   }
@@ -176,9 +176,9 @@ function walkUnion(of: Rule[], v: unknown, path: PropertyKey[], ctx: Context, go
     ctx.out.push(...best);
     return;
   }
-  const types = [...new Set(options.filter((o) => o[0] !== VALUES).map(what1))];
+  const types = [...new Set(options.filter((o) => o[0] !== 5 /* VALUES */).map(what1))];
   // An open enum (known values or any string) takes every string: its values are not listed.
-  const values = types.includes('a string') ? [] : options.flatMap((o) => (o[0] === VALUES ? o.slice(1) : []));
+  const values = types.includes('a string') ? [] : options.flatMap((o) => (o[0] === 5 /* VALUES */ ? o.slice(1) : []));
   const parts = [...types, ...values.map(show)];
   ctx.out.push({ code: 'invalid_union', path, message: v === undefined ? `is required (${orList(parts)})` : `must be ${orList(parts)}${got()}${suggest(ctx, v, values)}` });
 }
@@ -188,19 +188,19 @@ const depth = (issues: Issue[]) => Math.max(...issues.map((i) => i.path.length))
 /** Whether the value is of the option's outer kind (an object for an object, an array for an array). */
 function sameShape(o: Composite, v: unknown): boolean {
   switch (o[0]) {
-    case OBJECT:
-    case STRICT:
-    case RECORD:
+    case 7 /* OBJECT */:
+    case 6 /* STRICT */:
+    case 3 /* RECORD */:
       return isPlainObject(v);
-    case ARRAY:
+    case 2 /* ARRAY */:
       return Array.isArray(v);
-    case INTEGER:
-    case NUMBER:
+    case 8 /* INTEGER */:
+    case 9 /* NUMBER */:
       return typeof v === 'number';
-    case STRING:
+    case 10 /* STRING */:
       return typeof v === 'string';
-    case OPTIONAL:
-    case NULLABLE:
+    case 0 /* OPTIONAL */:
+    case 1 /* NULLABLE */:
       return sameShape(node(o[1]), v);
     default:
       return false;
@@ -215,28 +215,28 @@ const NOUNS = ['', '', 'array', 'object', '', '', 'object', 'object', 'integer',
 
 /** The rule as a tuple: a leaf as its tag (`'integer?'`: `[OPTIONAL, 'integer']`, then `[INTEGER]`), an object's fields as `[OBJECT, fields]`. */
 function node(rule: Rule): Composite {
-  if (typeof rule !== 'string') return isTuple(rule) ? rule : [OBJECT, rule];
-  if (rule.endsWith('?')) return [OPTIONAL, rule.slice(0, -1) as LeafType];
+  if (typeof rule !== 'string') return isTuple(rule) ? rule : [7 /* OBJECT */, rule];
+  if (rule.endsWith('?')) return [0 /* OPTIONAL */, rule.slice(0, -1) as LeafType];
   return [NOUNS.indexOf(rule) as typeof STRING];
 }
 
 /** What a rule takes, as a noun phrase: `an integer of at least 1`, `a string`, `an object`. */
 function what1(r: Composite): string {
   switch (r[0]) {
-    case INTEGER:
-    case NUMBER:
+    case 8 /* INTEGER */:
+    case 9 /* NUMBER */:
       return `${article(NOUNS[r[0]]!)}${rangeText(r[1] ?? undefined, r[2])}`;
-    case VALUES:
+    case 5 /* VALUES */:
       return oneOf(r.slice(1));
-    case UNKNOWN:
+    case 14 /* UNKNOWN */:
       return 'a value';
-    case OPTIONAL:
+    case 0 /* OPTIONAL */:
       return what1(node(r[1]));
-    case NULLABLE:
+    case 1 /* NULLABLE */:
       return `${what1(node(r[1]))} or null`;
-    case UNION:
+    case 4 /* UNION */:
       return orList(r.slice(1).map((o) => what1(node(o as Rule))));
-    case CUSTOM:
+    case 11 /* CUSTOM */:
       return r[2].replace(/^must be /, '');
   }
   return article(NOUNS[r[0]]!);

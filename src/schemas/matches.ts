@@ -9,7 +9,6 @@
  * @module
  */
 import {
-  ARRAY, CUSTOM, INTEGER, NULLABLE, NUMBER, OBJECT, OPTIONAL, RECORD, STRICT, STRING, UNION, VALUES,
   codePoints, isObject, isOptional, isPlainObject, isTuple, type Fields, type LeafRule, type Rule,
 } from './rule.ts';
 
@@ -27,50 +26,50 @@ export function matches(rule: Rule, value: unknown): boolean {
     if (typeof rule === 'string') return leaf(rule, value);
     if (!isTuple(rule)) return object(rule, value, undefined);
     switch (rule[0]) {
-      case OPTIONAL:
+      case 0 /* OPTIONAL */:
         if (value === undefined) return true;
         rule = rule[1];
         continue;
-      case NULLABLE:
+      case 1 /* NULLABLE */:
         if (value === null) return true;
         rule = rule[1];
         continue;
-      case ARRAY: {
+      case 2 /* ARRAY */: {
         if (!Array.isArray(value) || value.length < (rule[2] ?? 0)) return false;
         const of = rule[1];
         if (of === 'unknown') return true;
         for (let i = 0; i < value.length; i++) if (!matches(of, value[i])) return false;
         return true;
       }
-      case RECORD: {
+      case 3 /* RECORD */: {
         if (!isPlainObject(value)) return false;
         const of = rule[1];
         // Own keys only, `__proto__` skipped, as zod's record.
         for (const k in value) if (Object.hasOwn(value, k) && k !== '__proto__' && !matches(of, value[k])) return false;
         return true;
       }
-      case VALUES:
+      case 5 /* VALUES */:
         for (let i = 1; i < rule.length; i++) if (rule[i] === value) return true;
         return false;
-      case UNION:
+      case 4 /* UNION */:
         for (let i = 1; i < rule.length; i++) if (matches(rule[i] as Rule, value)) return true;
         return false;
-      case INTEGER:
-      case NUMBER: {
-        if (!(rule[0] === INTEGER ? Number.isSafeInteger(value) : Number.isFinite(value))) return false;
+      case 8 /* INTEGER */:
+      case 9 /* NUMBER */: {
+        if (!(rule[0] === 8 /* INTEGER */ ? Number.isSafeInteger(value) : Number.isFinite(value))) return false;
         const min = rule[1];
         const max = rule[2];
         return (min == null || (value as number) >= min) && (max === undefined || (value as number) <= max);
       }
-      case STRING: {
+      case 10 /* STRING */: {
         // Code points are counted (allocating) only for a minimum over 1: a non-empty string has one.
         const min = rule[1] ?? 0;
         return typeof value === 'string' && (min < 2 ? value.length >= min : codePoints(value) >= min);
       }
-      case STRICT:
-      case OBJECT:
-        return object(rule[1], value, rule[0] === STRICT ? null : rule[2]);
-      case CUSTOM:
+      case 6 /* STRICT */:
+      case 7 /* OBJECT */:
+        return object(rule[1], value, rule[0] === 6 /* STRICT */ ? null : rule[2]);
+      case 11 /* CUSTOM */:
         return rule[1](value);
     }
   }

@@ -34,8 +34,10 @@ export interface Fields {
   readonly [key: string]: Rule;
 }
 
-// The first item of a tuple rule: numbers, so that each is one character once minified and a walk's `switch` on it
-// is a jump table. The bundler writes their values in place of the names.
+// The first item of a tuple rule: a number, one or two characters in a bundle, and a walk's `switch` on it is a jump
+// table. The generated rules and the walks write the numbers themselves (`case 0 /* OPTIONAL */:`): a bundle keeps
+// each of these constants a variable (tsup's build is not minified, and an app's bundler does not inline a `var`), so
+// names would cost every rule a reference, every bundle their declarations, and every `switch` a comparison per case.
 /** `[OPTIONAL, rule]`: absent (`undefined`), or what `rule` takes. */
 export const OPTIONAL = 0;
 /** `[NULLABLE, rule]`: `null`, or what `rule` takes. */
@@ -109,7 +111,7 @@ export const optString = (v: unknown): boolean => v === undefined || typeof v ==
 
 /** Whether an object may lack the key this rule checks. */
 export const isOptional = (rule: Rule): boolean =>
-  typeof rule === 'string' ? rule.endsWith('?') : isTuple(rule) && (rule[0] === OPTIONAL || (rule[0] === NULLABLE && isOptional(rule[1])));
+  typeof rule === 'string' ? rule.endsWith('?') : isTuple(rule) && (rule[0] === 0 /* OPTIONAL */ || (rule[0] === 1 /* NULLABLE */ && isOptional(rule[1])));
 
 /** Characters counted in code points, as zod counts them. */
 export const codePoints = (s: string): number => (s.length < 2 ? s.length : [...s].length);

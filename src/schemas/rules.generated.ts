@@ -3,8 +3,9 @@
 import type * as z from 'zod/mini';
 import type * as S from './index.ts';
 import { isImageInput } from './predicates.ts';
-import { ARRAY, INTEGER, NULLABLE, NUMBER, OBJECT, OPTIONAL, RECORD, STRICT, STRING, UNION, VALUES, type Typed } from './rule.ts';
+import type { Typed } from './rule.ts';
 
+// A tuple's first item is its tag (rule.ts): 0 OPTIONAL, 1 NULLABLE, 2 ARRAY, 3 RECORD, 4 UNION, 5 VALUES, 6 STRICT, 7 OBJECT, 8 INTEGER, 9 NUMBER, 10 STRING, 11 CUSTOM, 12 BOOLEAN, 13 NULL, 14 UNKNOWN.
 export const NodeVersionStatus: Typed<z.output<typeof S.NodeVersionStatus>> = 'string';
 export const NodeVersion: Typed<z.output<typeof S.NodeVersion>> = {
   id: 'string?',
@@ -13,44 +14,44 @@ export const NodeVersion: Typed<z.output<typeof S.NodeVersion>> = {
   changelog: 'string?',
   platform_node_extract_status: 'string?',
   createdAt: 'string?',
-  dependencies: [OPTIONAL, [ARRAY, 'string']],
+  dependencies: [0, [2, 'string']],
   deprecated: 'boolean?',
   downloadUrl: 'string?',
   status_reason: 'string?',
-  supported_accelerators: [OPTIONAL, [ARRAY, 'string']],
+  supported_accelerators: [0, [2, 'string']],
   supported_platformui_frontend_version: 'string?',
   supported_platformui_version: 'string?',
-  supported_os: [OPTIONAL, [ARRAY, 'string']],
-  tags: [OPTIONAL, [ARRAY, 'string']],
-  tags_admin: [OPTIONAL, [ARRAY, 'string']],
+  supported_os: [0, [2, 'string']],
+  tags: [0, [2, 'string']],
+  tags_admin: [0, [2, 'string']],
   status: 'string?',
 };
 export const BulkNodeVersionItem: Typed<z.output<typeof S.BulkNodeVersionItem>> = {
   status: 'string',
-  node_version: [OPTIONAL, NodeVersion],
+  node_version: [0, NodeVersion],
   error_message: 'string?',
-  identifier: [OPTIONAL, { node_id: 'string?', version: 'string?' }],
+  identifier: [0, { node_id: 'string?', version: 'string?' }],
 };
 export const BulkNodeVersionsResponse: Typed<z.output<typeof S.BulkNodeVersionsResponse>> = {
-  node_versions: [ARRAY, BulkNodeVersionItem],
+  node_versions: [2, BulkNodeVersionItem],
 };
 export const CloudListJobsParams: Typed<z.output<typeof S.CloudListJobsParams>> = [
-  STRICT,
+  6,
   {
     status: [
-      OPTIONAL,
+      0,
       [
-        UNION,
-        [VALUES, 'pending', 'in_progress', 'completed', 'failed', 'cancelled'],
-        [ARRAY, [VALUES, 'pending', 'in_progress', 'completed', 'failed', 'cancelled'], 1],
+        4,
+        [5, 'pending', 'in_progress', 'completed', 'failed', 'cancelled'],
+        [2, [5, 'pending', 'in_progress', 'completed', 'failed', 'cancelled'], 1],
       ],
     ],
-    workflow_id: [OPTIONAL, [STRING, 1]],
-    output_type: [OPTIONAL, [VALUES, 'image', 'video', 'audio']],
-    sort_by: [OPTIONAL, [VALUES, 'create_time', 'execution_time']],
-    sort_order: [OPTIONAL, [VALUES, 'asc', 'desc']],
-    offset: [OPTIONAL, [INTEGER, 0]],
-    limit: [OPTIONAL, [INTEGER, 1, 1000]],
+    workflow_id: [0, [10, 1]],
+    output_type: [0, [5, 'image', 'video', 'audio']],
+    sort_by: [0, [5, 'create_time', 'execution_time']],
+    sort_order: [0, [5, 'asc', 'desc']],
+    offset: [0, [8, 0]],
+    limit: [0, [8, 1, 1000]],
   },
 ];
 export const PublisherUser: Typed<z.output<typeof S.PublisherUser>> = {
@@ -61,10 +62,10 @@ export const PublisherUser: Typed<z.output<typeof S.PublisherUser>> = {
 export const PublisherMember: Typed<z.output<typeof S.PublisherMember>> = {
   id: 'string?',
   role: 'string?',
-  user: [OPTIONAL, PublisherUser],
+  user: [0, PublisherUser],
 };
 export const CreateNodeRequest: Typed<z.output<typeof S.CreateNodeRequest>> = {
-  id: [STRING, 1],
+  id: [10, 1],
   name: 'string?',
   author: 'string?',
   description: 'string?',
@@ -75,22 +76,22 @@ export const CreateNodeRequest: Typed<z.output<typeof S.CreateNodeRequest>> = {
   downloads: 'integer?',
   github_stars: 'integer?',
   license: 'string?',
-  preempted_platform_node_names: [OPTIONAL, [ARRAY, 'string']],
+  preempted_platform_node_names: [0, [2, 'string']],
   rating: 'number?',
   repository: 'string?',
   search_ranking: 'integer?',
   status_detail: 'string?',
-  supported_accelerators: [OPTIONAL, [ARRAY, 'string']],
+  supported_accelerators: [0, [2, 'string']],
   supported_platformui_frontend_version: 'string?',
   supported_platformui_version: 'string?',
-  supported_os: [OPTIONAL, [ARRAY, 'string']],
-  tags: [OPTIONAL, [ARRAY, 'string']],
-  tags_admin: [OPTIONAL, [ARRAY, 'string']],
-  translations: [OPTIONAL, [RECORD, 'unknown']],
+  supported_os: [0, [2, 'string']],
+  tags: [0, [2, 'string']],
+  tags_admin: [0, [2, 'string']],
+  translations: [0, [3, 'unknown']],
   latest_version: [
-    OPTIONAL,
+    0,
     [
-      STRICT,
+      6,
       {
         id: 'string?',
         node_id: 'string?',
@@ -98,29 +99,29 @@ export const CreateNodeRequest: Typed<z.output<typeof S.CreateNodeRequest>> = {
         changelog: 'string?',
         platform_node_extract_status: 'string?',
         createdAt: 'string?',
-        dependencies: [OPTIONAL, [ARRAY, 'string']],
+        dependencies: [0, [2, 'string']],
         deprecated: 'boolean?',
         downloadUrl: 'string?',
         status_reason: 'string?',
-        supported_accelerators: [OPTIONAL, [ARRAY, 'string']],
+        supported_accelerators: [0, [2, 'string']],
         supported_platformui_frontend_version: 'string?',
         supported_platformui_version: 'string?',
-        supported_os: [OPTIONAL, [ARRAY, 'string']],
-        tags: [OPTIONAL, [ARRAY, 'string']],
-        tags_admin: [OPTIONAL, [ARRAY, 'string']],
+        supported_os: [0, [2, 'string']],
+        tags: [0, [2, 'string']],
+        tags_admin: [0, [2, 'string']],
       },
     ],
   ],
   publisher: [
-    OPTIONAL,
+    0,
     [
-      STRICT,
+      6,
       {
         id: 'string?',
         name: 'string?',
         description: 'string?',
         logo: 'string?',
-        members: [OPTIONAL, [ARRAY, PublisherMember]],
+        members: [0, [2, PublisherMember]],
         source_code_repo: 'string?',
         support: 'string?',
         website: 'string?',
@@ -128,28 +129,28 @@ export const CreateNodeRequest: Typed<z.output<typeof S.CreateNodeRequest>> = {
       },
     ],
   ],
-  status: [OPTIONAL, [VALUES, 'NodeStatusActive', 'NodeStatusDeleted', 'NodeStatusBanned']],
+  status: [0, [5, 'NodeStatusActive', 'NodeStatusDeleted', 'NodeStatusBanned']],
 };
 export const ErrorResponse: Typed<z.output<typeof S.ErrorResponse>> = { error: 'string', message: 'string' };
 export const FileRef: Typed<z.output<typeof S.FileRef>> = { filename: 'string', subfolder: 'string?', type: 'string?' };
 export const NodeOutputs: Typed<z.output<typeof S.NodeOutputs>> = {
-  images: [OPTIONAL, [ARRAY, FileRef]],
-  video: [OPTIONAL, [ARRAY, FileRef]],
-  audio: [OPTIONAL, [ARRAY, FileRef]],
+  images: [0, [2, FileRef]],
+  video: [0, [2, FileRef]],
+  audio: [0, [2, FileRef]],
 };
 export const ExecutedData: Typed<z.output<typeof S.ExecutedData>> = {
   node: 'string',
   display_node: 'string?',
-  output: [NULLABLE, NodeOutputs],
+  output: [1, NodeOutputs],
   prompt_id: 'string',
 };
 export const ExecutingData: Typed<z.output<typeof S.ExecutingData>> = {
-  node: [NULLABLE, 'string'],
-  display_node: [OPTIONAL, [NULLABLE, 'string']],
+  node: [1, 'string'],
+  display_node: [0, [1, 'string']],
   prompt_id: 'string?',
 };
 export const ExecutionCachedData: Typed<z.output<typeof S.ExecutionCachedData>> = {
-  nodes: [ARRAY, 'string'],
+  nodes: [2, 'string'],
   prompt_id: 'string',
   timestamp: 'number?',
 };
@@ -157,17 +158,17 @@ export const ExecutionErrorData: Typed<z.output<typeof S.ExecutionErrorData>> = 
   prompt_id: 'string',
   exception_type: 'string?',
   exception_message: 'string?',
-  traceback: [OPTIONAL, [UNION, [ARRAY, 'string'], 'string']],
-  node_id: [OPTIONAL, [NULLABLE, 'string']],
-  node_type: [OPTIONAL, [NULLABLE, 'string']],
-  executed: [OPTIONAL, [ARRAY, 'string']],
+  traceback: [0, [4, [2, 'string'], 'string']],
+  node_id: [0, [1, 'string']],
+  node_type: [0, [1, 'string']],
+  executed: [0, [2, 'string']],
   timestamp: 'number?',
 };
 export const ExecutionInterruptedData: Typed<z.output<typeof S.ExecutionInterruptedData>> = {
   prompt_id: 'string',
-  node_id: [OPTIONAL, [NULLABLE, 'string']],
-  node_type: [OPTIONAL, [NULLABLE, 'string']],
-  executed: [OPTIONAL, [ARRAY, 'string']],
+  node_id: [0, [1, 'string']],
+  node_type: [0, [1, 'string']],
+  executed: [0, [2, 'string']],
   timestamp: 'number?',
 };
 export const ExecutionStartData: Typed<z.output<typeof S.ExecutionStartData>> = {
@@ -179,28 +180,18 @@ export const ExecutionSuccessData: Typed<z.output<typeof S.ExecutionSuccessData>
   timestamp: 'number?',
 };
 export const History: Typed<z.output<typeof S.History>> = [
-  RECORD,
+  3,
   {
-    prompt: [OPTIONAL, [ARRAY, 'unknown']],
-    outputs: [OPTIONAL, [NULLABLE, [RECORD, NodeOutputs]]],
-    status: [
-      OPTIONAL,
-      [
-        NULLABLE,
-        {
-          status_str: [OPTIONAL, [NULLABLE, 'string']],
-          completed: 'boolean?',
-          messages: [OPTIONAL, [ARRAY, 'unknown']],
-        },
-      ],
-    ],
+    prompt: [0, [2, 'unknown']],
+    outputs: [0, [1, [3, NodeOutputs]]],
+    status: [0, [1, { status_str: [0, [1, 'string']], completed: 'boolean?', messages: [0, [2, 'unknown']] }]],
   },
 ];
 export const JobExecutionError: Typed<z.output<typeof S.JobExecutionError>> = {
-  node_id: [OPTIONAL, [NULLABLE, 'string']],
-  node_type: [OPTIONAL, [NULLABLE, 'string']],
-  exception_message: [OPTIONAL, [NULLABLE, 'string']],
-  exception_type: [OPTIONAL, [NULLABLE, 'string']],
+  node_id: [0, [1, 'string']],
+  node_type: [0, [1, 'string']],
+  exception_message: [0, [1, 'string']],
+  exception_type: [0, [1, 'string']],
   traceback: 'unknown?',
   current_inputs: 'unknown?',
   current_outputs: 'unknown?',
@@ -208,36 +199,31 @@ export const JobExecutionError: Typed<z.output<typeof S.JobExecutionError>> = {
 export const JobSummary: Typed<z.output<typeof S.JobSummary>> = {
   id: 'string',
   status: 'string',
-  create_time: [OPTIONAL, [NULLABLE, 'number']],
-  execution_error: [OPTIONAL, [NULLABLE, JobExecutionError]],
-  preview_output: [OPTIONAL, [NULLABLE, {  }]],
-  outputs_count: [OPTIONAL, [NULLABLE, 'number']],
-  workflow_id: [OPTIONAL, [NULLABLE, 'string']],
-  execution_start_time: [OPTIONAL, [NULLABLE, 'number']],
-  execution_end_time: [OPTIONAL, [NULLABLE, 'number']],
+  create_time: [0, [1, 'number']],
+  execution_error: [0, [1, JobExecutionError]],
+  preview_output: [0, [1, {  }]],
+  outputs_count: [0, [1, 'number']],
+  workflow_id: [0, [1, 'string']],
+  execution_start_time: [0, [1, 'number']],
+  execution_end_time: [0, [1, 'number']],
 };
 export const JobList: Typed<z.output<typeof S.JobList>> = {
-  jobs: [ARRAY, JobSummary],
-  pagination: {
-    offset: 'number',
-    limit: [OPTIONAL, [NULLABLE, 'number']],
-    total: [OPTIONAL, [NULLABLE, 'number']],
-    has_more: 'boolean',
-  },
+  jobs: [2, JobSummary],
+  pagination: { offset: 'number', limit: [0, [1, 'number']], total: [0, [1, 'number']], has_more: 'boolean' },
 };
 export const JobRecordBody: Typed<z.output<typeof S.JobRecordBody>> = {
   id: 'string',
   status: 'string',
-  create_time: [OPTIONAL, [NULLABLE, 'number']],
-  execution_error: [OPTIONAL, [NULLABLE, JobExecutionError]],
-  preview_output: [OPTIONAL, [NULLABLE, {  }]],
-  outputs_count: [OPTIONAL, [NULLABLE, 'number']],
-  workflow_id: [OPTIONAL, [NULLABLE, 'string']],
-  execution_start_time: [OPTIONAL, [NULLABLE, 'number']],
-  execution_end_time: [OPTIONAL, [NULLABLE, 'number']],
-  outputs: [OPTIONAL, [NULLABLE, [RECORD, NodeOutputs]]],
+  create_time: [0, [1, 'number']],
+  execution_error: [0, [1, JobExecutionError]],
+  preview_output: [0, [1, {  }]],
+  outputs_count: [0, [1, 'number']],
+  workflow_id: [0, [1, 'string']],
+  execution_start_time: [0, [1, 'number']],
+  execution_end_time: [0, [1, 'number']],
+  outputs: [0, [1, [3, NodeOutputs]]],
   workflow: 'unknown?',
-  update_time: [OPTIONAL, [NULLABLE, 'number']],
+  update_time: [0, [1, 'number']],
   execution_status: 'unknown?',
   execution_meta: 'unknown?',
 };
@@ -248,64 +234,64 @@ export const JobStatus: Typed<z.output<typeof S.JobStatus>> = {
   updated_at: 'unknown?',
   last_state_update: 'unknown?',
   assigned_inference: 'unknown?',
-  error_message: [OPTIONAL, [NULLABLE, 'string']],
+  error_message: [0, [1, 'string']],
 };
 export const ListJobsParams: Typed<z.output<typeof S.ListJobsParams>> = [
-  STRICT,
+  6,
   {
     status: [
-      OPTIONAL,
+      0,
       [
-        UNION,
-        [VALUES, 'pending', 'in_progress', 'completed', 'failed', 'cancelled'],
-        [ARRAY, [VALUES, 'pending', 'in_progress', 'completed', 'failed', 'cancelled'], 1],
+        4,
+        [5, 'pending', 'in_progress', 'completed', 'failed', 'cancelled'],
+        [2, [5, 'pending', 'in_progress', 'completed', 'failed', 'cancelled'], 1],
       ],
     ],
-    workflow_id: [OPTIONAL, [STRING, 1]],
-    output_type: [OPTIONAL, [VALUES, 'image', 'video', 'audio']],
-    sort_by: [OPTIONAL, [VALUES, 'create_time', 'execution_time', 'created_at', 'execution_duration']],
-    sort_order: [OPTIONAL, [VALUES, 'asc', 'desc']],
-    offset: [OPTIONAL, [INTEGER, 0]],
-    limit: [OPTIONAL, [INTEGER, 1, 1000]],
+    workflow_id: [0, [10, 1]],
+    output_type: [0, [5, 'image', 'video', 'audio']],
+    sort_by: [0, [5, 'create_time', 'execution_time', 'created_at', 'execution_duration']],
+    sort_order: [0, [5, 'asc', 'desc']],
+    offset: [0, [8, 0]],
+    limit: [0, [8, 1, 1000]],
   },
 ];
 export const ListNodesParams: Typed<z.output<typeof S.ListNodesParams>> = [
-  STRICT,
+  6,
   {
-    page: [OPTIONAL, [INTEGER, 1]],
-    limit: [OPTIONAL, [INTEGER, 1]],
-    node_id: [OPTIONAL, [ARRAY, [STRING, 1]]],
+    page: [0, [8, 1]],
+    limit: [0, [8, 1]],
+    node_id: [0, [2, [10, 1]]],
     supported_os: 'string?',
     supported_accelerator: 'string?',
     include_banned: 'boolean?',
     timestamp: 'string?',
     latest: 'boolean?',
-    sort: [OPTIONAL, [ARRAY, 'string']],
+    sort: [0, [2, 'string']],
     platformui_version: 'string?',
     form_factor: 'string?',
   },
 ];
 export const ListPublisherNodesParams: Typed<z.output<typeof S.ListPublisherNodesParams>> = [
-  OBJECT,
-  { page: [OPTIONAL, [INTEGER, 1]], limit: [OPTIONAL, [INTEGER, 1]], include_banned: 'boolean?' },
-  [UNION, 'string', 'number', 'boolean'],
+  7,
+  { page: [0, [8, 1]], limit: [0, [8, 1]], include_banned: 'boolean?' },
+  [4, 'string', 'number', 'boolean'],
 ];
 export const LocalListJobsParams: Typed<z.output<typeof S.LocalListJobsParams>> = [
-  STRICT,
+  6,
   {
     status: [
-      OPTIONAL,
+      0,
       [
-        UNION,
-        [VALUES, 'pending', 'in_progress', 'completed', 'failed'],
-        [ARRAY, [VALUES, 'pending', 'in_progress', 'completed', 'failed'], 1],
+        4,
+        [5, 'pending', 'in_progress', 'completed', 'failed'],
+        [2, [5, 'pending', 'in_progress', 'completed', 'failed'], 1],
       ],
     ],
-    workflow_id: [OPTIONAL, [STRING, 1]],
-    sort_by: [OPTIONAL, [VALUES, 'created_at', 'execution_duration']],
-    sort_order: [OPTIONAL, [VALUES, 'asc', 'desc']],
-    offset: [OPTIONAL, [INTEGER, 0]],
-    limit: [OPTIONAL, [INTEGER, 1, 1000]],
+    workflow_id: [0, [10, 1]],
+    sort_by: [0, [5, 'created_at', 'execution_duration']],
+    sort_order: [0, [5, 'asc', 'desc']],
+    offset: [0, [8, 0]],
+    limit: [0, [8, 1, 1000]],
   },
 ];
 export const PublisherStatus: Typed<z.output<typeof S.PublisherStatus>> = 'string';
@@ -314,7 +300,7 @@ export const Publisher: Typed<z.output<typeof S.Publisher>> = {
   name: 'string?',
   description: 'string?',
   logo: 'string?',
-  members: [OPTIONAL, [ARRAY, PublisherMember]],
+  members: [0, [2, PublisherMember]],
   source_code_repo: 'string?',
   support: 'string?',
   website: 'string?',
@@ -334,35 +320,28 @@ export const Node: Typed<z.output<typeof S.Node>> = {
   downloads: 'integer?',
   github_stars: 'integer?',
   license: 'string?',
-  preempted_platform_node_names: [OPTIONAL, [ARRAY, 'string']],
+  preempted_platform_node_names: [0, [2, 'string']],
   rating: 'number?',
   repository: 'string?',
   search_ranking: 'integer?',
   status_detail: 'string?',
-  supported_accelerators: [OPTIONAL, [ARRAY, 'string']],
+  supported_accelerators: [0, [2, 'string']],
   supported_platformui_frontend_version: 'string?',
   supported_platformui_version: 'string?',
-  supported_os: [OPTIONAL, [ARRAY, 'string']],
-  tags: [OPTIONAL, [ARRAY, 'string']],
-  tags_admin: [OPTIONAL, [ARRAY, 'string']],
-  translations: [OPTIONAL, [RECORD, 'unknown']],
-  latest_version: [OPTIONAL, NodeVersion],
-  publisher: [OPTIONAL, Publisher],
+  supported_os: [0, [2, 'string']],
+  tags: [0, [2, 'string']],
+  tags_admin: [0, [2, 'string']],
+  translations: [0, [3, 'unknown']],
+  latest_version: [0, NodeVersion],
+  publisher: [0, Publisher],
   status: 'string?',
 };
 export const NodeDefinition: Typed<z.output<typeof S.NodeDefinition>> = {
-  input: [
-    OPTIONAL,
-    {
-      required: [OPTIONAL, [RECORD, 'unknown']],
-      optional: [OPTIONAL, [RECORD, 'unknown']],
-      hidden: [OPTIONAL, [RECORD, 'unknown']],
-    },
-  ],
+  input: [0, { required: [0, [3, 'unknown']], optional: [0, [3, 'unknown']], hidden: [0, [3, 'unknown']] }],
 };
 export const NodePage: Typed<z.output<typeof S.NodePage>> = {
   limit: 'integer',
-  nodes: [ARRAY, Node],
+  nodes: [2, Node],
   page: 'integer',
   total: 'integer',
   totalPages: 'integer',
@@ -374,34 +353,31 @@ export const NodeProgress: Typed<z.output<typeof S.NodeProgress>> = {
   node_id: 'string',
   prompt_id: 'string?',
   display_node_id: 'string?',
-  parent_node_id: [OPTIONAL, [NULLABLE, 'string']],
+  parent_node_id: [0, [1, 'string']],
   real_node_id: 'string?',
 };
-export const NodeVersionList: Typed<z.output<typeof S.NodeVersionList>> = [ARRAY, NodeVersion];
+export const NodeVersionList: Typed<z.output<typeof S.NodeVersionList>> = [2, NodeVersion];
 export const NotificationData: Typed<z.output<typeof S.NotificationData>> = { value: 'string', id: 'string?' };
-export const ObjectInfo: Typed<z.output<typeof S.ObjectInfo>> = [RECORD, NodeDefinition];
+export const ObjectInfo: Typed<z.output<typeof S.ObjectInfo>> = [3, NodeDefinition];
 export const ProgressData: Typed<z.output<typeof S.ProgressData>> = {
   value: 'number',
   max: 'number',
   prompt_id: 'string',
-  node: [OPTIONAL, [NULLABLE, 'string']],
+  node: [0, [1, 'string']],
 };
 export const ProgressStateData: Typed<z.output<typeof S.ProgressStateData>> = {
   prompt_id: 'string',
-  nodes: [RECORD, NodeProgress],
+  nodes: [3, NodeProgress],
 };
-export const PromptIds: Typed<z.output<typeof S.PromptIds>> = [ARRAY, [STRING, 1], 1];
+export const PromptIds: Typed<z.output<typeof S.PromptIds>> = [2, [10, 1], 1];
 export const PublishNodeVersionResponse: Typed<z.output<typeof S.PublishNodeVersionResponse>> = {
   signedUrl: 'string',
   node_version: NodeVersion,
 };
-export const PublisherList: Typed<z.output<typeof S.PublisherList>> = [ARRAY, Publisher];
-export const Queue: Typed<z.output<typeof S.Queue>> = {
-  queue_running: [ARRAY, 'unknown'],
-  queue_pending: [ARRAY, 'unknown'],
-};
+export const PublisherList: Typed<z.output<typeof S.PublisherList>> = [2, Publisher];
+export const Queue: Typed<z.output<typeof S.Queue>> = { queue_running: [2, 'unknown'], queue_pending: [2, 'unknown'] };
 export const RelightAdvancedSettings: Typed<z.output<typeof S.RelightAdvancedSettings>> = [
-  STRICT,
+  6,
   {
     blacks: 'number?',
     brightness: 'number?',
@@ -415,38 +391,29 @@ export const RelightAdvancedSettings: Typed<z.output<typeof S.RelightAdvancedSet
   },
 ];
 export const RelightParams: Typed<z.output<typeof S.RelightParams>> = [
-  STRICT,
+  6,
   {
     image: isImageInput,
     prompt: 'string?',
     style: [
-      OPTIONAL,
-      [
-        VALUES,
-        'standard',
-        'darker_but_realistic',
-        'clean',
-        'smooth',
-        'brighter',
-        'contrasted_n_hdr',
-        'just_composition',
-      ],
+      0,
+      [5, 'standard', 'darker_but_realistic', 'clean', 'smooth', 'brighter', 'contrasted_n_hdr', 'just_composition'],
     ],
     change_background: 'boolean?',
     interpolate_from_original: 'boolean?',
-    light_transfer_strength: [OPTIONAL, [NUMBER, 0, 100]],
+    light_transfer_strength: [0, [9, 0, 100]],
     preserve_details: 'boolean?',
-    transfer_light_from_lightmap: [OPTIONAL, isImageInput],
-    transfer_light_from_reference_image: [OPTIONAL, isImageInput],
+    transfer_light_from_lightmap: [0, isImageInput],
+    transfer_light_from_reference_image: [0, isImageInput],
     webhook_url: 'string?',
-    advanced_settings: [OPTIONAL, RelightAdvancedSettings],
+    advanced_settings: [0, RelightAdvancedSettings],
   },
 ];
 export const SearchNodesParams: Typed<z.output<typeof S.SearchNodesParams>> = [
-  STRICT,
+  6,
   {
-    page: [OPTIONAL, [INTEGER, 1]],
-    limit: [OPTIONAL, [INTEGER, 1]],
+    page: [0, [8, 1]],
+    limit: [0, [8, 1]],
     search: 'string?',
     repository_url_search: 'string?',
     platform_node_search: 'string?',
@@ -456,34 +423,22 @@ export const SearchNodesParams: Typed<z.output<typeof S.SearchNodesParams>> = [
   },
 ];
 export const SkinEnhancerCreativeParams: Typed<z.output<typeof S.SkinEnhancerCreativeParams>> = [
-  STRICT,
-  {
-    image: isImageInput,
-    sharpen: [OPTIONAL, [NUMBER, 0, 100]],
-    smart_grain: [OPTIONAL, [NUMBER, 0, 100]],
-    webhook_url: 'string?',
-  },
+  6,
+  { image: isImageInput, sharpen: [0, [9, 0, 100]], smart_grain: [0, [9, 0, 100]], webhook_url: 'string?' },
 ];
 export const StatusData: Typed<z.output<typeof S.StatusData>> = {
   status: { exec_info: { queue_remaining: 'number' } },
   sid: 'string?',
 };
 export const SubmissionErrorBody: Typed<z.output<typeof S.SubmissionErrorBody>> = {
-  error: [
-    UNION,
-    { type: 'string', message: 'string', details: 'string?', extra_info: [OPTIONAL, [RECORD, 'unknown']] },
-    'string',
-  ],
+  error: [4, { type: 'string', message: 'string', details: 'string?', extra_info: [0, [3, 'unknown']] }, 'string'],
   node_errors: [
-    OPTIONAL,
+    0,
     [
-      RECORD,
+      3,
       {
-        errors: [
-          ARRAY,
-          { type: 'string', message: 'string', details: 'string?', extra_info: [OPTIONAL, [RECORD, 'unknown']] },
-        ],
-        dependent_outputs: [OPTIONAL, [ARRAY, 'string']],
+        errors: [2, { type: 'string', message: 'string', details: 'string?', extra_info: [0, [3, 'unknown']] }],
+        dependent_outputs: [0, [2, 'string']],
         class_type: 'string?',
       },
     ],
@@ -494,24 +449,24 @@ export const SubmissionResponse: Typed<z.output<typeof S.SubmissionResponse>> = 
   error: 'unknown?',
 };
 export const SubmitOptionsParams: Typed<z.output<typeof S.SubmitOptionsParams>> = {
-  partnerApiKey: [OPTIONAL, [UNION, [STRING, 1], [VALUES, true]]],
-  extraData: [OPTIONAL, [RECORD, 'unknown']],
+  partnerApiKey: [0, [4, [10, 1], [5, true]]],
+  extraData: [0, [3, 'unknown']],
   clientId: 'string?',
   validate: 'boolean?',
-  promptId: [OPTIONAL, [STRING, 1]],
+  promptId: [0, [10, 1]],
   resubmitUnconfirmed: 'boolean?',
-  confirmWithin: [OPTIONAL, [NUMBER, 0]],
-  widgetValues: [OPTIONAL, [VALUES, 'strict', 'editor']],
+  confirmWithin: [0, [9, 0]],
+  widgetValues: [0, [5, 'strict', 'editor']],
 };
 export const Task: Typed<z.output<typeof S.Task>> = {
   task_id: 'string',
   status: 'string',
-  generated: [OPTIONAL, [ARRAY, 'string']],
+  generated: [0, [2, 'string']],
 };
 export const TaskNotification: Typed<z.output<typeof S.TaskNotification>> = {
   task_id: 'string?',
   status: 'string?',
-  generated: [OPTIONAL, [ARRAY, 'string']],
+  generated: [0, [2, 'string']],
 };
 export const TaskRecord: Typed<z.output<typeof S.TaskRecord>> = { data: Task };
 export const UploadResponse: Typed<z.output<typeof S.UploadResponse>> = {
@@ -520,11 +475,11 @@ export const UploadResponse: Typed<z.output<typeof S.UploadResponse>> = {
   type: 'string?',
 };
 export const WorkflowNode: Typed<z.output<typeof S.WorkflowNode>> = {
-  inputs: [RECORD, 'unknown'],
+  inputs: [3, 'unknown'],
   class_type: 'string?',
-  _meta: [OPTIONAL, { title: 'string?' }],
+  _meta: [0, { title: 'string?' }],
 };
-export const Workflow: Typed<z.output<typeof S.Workflow>> = [RECORD, WorkflowNode];
+export const Workflow: Typed<z.output<typeof S.Workflow>> = [3, WorkflowNode];
 
 export const EVENT_SCHEMAS = {
   status: StatusData,
