@@ -44,6 +44,7 @@ export function matches(rule: Rule, value: unknown): boolean {
       case 3 /* RECORD */: {
         if (!isPlainObject(value)) return false;
         const of = rule[1];
+        if (of === 'unknown') return true;
         // Own keys only, `__proto__` skipped, as zod's record.
         for (const k in value) if (Object.hasOwn(value, k) && k !== '__proto__' && !matches(of, value[k])) return false;
         return true;
