@@ -38,7 +38,7 @@ const isSchema = (v: unknown): v is Schema => typeof v === 'object' && v !== nul
 /** The file's text, from the schemas as they are now. */
 export async function generate(): Promise<string> {
   const schemas = (await import('../src/schemas/index.ts')) as Record<string, unknown>;
-  const predicates = (await import('../src/schemas/predicates.ts')) as Record<string, { is?: unknown }>;
+  const predicates = (await import('../src/schemas/predicates.ts')) as Record<string, readonly unknown[]>;
 
   const names = new Map<Schema, string>();
   const maps = new Map<string, Record<string, Schema>>();
@@ -49,7 +49,7 @@ export async function generate(): Promise<string> {
       maps.set(name, value as Record<string, Schema>); // a record of schemas (EVENT_SCHEMAS)
     }
   }
-  const predicateNames = new Map<unknown, string>(Object.entries(predicates).map(([n, p]) => [p.is, n]));
+  const predicateNames = new Map<unknown, string>(Object.entries(predicates).map(([n, p]) => [p[1], n]));
   const usedPredicates = new Set<string>();
 
   /** The rule of `s` as a value to print; `self` is the export being written (never referenced by name). */
@@ -80,12 +80,8 @@ export async function generate(): Promise<string> {
       case 'enum':
       case 'literal':
         return { type: 'values', values: [...s._zod.values!] as Value[] };
-      case 'optional': {
-        const inner = rule(d.innerType!, where, self, deps);
-        // An optional leaf is written `'string?'`: most fields are one.
-        if (typeof inner === 'string') return inner.endsWith('?') ? inner : `${inner}?`;
-        return { type: 'optional', of: inner };
-      }
+      case 'optional':
+        return { type: 'optional', of: rule(d.innerType!, where, self, deps) };
       case 'nullable':
         return { type: 'nullable', of: rule(d.innerType!, where, self, deps) };
       case 'array': {
@@ -118,7 +114,7 @@ export async function generate(): Promise<string> {
       }
       case 'custom': {
         const name = predicateNames.get(d.fn);
-        if (!name) throw new Error(`${where}: z.custom must use a predicate of src/schemas/predicates.ts (its \`is\`)`);
+        if (!name) throw new Error(`${where}: z.custom must use a predicate of src/schemas/predicates.ts (its rule's second item)`);
         usedPredicates.add(name);
         return new Ref(name);
       }
@@ -133,6 +129,17 @@ export async function generate(): Promise<string> {
     const deps = new Set<string>();
     bodies.set(name, { value: rule(s, name, s, deps), deps });
   }
+  // A reference to an export that is a leaf (an open enum: `'string'`) is written as the leaf: an optional one is `'string?'`.
+  const inline = (r: Value): Value => {
+    if (r instanceof Ref) {
+      const target = bodies.get(r.name)?.value;
+      return typeof target === 'string' ? target : r;
+    }
+    if (r === null || typeof r !== 'object') return r;
+    if (Array.isArray(r)) return r.map(inline);
+    return Object.fromEntries(Object.entries(r).map(([k, v]) => [k, inline(v)]));
+  };
+  for (const body of bodies.values()) body.value = encode(inline(body.value));
   const order: string[] = [];
   const visit = (name: string, stack: string[]) => {
     if (order.includes(name)) return;
@@ -150,6 +157,7 @@ export async function generate(): Promise<string> {
     `import { ${[...usedPredicates].sort().join(', ')} } from './predicates.ts';`,
     "import type { Typed } from './rule.ts';",
     '',
+    `// A tuple's first item is its tag (rule.ts): ${Object.entries(TAGS).filter(([k]) => /^[A-Z]+$/.test(k)).sort(([, a], [, b]) => a - b).map(([k, n]) => `${n} ${k}`).join(', ')}.`,
   ];
   for (const name of order) {
     const head = `export const ${name}: Typed<z.output<typeof S.${name}>> = `;
@@ -168,13 +176,53 @@ export async function generate(): Promise<string> {
 
 // As rule.ts `isOptional`: a nullable optional may be absent too.
 const isOptionalValue = (r: Value): boolean => {
-  if (typeof r === 'string') return r.endsWith('?');
   if (r instanceof Ref || r === null || typeof r !== 'object') return false;
   const o = r as Record<string, Value>;
   return o.type === 'optional' || (o.type === 'nullable' && isOptionalValue(o.of!));
 };
 const acceptsUndefined = (r: Value): boolean =>
   isOptionalValue(r) || r === 'unknown' || (typeof r === 'object' && r !== null && !(r instanceof Ref) && (r as Record<string, Value>).type === 'union' && ((r as Record<string, Value>).of as Value[]).some(acceptsUndefined));
+
+/** A tuple's tag, as the number itself (rule.ts's constants, which a bundle would keep as variables: see there). */
+const tag = (name: keyof typeof TAGS) => TAGS[name] as number;
+const TAGS = (await import('../src/schemas/rule.ts')) as unknown as Record<'OPTIONAL' | 'NULLABLE' | 'ARRAY' | 'RECORD' | 'UNION' | 'VALUES' | 'STRICT' | 'OBJECT' | 'INTEGER' | 'NUMBER' | 'STRING', number>;
+
+/**
+ * `r` (a rule as `{ type, … }`, as zod describes it) in rule.ts's compact form: a leaf as a word (`'string?'`), an
+ * object that keeps unknown keys as its fields, anything else as a tuple tagged by its first item.
+ */
+function encode(r: Value): Value {
+  if (typeof r === 'string' || r instanceof Ref) return r;
+  const o = r as Record<string, Value>;
+  switch (o.type) {
+    case 'optional': {
+      // An optional leaf is written `'string?'`: most fields are one.
+      const of = encode(o.of!);
+      if (typeof of === 'string') return of.endsWith('?') ? of : `${of}?`;
+      return [tag('OPTIONAL'), of];
+    }
+    case 'nullable':
+      return [tag('NULLABLE'), encode(o.of!)];
+    case 'array':
+      return o.min === undefined ? [tag('ARRAY'), encode(o.of!)] : [tag('ARRAY'), encode(o.of!), o.min!];
+    case 'record':
+      return [tag('RECORD'), encode(o.of!)];
+    case 'union':
+      return [tag('UNION'), ...(o.of as Value[]).map(encode)];
+    case 'values':
+      return [tag('VALUES'), ...(o.values as Value[])];
+    case 'number':
+      return o.max === undefined ? [tag(o.int ? 'INTEGER' : 'NUMBER'), o.min ?? null] : [tag(o.int ? 'INTEGER' : 'NUMBER'), o.min ?? null, o.max!];
+    case 'string':
+      return [tag('STRING'), o.min!];
+    case 'object': {
+      const fields = Object.fromEntries(Object.entries(o.fields as Record<string, Value>).map(([k, f]) => [k, encode(f)]));
+      if (o.rest === undefined) return fields;
+      return o.rest === 'reject' ? [tag('STRICT'), fields] : [tag('OBJECT'), fields, encode(o.rest)];
+    }
+  }
+  throw new Error(`no encoding for rule type ${String(o.type)}`);
+}
 
 /** A reference to another export (or a predicate) by name. */
 class Ref {

@@ -17,7 +17,10 @@
  */
 import type { SchemaIssue } from '../errors.ts';
 import { article, describeValue, rangeText } from './describe.ts';
-import { codePoints, isObject, isOptional, isPlainObject, type LeafType, type Rule } from './rule.ts';
+import {
+  codePoints, isObject, isOptional, isPlainObject, isTuple,
+  type BOOLEAN, type Fields, type LeafType, type NULL, type Rule, type STRING, type TupleRule, type UNKNOWN,
+} from './rule.ts';
 
 /** An issue as {@link explain} reports it: zod's fields, a message ready to print. */
 export interface Issue extends SchemaIssue {
@@ -31,8 +34,8 @@ export interface Issue extends SchemaIssue {
   readonly keys?: string[];
 }
 
-/** A rule with leaves spelled out as objects, so one `switch` covers every kind. */
-type Composite = Extract<Rule, { type: string }> | { readonly type: 'boolean' | 'null' | 'unknown' };
+/** A rule as one tuple, leaves and fields spelled out, so one `switch` covers every kind. */
+type Composite = TupleRule | readonly [typeof BOOLEAN | typeof NULL | typeof UNKNOWN];
 
 /**
  * Every reason `value` fails `rule` (none when it passes), in the order zod
@@ -59,80 +62,90 @@ interface Context {
   closest: Closest | undefined;
 }
 
-function walk(rule: Rule | Composite, v: unknown, path: PropertyKey[], ctx: Context): void {
+function walk(rule: Rule, v: unknown, path: PropertyKey[], ctx: Context): void {
   const r = node(rule);
   const got = () => `, got ${describeValue(v, path)}`;
   const wrongType = (expected: string) => {
     const what = what1(r);
     ctx.out.push({ code: 'invalid_type', path, expected, message: v === undefined ? `is required (${what})` : `must be ${what}${got()}` });
   };
-  switch (r.type) {
-    case 'unknown':
+  switch (r[0]) {
+    case 14 /* UNKNOWN */:
       return;
-    case 'boolean':
+    case 12 /* BOOLEAN */:
       if (typeof v !== 'boolean') wrongType('boolean');
       return;
-    case 'null':
+    case 13 /* NULL */:
       if (v !== null) wrongType('null');
       return;
-    case 'number': {
-      const int = r.int === true;
+    case 8 /* INTEGER */:
+    case 9 /* NUMBER */: {
+      const int = r[0] === 8 /* INTEGER */;
       if (!(int ? Number.isSafeInteger(v) : typeof v === 'number' && Number.isFinite(v))) return wrongType(int ? 'int' : 'number');
       const n = v as number;
-      if (r.min !== undefined && n < r.min) ctx.out.push({ code: 'too_small', path, origin: 'number', minimum: r.min, inclusive: true, message: `must be ${what1(r)}${got()}` });
-      else if (r.max !== undefined && n > r.max) ctx.out.push({ code: 'too_big', path, origin: 'number', maximum: r.max, inclusive: true, message: `must be ${what1(r)}${got()}` });
+      const [, min, max] = r;
+      if (min != null && n < min) ctx.out.push({ code: 'too_small', path, origin: 'number', minimum: min, inclusive: true, message: `must be ${what1(r)}${got()}` });
+      else if (max !== undefined && n > max) ctx.out.push({ code: 'too_big', path, origin: 'number', maximum: max, inclusive: true, message: `must be ${what1(r)}${got()}` });
       return;
     }
-    case 'string':
+    case 10 /* STRING */: {
       if (typeof v !== 'string') return wrongType('string');
-      if (r.min !== undefined && codePoints(v) < r.min) ctx.out.push({ code: 'too_small', path, origin: 'string', minimum: r.min, inclusive: true, message: `${atLeast(r.min, 'character')}${got()}` });
+      const min = r[1];
+      if (min !== undefined && codePoints(v) < min) ctx.out.push({ code: 'too_small', path, origin: 'string', minimum: min, inclusive: true, message: `${atLeast(min, 'character')}${got()}` });
       return;
-    case 'array':
+    }
+    case 2 /* ARRAY */: {
       if (!Array.isArray(v)) return wrongType('array');
-      if (r.min !== undefined && v.length < r.min) ctx.out.push({ code: 'too_small', path, origin: 'array', minimum: r.min, inclusive: true, message: `${atLeast(r.min, 'item')}${got()}` });
-      for (let i = 0; i < v.length; i++) walk(r.of, v[i], [...path, i], ctx);
+      const min = r[2];
+      if (min !== undefined && v.length < min) ctx.out.push({ code: 'too_small', path, origin: 'array', minimum: min, inclusive: true, message: `${atLeast(min, 'item')}${got()}` });
+      for (let i = 0; i < v.length; i++) walk(r[1], v[i], [...path, i], ctx);
       return;
-    case 'record':
+    }
+    case 3 /* RECORD */:
       if (!isPlainObject(v)) return wrongType('record');
-      for (const k of Object.keys(v)) if (k !== '__proto__') walk(r.of, v[k], [...path, k], ctx);
+      for (const k of Object.keys(v)) if (k !== '__proto__') walk(r[1], v[k], [...path, k], ctx);
       return;
-    case 'object':
-      return walkObject(r, v, path, ctx, wrongType);
-    case 'values':
-      if (!r.values.includes(v as never)) {
-        ctx.out.push({ code: 'invalid_value', path, values: r.values, message: v === undefined ? `is required (${oneOf(r.values)})` : `must be ${oneOf(r.values)}${got()}${suggest(ctx, v, r.values)}` });
+    case 7 /* OBJECT */:
+    case 6 /* STRICT */:
+      return walkObject(r[1], r[0] === 6 /* STRICT */ ? null : r[2], v, path, ctx, wrongType);
+    case 5 /* VALUES */: {
+      const values = r.slice(1);
+      if (!values.includes(v as never)) {
+        ctx.out.push({ code: 'invalid_value', path, values, message: v === undefined ? `is required (${oneOf(values)})` : `must be ${oneOf(values)}${got()}${suggest(ctx, v, values)}` });
       }
       return;
-    case 'optional':
-      if (v !== undefined) walk(r.of, v, path, ctx);
+    }
+    case 0 /* OPTIONAL */:
+      if (v !== undefined) walk(r[1], v, path, ctx);
       return;
-    case 'nullable':
-      if (v !== null) walk(r.of, v, path, ctx);
+    case 1 /* NULLABLE */:
+      if (v !== null) walk(r[1], v, path, ctx);
       return;
-    case 'union':
-      return walkUnion(r, v, path, ctx, got);
-    case 'custom':
-      if (!r.is(v)) ctx.out.push({ code: 'custom', path, message: v === undefined ? `is required (${r.message.replace(/^must be /, '')})` : `${r.message}${got()}` });
+    case 4 /* UNION */:
+      return walkUnion(r.slice(1) as Rule[], v, path, ctx, got);
+    case 11 /* CUSTOM */:
+      if (!r[1](v)) ctx.out.push({ code: 'custom', path, message: v === undefined ? `is required (${r[2].replace(/^must be /, '')})` : `${r[2]}${got()}` });
       return;
   }
 }
 
-function walkObject(r: Extract<Rule, { type: 'object' }>, v: unknown, path: PropertyKey[], ctx: Context, wrongType: (e: string) => void): void {
+/** An object: its fields, then its unknown keys, kept (`rest` undefined), refused (`null`), or each checked. */
+function walkObject(fields: Fields, rest: Rule | null | undefined, v: unknown, path: PropertyKey[], ctx: Context, wrongType: (e: string) => void): void {
   if (!isObject(v)) return wrongType('object');
-  for (const [k, field] of Object.entries(r.fields)) {
+  for (const [k, field] of Object.entries(fields)) {
     if (v[k] === undefined && !(k in v) && !isOptional(field)) {
       ctx.out.push({ code: 'invalid_type', path: [...path, k], expected: 'nonoptional', message: `is required (${what1(node(field))})` });
     } else walk(field, v[k], [...path, k], ctx);
   }
-  if (r.rest === undefined) return;
+  if (rest === undefined) return;
   const unknown: string[] = [];
-  for (const k in v) if (!Object.hasOwn(r.fields, k)) unknown.push(k);
-  if (r.rest !== 'reject') {
-    for (const k of unknown) if (k !== '__proto__') walk(r.rest, v[k], [...path, k], ctx);
+  for (const k in v) if (!Object.hasOwn(fields, k)) unknown.push(k);
+  if (rest !== null) {
+    for (const k of unknown) if (k !== '__proto__') walk(rest, v[k], [...path, k], ctx);
     return;
   }
   if (unknown.length === 0) return;
-  const known = Object.keys(r.fields);
+  const known = Object.keys(fields);
   const hint = (k: string) => suggest(ctx, k, known);
   if (unknown.length === 1) {
     const k = unknown[0]!;
@@ -144,14 +157,14 @@ function walkObject(r: Extract<Rule, { type: 'object' }>, v: unknown, path: Prop
 }
 
 /** A union: the option shaped like the value says what is wrong inside it; otherwise, what any option would take. */
-function walkUnion(r: Extract<Rule, { type: 'union' }>, v: unknown, path: PropertyKey[], ctx: Context, got: () => string): void {
-  const tries = r.of.map((o) => {
+function walkUnion(of: Rule[], v: unknown, path: PropertyKey[], ctx: Context, got: () => string): void {
+  const tries = of.map((o) => {
     const attempt: Context = { out: [], closest: ctx.closest };
     walk(o, v, path, attempt);
     return attempt.out;
   });
   if (tries.some((issues) => issues.length === 0)) return;
-  const options = r.of.map(node);
+  const options = of.map(node);
   let best: Issue[] | undefined;
   for (const [i, o] of options.entries()) {
     if (!sameShape(o, v)) continue;
@@ -163,9 +176,9 @@ function walkUnion(r: Extract<Rule, { type: 'union' }>, v: unknown, path: Proper
     ctx.out.push(...best);
     return;
   }
-  const types = [...new Set(options.filter((o) => o.type !== 'values').map(what1))];
+  const types = [...new Set(options.filter((o) => o[0] !== 5 /* VALUES */).map(what1))];
   // An open enum (known values or any string) takes every string: its values are not listed.
-  const values = types.includes('a string') ? [] : options.flatMap((o) => (o.type === 'values' ? o.values : []));
+  const values = types.includes('a string') ? [] : options.flatMap((o) => (o[0] === 5 /* VALUES */ ? o.slice(1) : []));
   const parts = [...types, ...values.map(show)];
   ctx.out.push({ code: 'invalid_union', path, message: v === undefined ? `is required (${orList(parts)})` : `must be ${orList(parts)}${got()}${suggest(ctx, v, values)}` });
 }
@@ -174,53 +187,59 @@ const depth = (issues: Issue[]) => Math.max(...issues.map((i) => i.path.length))
 
 /** Whether the value is of the option's outer kind (an object for an object, an array for an array). */
 function sameShape(o: Composite, v: unknown): boolean {
-  switch (o.type) {
-    case 'object':
-    case 'record':
+  switch (o[0]) {
+    case 7 /* OBJECT */:
+    case 6 /* STRICT */:
+    case 3 /* RECORD */:
       return isPlainObject(v);
-    case 'array':
+    case 2 /* ARRAY */:
       return Array.isArray(v);
-    case 'number':
+    case 8 /* INTEGER */:
+    case 9 /* NUMBER */:
       return typeof v === 'number';
-    case 'string':
+    case 10 /* STRING */:
       return typeof v === 'string';
-    case 'optional':
-    case 'nullable':
-      return sameShape(node(o.of), v);
+    case 0 /* OPTIONAL */:
+    case 1 /* NULLABLE */:
+      return sameShape(node(o[1]), v);
     default:
       return false;
   }
 }
 
-/** The rule with a leaf spelled out (`'integer?'` is an optional `{ type: 'number', int: true }`). */
-function node(rule: Rule | Composite): Composite {
-  if (typeof rule !== 'string') return rule;
-  if (rule.endsWith('?')) return { type: 'optional', of: rule.slice(0, -1) as LeafType };
-  return rule === 'integer' ? { type: 'number', int: true } : { type: rule as Exclude<LeafType, 'integer'> };
+/**
+ * The noun of each kind of rule, by tag: what a message calls it (`an array`, `an object`), and for a leaf the word
+ * that writes it in a rule (`'integer'`), so that the tag of a leaf is its index here.
+ */
+const NOUNS = ['', '', 'array', 'object', '', '', 'object', 'object', 'integer', 'number', 'string', '', 'boolean', 'null', 'unknown'];
+
+/** The rule as a tuple: a leaf as its tag (`'integer?'`: `[OPTIONAL, 'integer']`, then `[INTEGER]`), an object's fields as `[OBJECT, fields]`. */
+function node(rule: Rule): Composite {
+  if (typeof rule !== 'string') return isTuple(rule) ? rule : [7 /* OBJECT */, rule];
+  if (rule.endsWith('?')) return [0 /* OPTIONAL */, rule.slice(0, -1) as LeafType];
+  return [NOUNS.indexOf(rule) as typeof STRING];
 }
 
 /** What a rule takes, as a noun phrase: `an integer of at least 1`, `a string`, `an object`. */
 function what1(r: Composite): string {
-  switch (r.type) {
-    case 'number':
-      return `${article(r.int ? 'integer' : 'number')}${rangeText(r.min, r.max)}`;
-    case 'record':
-      return 'an object';
-    case 'values':
-      return oneOf(r.values);
-    case 'unknown':
+  switch (r[0]) {
+    case 8 /* INTEGER */:
+    case 9 /* NUMBER */:
+      return `${article(NOUNS[r[0]]!)}${rangeText(r[1] ?? undefined, r[2])}`;
+    case 5 /* VALUES */:
+      return oneOf(r.slice(1));
+    case 14 /* UNKNOWN */:
       return 'a value';
-    case 'optional':
-      return what1(node(r.of));
-    case 'nullable':
-      return `${what1(node(r.of))} or null`;
-    case 'union':
-      return orList(r.of.map((o) => what1(node(o))));
-    case 'custom':
-      return r.message.replace(/^must be /, '');
-    default:
-      return article(r.type);
+    case 0 /* OPTIONAL */:
+      return what1(node(r[1]));
+    case 1 /* NULLABLE */:
+      return `${what1(node(r[1]))} or null`;
+    case 4 /* UNION */:
+      return orList(r.slice(1).map((o) => what1(node(o as Rule))));
+    case 11 /* CUSTOM */:
+      return r[2].replace(/^must be /, '');
   }
+  return article(NOUNS[r[0]]!);
 }
 
 function atLeast(n: number, unit: string): string {

@@ -8,61 +8,70 @@
  *
  * @module
  */
-import { codePoints, isObject, isOptional, isPlainObject, type DataRule, type LeafRule, type Rule } from './rule.ts';
+import {
+  codePoints, isObject, isOptional, isPlainObject, isTuple, type Fields, type LeafRule, type Rule,
+} from './rule.ts';
 
 /**
  * `true` when `value` satisfies `rule`.
  *
  * @example
  * ```ts
- * matches({ type: 'object', fields: { id: 'string', size: 'integer?' } }, { id: 'a' }); // true
+ * matches({ id: 'string', size: 'integer?' }, { id: 'a' }); // true
  * ```
  */
 export function matches(rule: Rule, value: unknown): boolean {
   // Optional and nullable wrappers are unwrapped in place: most fields have one or two.
   for (;;) {
     if (typeof rule === 'string') return leaf(rule, value);
-    switch (rule.type) {
-      case 'object':
-        return object(rule, value);
-      case 'optional':
+    if (!isTuple(rule)) return object(rule, value, undefined);
+    switch (rule[0]) {
+      case 0 /* OPTIONAL */:
         if (value === undefined) return true;
-        rule = rule.of;
+        rule = rule[1];
         continue;
-      case 'nullable':
+      case 1 /* NULLABLE */:
         if (value === null) return true;
-        rule = rule.of;
+        rule = rule[1];
         continue;
-      case 'array': {
-        if (!Array.isArray(value) || (rule.min !== undefined && value.length < rule.min)) return false;
-        const of = rule.of;
+      case 2 /* ARRAY */: {
+        if (!Array.isArray(value) || value.length < (rule[2] ?? 0)) return false;
+        const of = rule[1];
         if (of === 'unknown') return true;
         for (let i = 0; i < value.length; i++) if (!matches(of, value[i])) return false;
         return true;
       }
-      case 'record': {
+      case 3 /* RECORD */: {
         if (!isPlainObject(value)) return false;
-        const of = rule.of;
+        const of = rule[1];
         if (of === 'unknown') return true;
         // Own keys only, `__proto__` skipped, as zod's record.
         for (const k in value) if (Object.hasOwn(value, k) && k !== '__proto__' && !matches(of, value[k])) return false;
         return true;
       }
-      case 'values':
-        return rule.values.includes(value as never);
-      case 'union': {
-        const of = rule.of;
-        for (let i = 0; i < of.length; i++) if (matches(of[i]!, value)) return true;
+      case 5 /* VALUES */:
+        for (let i = 1; i < rule.length; i++) if (rule[i] === value) return true;
         return false;
+      case 4 /* UNION */:
+        for (let i = 1; i < rule.length; i++) if (matches(rule[i] as Rule, value)) return true;
+        return false;
+      case 8 /* INTEGER */:
+      case 9 /* NUMBER */: {
+        if (!(rule[0] === 8 /* INTEGER */ ? Number.isSafeInteger(value) : Number.isFinite(value))) return false;
+        const min = rule[1];
+        const max = rule[2];
+        return (min == null || (value as number) >= min) && (max === undefined || (value as number) <= max);
       }
-      case 'number':
-        if (!(rule.int === true ? Number.isSafeInteger(value) : Number.isFinite(value))) return false;
-        return (rule.min === undefined || (value as number) >= rule.min) && (rule.max === undefined || (value as number) <= rule.max);
-      case 'string':
+      case 10 /* STRING */: {
         // Code points are counted (allocating) only for a minimum over 1: a non-empty string has one.
-        return typeof value === 'string' && (rule.min === undefined || (rule.min < 2 ? value.length >= rule.min : codePoints(value) >= rule.min));
-      case 'custom':
-        return rule.is(value);
+        const min = rule[1] ?? 0;
+        return typeof value === 'string' && (min < 2 ? value.length >= min : codePoints(value) >= min);
+      }
+      case 6 /* STRICT */:
+      case 7 /* OBJECT */:
+        return object(rule[1], value, rule[0] === 6 /* STRICT */ ? null : rule[2]);
+      case 11 /* CUSTOM */:
+        return rule[1](value);
     }
   }
 }
@@ -90,10 +99,10 @@ function leaf(rule: LeafRule, v: unknown): boolean {
   return true; // unknown
 }
 
-function object(rule: Extract<DataRule, { type: 'object' }>, v: unknown): boolean {
+/** An object with these fields; its other keys kept (`rest` undefined), refused (`null`), or each checked. */
+function object(fields: Fields, v: unknown, rest: Rule | null | undefined): boolean {
   if (!isObject(v)) return false;
   const o = v;
-  const fields = rule.fields;
   for (const k in fields) {
     const field = fields[k]!;
     const x = o[k];
@@ -104,10 +113,9 @@ function object(rule: Extract<DataRule, { type: 'object' }>, v: unknown): boolea
     }
     if (!matches(field, x)) return false;
   }
-  const rest = rule.rest;
   if (rest === undefined) return true;
   // zod checks inherited enumerable keys too, and skips `__proto__` unless the object is strict.
-  if (rest === 'reject') {
+  if (rest === null) {
     for (const k in o) if (!Object.hasOwn(fields, k)) return false;
   } else {
     for (const k in o) if (!Object.hasOwn(fields, k) && k !== '__proto__' && !matches(rest, o[k])) return false;

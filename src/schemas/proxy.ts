@@ -19,7 +19,8 @@ export type TaskStatus = OpenEnum<typeof TASK_STATUSES>;
 /** An image given as a string (base64 or URL, sent as is) or as bytes (sent as base64). */
 export type ImageInput = string | Blob | Uint8Array | ArrayBuffer;
 
-const imageInput = z.custom<ImageInput>(isImageInput.is, { message: isImageInput.message });
+// The rule's predicate and message (`[CUSTOM, is, message]`), so zod and the generated rule check alike.
+const imageInput = z.custom<ImageInput>(isImageInput[1], { message: isImageInput[2] });
 const percent = z.number().check(z.gte(0), z.lte(100));
 
 /** `advanced_settings` of image-relight. Ranges are not given by the spec, so only types are checked. */

@@ -5,510 +5,380 @@ import type * as S from './index.ts';
 import { isImageInput } from './predicates.ts';
 import type { Typed } from './rule.ts';
 
+// A tuple's first item is its tag (rule.ts): 0 OPTIONAL, 1 NULLABLE, 2 ARRAY, 3 RECORD, 4 UNION, 5 VALUES, 6 STRICT, 7 OBJECT, 8 INTEGER, 9 NUMBER, 10 STRING, 11 CUSTOM, 12 BOOLEAN, 13 NULL, 14 UNKNOWN.
 export const NodeVersionStatus: Typed<z.output<typeof S.NodeVersionStatus>> = 'string';
 export const NodeVersion: Typed<z.output<typeof S.NodeVersion>> = {
-  type: 'object',
-  fields: {
-    id: 'string?',
-    node_id: 'string?',
-    version: 'string?',
-    changelog: 'string?',
-    platform_node_extract_status: 'string?',
-    createdAt: 'string?',
-    dependencies: { type: 'optional', of: { type: 'array', of: 'string' } },
-    deprecated: 'boolean?',
-    downloadUrl: 'string?',
-    status_reason: 'string?',
-    supported_accelerators: { type: 'optional', of: { type: 'array', of: 'string' } },
-    supported_platformui_frontend_version: 'string?',
-    supported_platformui_version: 'string?',
-    supported_os: { type: 'optional', of: { type: 'array', of: 'string' } },
-    tags: { type: 'optional', of: { type: 'array', of: 'string' } },
-    tags_admin: { type: 'optional', of: { type: 'array', of: 'string' } },
-    status: { type: 'optional', of: NodeVersionStatus },
-  },
+  id: 'string?',
+  node_id: 'string?',
+  version: 'string?',
+  changelog: 'string?',
+  platform_node_extract_status: 'string?',
+  createdAt: 'string?',
+  dependencies: [0, [2, 'string']],
+  deprecated: 'boolean?',
+  downloadUrl: 'string?',
+  status_reason: 'string?',
+  supported_accelerators: [0, [2, 'string']],
+  supported_platformui_frontend_version: 'string?',
+  supported_platformui_version: 'string?',
+  supported_os: [0, [2, 'string']],
+  tags: [0, [2, 'string']],
+  tags_admin: [0, [2, 'string']],
+  status: 'string?',
 };
 export const BulkNodeVersionItem: Typed<z.output<typeof S.BulkNodeVersionItem>> = {
-  type: 'object',
-  fields: {
-    status: 'string',
-    node_version: { type: 'optional', of: NodeVersion },
-    error_message: 'string?',
-    identifier: { type: 'optional', of: { type: 'object', fields: { node_id: 'string?', version: 'string?' } } },
-  },
+  status: 'string',
+  node_version: [0, NodeVersion],
+  error_message: 'string?',
+  identifier: [0, { node_id: 'string?', version: 'string?' }],
 };
 export const BulkNodeVersionsResponse: Typed<z.output<typeof S.BulkNodeVersionsResponse>> = {
-  type: 'object',
-  fields: { node_versions: { type: 'array', of: BulkNodeVersionItem } },
+  node_versions: [2, BulkNodeVersionItem],
 };
-export const CloudListJobsParams: Typed<z.output<typeof S.CloudListJobsParams>> = {
-  type: 'object',
-  fields: {
-    status: {
-      type: 'optional',
-      of: {
-        type: 'union',
-        of: [
-          { type: 'values', values: ['pending', 'in_progress', 'completed', 'failed', 'cancelled'] },
-          {
-            type: 'array',
-            of: { type: 'values', values: ['pending', 'in_progress', 'completed', 'failed', 'cancelled'] },
-            min: 1,
-          },
-        ],
-      },
-    },
-    workflow_id: { type: 'optional', of: { type: 'string', min: 1 } },
-    output_type: { type: 'optional', of: { type: 'values', values: ['image', 'video', 'audio'] } },
-    sort_by: { type: 'optional', of: { type: 'values', values: ['create_time', 'execution_time'] } },
-    sort_order: { type: 'optional', of: { type: 'values', values: ['asc', 'desc'] } },
-    offset: { type: 'optional', of: { type: 'number', int: true, min: 0 } },
-    limit: { type: 'optional', of: { type: 'number', int: true, min: 1, max: 1000 } },
+export const CloudListJobsParams: Typed<z.output<typeof S.CloudListJobsParams>> = [
+  6,
+  {
+    status: [
+      0,
+      [
+        4,
+        [5, 'pending', 'in_progress', 'completed', 'failed', 'cancelled'],
+        [2, [5, 'pending', 'in_progress', 'completed', 'failed', 'cancelled'], 1],
+      ],
+    ],
+    workflow_id: [0, [10, 1]],
+    output_type: [0, [5, 'image', 'video', 'audio']],
+    sort_by: [0, [5, 'create_time', 'execution_time']],
+    sort_order: [0, [5, 'asc', 'desc']],
+    offset: [0, [8, 0]],
+    limit: [0, [8, 1, 1000]],
   },
-  rest: 'reject',
-};
+];
 export const PublisherUser: Typed<z.output<typeof S.PublisherUser>> = {
-  type: 'object',
-  fields: { id: 'string?', name: 'string?', email: 'string?' },
+  id: 'string?',
+  name: 'string?',
+  email: 'string?',
 };
 export const PublisherMember: Typed<z.output<typeof S.PublisherMember>> = {
-  type: 'object',
-  fields: { id: 'string?', role: 'string?', user: { type: 'optional', of: PublisherUser } },
+  id: 'string?',
+  role: 'string?',
+  user: [0, PublisherUser],
 };
 export const CreateNodeRequest: Typed<z.output<typeof S.CreateNodeRequest>> = {
-  type: 'object',
-  fields: {
-    id: { type: 'string', min: 1 },
-    name: 'string?',
-    author: 'string?',
-    description: 'string?',
-    banner_url: 'string?',
-    icon: 'string?',
-    category: 'string?',
-    created_at: 'string?',
-    downloads: 'integer?',
-    github_stars: 'integer?',
-    license: 'string?',
-    preempted_platform_node_names: { type: 'optional', of: { type: 'array', of: 'string' } },
-    rating: 'number?',
-    repository: 'string?',
-    search_ranking: 'integer?',
-    status_detail: 'string?',
-    supported_accelerators: { type: 'optional', of: { type: 'array', of: 'string' } },
-    supported_platformui_frontend_version: 'string?',
-    supported_platformui_version: 'string?',
-    supported_os: { type: 'optional', of: { type: 'array', of: 'string' } },
-    tags: { type: 'optional', of: { type: 'array', of: 'string' } },
-    tags_admin: { type: 'optional', of: { type: 'array', of: 'string' } },
-    translations: { type: 'optional', of: { type: 'record', of: 'unknown' } },
-    latest_version: {
-      type: 'optional',
-      of: {
-        type: 'object',
-        fields: {
-          id: 'string?',
-          node_id: 'string?',
-          version: 'string?',
-          changelog: 'string?',
-          platform_node_extract_status: 'string?',
-          createdAt: 'string?',
-          dependencies: { type: 'optional', of: { type: 'array', of: 'string' } },
-          deprecated: 'boolean?',
-          downloadUrl: 'string?',
-          status_reason: 'string?',
-          supported_accelerators: { type: 'optional', of: { type: 'array', of: 'string' } },
-          supported_platformui_frontend_version: 'string?',
-          supported_platformui_version: 'string?',
-          supported_os: { type: 'optional', of: { type: 'array', of: 'string' } },
-          tags: { type: 'optional', of: { type: 'array', of: 'string' } },
-          tags_admin: { type: 'optional', of: { type: 'array', of: 'string' } },
-        },
-        rest: 'reject',
+  id: [10, 1],
+  name: 'string?',
+  author: 'string?',
+  description: 'string?',
+  banner_url: 'string?',
+  icon: 'string?',
+  category: 'string?',
+  created_at: 'string?',
+  downloads: 'integer?',
+  github_stars: 'integer?',
+  license: 'string?',
+  preempted_platform_node_names: [0, [2, 'string']],
+  rating: 'number?',
+  repository: 'string?',
+  search_ranking: 'integer?',
+  status_detail: 'string?',
+  supported_accelerators: [0, [2, 'string']],
+  supported_platformui_frontend_version: 'string?',
+  supported_platformui_version: 'string?',
+  supported_os: [0, [2, 'string']],
+  tags: [0, [2, 'string']],
+  tags_admin: [0, [2, 'string']],
+  translations: [0, [3, 'unknown']],
+  latest_version: [
+    0,
+    [
+      6,
+      {
+        id: 'string?',
+        node_id: 'string?',
+        version: 'string?',
+        changelog: 'string?',
+        platform_node_extract_status: 'string?',
+        createdAt: 'string?',
+        dependencies: [0, [2, 'string']],
+        deprecated: 'boolean?',
+        downloadUrl: 'string?',
+        status_reason: 'string?',
+        supported_accelerators: [0, [2, 'string']],
+        supported_platformui_frontend_version: 'string?',
+        supported_platformui_version: 'string?',
+        supported_os: [0, [2, 'string']],
+        tags: [0, [2, 'string']],
+        tags_admin: [0, [2, 'string']],
       },
-    },
-    publisher: {
-      type: 'optional',
-      of: {
-        type: 'object',
-        fields: {
-          id: 'string?',
-          name: 'string?',
-          description: 'string?',
-          logo: 'string?',
-          members: { type: 'optional', of: { type: 'array', of: PublisherMember } },
-          source_code_repo: 'string?',
-          support: 'string?',
-          website: 'string?',
-          createdAt: 'string?',
-        },
-        rest: 'reject',
+    ],
+  ],
+  publisher: [
+    0,
+    [
+      6,
+      {
+        id: 'string?',
+        name: 'string?',
+        description: 'string?',
+        logo: 'string?',
+        members: [0, [2, PublisherMember]],
+        source_code_repo: 'string?',
+        support: 'string?',
+        website: 'string?',
+        createdAt: 'string?',
       },
-    },
-    status: {
-      type: 'optional',
-      of: { type: 'values', values: ['NodeStatusActive', 'NodeStatusDeleted', 'NodeStatusBanned'] },
-    },
-  },
+    ],
+  ],
+  status: [0, [5, 'NodeStatusActive', 'NodeStatusDeleted', 'NodeStatusBanned']],
 };
-export const ErrorResponse: Typed<z.output<typeof S.ErrorResponse>> = {
-  type: 'object',
-  fields: { error: 'string', message: 'string' },
-};
-export const FileRef: Typed<z.output<typeof S.FileRef>> = {
-  type: 'object',
-  fields: { filename: 'string', subfolder: 'string?', type: 'string?' },
-};
+export const ErrorResponse: Typed<z.output<typeof S.ErrorResponse>> = { error: 'string', message: 'string' };
+export const FileRef: Typed<z.output<typeof S.FileRef>> = { filename: 'string', subfolder: 'string?', type: 'string?' };
 export const NodeOutputs: Typed<z.output<typeof S.NodeOutputs>> = {
-  type: 'object',
-  fields: {
-    images: { type: 'optional', of: { type: 'array', of: FileRef } },
-    video: { type: 'optional', of: { type: 'array', of: FileRef } },
-    audio: { type: 'optional', of: { type: 'array', of: FileRef } },
-  },
+  images: [0, [2, FileRef]],
+  video: [0, [2, FileRef]],
+  audio: [0, [2, FileRef]],
 };
 export const ExecutedData: Typed<z.output<typeof S.ExecutedData>> = {
-  type: 'object',
-  fields: {
-    node: 'string',
-    display_node: 'string?',
-    output: { type: 'nullable', of: NodeOutputs },
-    prompt_id: 'string',
-  },
+  node: 'string',
+  display_node: 'string?',
+  output: [1, NodeOutputs],
+  prompt_id: 'string',
 };
 export const ExecutingData: Typed<z.output<typeof S.ExecutingData>> = {
-  type: 'object',
-  fields: {
-    node: { type: 'nullable', of: 'string' },
-    display_node: { type: 'optional', of: { type: 'nullable', of: 'string' } },
-    prompt_id: 'string?',
-  },
+  node: [1, 'string'],
+  display_node: [0, [1, 'string']],
+  prompt_id: 'string?',
 };
 export const ExecutionCachedData: Typed<z.output<typeof S.ExecutionCachedData>> = {
-  type: 'object',
-  fields: { nodes: { type: 'array', of: 'string' }, prompt_id: 'string', timestamp: 'number?' },
+  nodes: [2, 'string'],
+  prompt_id: 'string',
+  timestamp: 'number?',
 };
 export const ExecutionErrorData: Typed<z.output<typeof S.ExecutionErrorData>> = {
-  type: 'object',
-  fields: {
-    prompt_id: 'string',
-    exception_type: 'string?',
-    exception_message: 'string?',
-    traceback: { type: 'optional', of: { type: 'union', of: [{ type: 'array', of: 'string' }, 'string'] } },
-    node_id: { type: 'optional', of: { type: 'nullable', of: 'string' } },
-    node_type: { type: 'optional', of: { type: 'nullable', of: 'string' } },
-    executed: { type: 'optional', of: { type: 'array', of: 'string' } },
-    timestamp: 'number?',
-  },
+  prompt_id: 'string',
+  exception_type: 'string?',
+  exception_message: 'string?',
+  traceback: [0, [4, [2, 'string'], 'string']],
+  node_id: [0, [1, 'string']],
+  node_type: [0, [1, 'string']],
+  executed: [0, [2, 'string']],
+  timestamp: 'number?',
 };
 export const ExecutionInterruptedData: Typed<z.output<typeof S.ExecutionInterruptedData>> = {
-  type: 'object',
-  fields: {
-    prompt_id: 'string',
-    node_id: { type: 'optional', of: { type: 'nullable', of: 'string' } },
-    node_type: { type: 'optional', of: { type: 'nullable', of: 'string' } },
-    executed: { type: 'optional', of: { type: 'array', of: 'string' } },
-    timestamp: 'number?',
-  },
+  prompt_id: 'string',
+  node_id: [0, [1, 'string']],
+  node_type: [0, [1, 'string']],
+  executed: [0, [2, 'string']],
+  timestamp: 'number?',
 };
 export const ExecutionStartData: Typed<z.output<typeof S.ExecutionStartData>> = {
-  type: 'object',
-  fields: { prompt_id: 'string', timestamp: 'number?' },
+  prompt_id: 'string',
+  timestamp: 'number?',
 };
 export const ExecutionSuccessData: Typed<z.output<typeof S.ExecutionSuccessData>> = {
-  type: 'object',
-  fields: { prompt_id: 'string', timestamp: 'number?' },
+  prompt_id: 'string',
+  timestamp: 'number?',
 };
-export const History: Typed<z.output<typeof S.History>> = {
-  type: 'record',
-  of: {
-    type: 'object',
-    fields: {
-      prompt: { type: 'optional', of: { type: 'array', of: 'unknown' } },
-      outputs: { type: 'optional', of: { type: 'nullable', of: { type: 'record', of: NodeOutputs } } },
-      status: {
-        type: 'optional',
-        of: {
-          type: 'nullable',
-          of: {
-            type: 'object',
-            fields: {
-              status_str: { type: 'optional', of: { type: 'nullable', of: 'string' } },
-              completed: 'boolean?',
-              messages: { type: 'optional', of: { type: 'array', of: 'unknown' } },
-            },
-          },
-        },
-      },
-    },
+export const History: Typed<z.output<typeof S.History>> = [
+  3,
+  {
+    prompt: [0, [2, 'unknown']],
+    outputs: [0, [1, [3, NodeOutputs]]],
+    status: [0, [1, { status_str: [0, [1, 'string']], completed: 'boolean?', messages: [0, [2, 'unknown']] }]],
   },
-};
+];
 export const JobExecutionError: Typed<z.output<typeof S.JobExecutionError>> = {
-  type: 'object',
-  fields: {
-    node_id: { type: 'optional', of: { type: 'nullable', of: 'string' } },
-    node_type: { type: 'optional', of: { type: 'nullable', of: 'string' } },
-    exception_message: { type: 'optional', of: { type: 'nullable', of: 'string' } },
-    exception_type: { type: 'optional', of: { type: 'nullable', of: 'string' } },
-    traceback: 'unknown?',
-    current_inputs: 'unknown?',
-    current_outputs: 'unknown?',
-  },
+  node_id: [0, [1, 'string']],
+  node_type: [0, [1, 'string']],
+  exception_message: [0, [1, 'string']],
+  exception_type: [0, [1, 'string']],
+  traceback: 'unknown?',
+  current_inputs: 'unknown?',
+  current_outputs: 'unknown?',
 };
 export const JobSummary: Typed<z.output<typeof S.JobSummary>> = {
-  type: 'object',
-  fields: {
-    id: 'string',
-    status: 'string',
-    create_time: { type: 'optional', of: { type: 'nullable', of: 'number' } },
-    execution_error: { type: 'optional', of: { type: 'nullable', of: JobExecutionError } },
-    preview_output: { type: 'optional', of: { type: 'nullable', of: { type: 'object', fields: {  } } } },
-    outputs_count: { type: 'optional', of: { type: 'nullable', of: 'number' } },
-    workflow_id: { type: 'optional', of: { type: 'nullable', of: 'string' } },
-    execution_start_time: { type: 'optional', of: { type: 'nullable', of: 'number' } },
-    execution_end_time: { type: 'optional', of: { type: 'nullable', of: 'number' } },
-  },
+  id: 'string',
+  status: 'string',
+  create_time: [0, [1, 'number']],
+  execution_error: [0, [1, JobExecutionError]],
+  preview_output: [0, [1, {  }]],
+  outputs_count: [0, [1, 'number']],
+  workflow_id: [0, [1, 'string']],
+  execution_start_time: [0, [1, 'number']],
+  execution_end_time: [0, [1, 'number']],
 };
 export const JobList: Typed<z.output<typeof S.JobList>> = {
-  type: 'object',
-  fields: {
-    jobs: { type: 'array', of: JobSummary },
-    pagination: {
-      type: 'object',
-      fields: {
-        offset: 'number',
-        limit: { type: 'optional', of: { type: 'nullable', of: 'number' } },
-        total: { type: 'optional', of: { type: 'nullable', of: 'number' } },
-        has_more: 'boolean',
-      },
-    },
-  },
+  jobs: [2, JobSummary],
+  pagination: { offset: 'number', limit: [0, [1, 'number']], total: [0, [1, 'number']], has_more: 'boolean' },
 };
 export const JobRecordBody: Typed<z.output<typeof S.JobRecordBody>> = {
-  type: 'object',
-  fields: {
-    id: 'string',
-    status: 'string',
-    create_time: { type: 'optional', of: { type: 'nullable', of: 'number' } },
-    execution_error: { type: 'optional', of: { type: 'nullable', of: JobExecutionError } },
-    preview_output: { type: 'optional', of: { type: 'nullable', of: { type: 'object', fields: {  } } } },
-    outputs_count: { type: 'optional', of: { type: 'nullable', of: 'number' } },
-    workflow_id: { type: 'optional', of: { type: 'nullable', of: 'string' } },
-    execution_start_time: { type: 'optional', of: { type: 'nullable', of: 'number' } },
-    execution_end_time: { type: 'optional', of: { type: 'nullable', of: 'number' } },
-    outputs: { type: 'optional', of: { type: 'nullable', of: { type: 'record', of: NodeOutputs } } },
-    workflow: 'unknown?',
-    update_time: { type: 'optional', of: { type: 'nullable', of: 'number' } },
-    execution_status: 'unknown?',
-    execution_meta: 'unknown?',
-  },
+  id: 'string',
+  status: 'string',
+  create_time: [0, [1, 'number']],
+  execution_error: [0, [1, JobExecutionError]],
+  preview_output: [0, [1, {  }]],
+  outputs_count: [0, [1, 'number']],
+  workflow_id: [0, [1, 'string']],
+  execution_start_time: [0, [1, 'number']],
+  execution_end_time: [0, [1, 'number']],
+  outputs: [0, [1, [3, NodeOutputs]]],
+  workflow: 'unknown?',
+  update_time: [0, [1, 'number']],
+  execution_status: 'unknown?',
+  execution_meta: 'unknown?',
 };
 export const JobStatus: Typed<z.output<typeof S.JobStatus>> = {
-  type: 'object',
-  fields: {
-    status: 'string',
-    id: 'string?',
-    created_at: 'unknown?',
-    updated_at: 'unknown?',
-    last_state_update: 'unknown?',
-    assigned_inference: 'unknown?',
-    error_message: { type: 'optional', of: { type: 'nullable', of: 'string' } },
-  },
+  status: 'string',
+  id: 'string?',
+  created_at: 'unknown?',
+  updated_at: 'unknown?',
+  last_state_update: 'unknown?',
+  assigned_inference: 'unknown?',
+  error_message: [0, [1, 'string']],
 };
-export const ListJobsParams: Typed<z.output<typeof S.ListJobsParams>> = {
-  type: 'object',
-  fields: {
-    status: {
-      type: 'optional',
-      of: {
-        type: 'union',
-        of: [
-          { type: 'values', values: ['pending', 'in_progress', 'completed', 'failed', 'cancelled'] },
-          {
-            type: 'array',
-            of: { type: 'values', values: ['pending', 'in_progress', 'completed', 'failed', 'cancelled'] },
-            min: 1,
-          },
-        ],
-      },
-    },
-    workflow_id: { type: 'optional', of: { type: 'string', min: 1 } },
-    output_type: { type: 'optional', of: { type: 'values', values: ['image', 'video', 'audio'] } },
-    sort_by: {
-      type: 'optional',
-      of: { type: 'values', values: ['create_time', 'execution_time', 'created_at', 'execution_duration'] },
-    },
-    sort_order: { type: 'optional', of: { type: 'values', values: ['asc', 'desc'] } },
-    offset: { type: 'optional', of: { type: 'number', int: true, min: 0 } },
-    limit: { type: 'optional', of: { type: 'number', int: true, min: 1, max: 1000 } },
+export const ListJobsParams: Typed<z.output<typeof S.ListJobsParams>> = [
+  6,
+  {
+    status: [
+      0,
+      [
+        4,
+        [5, 'pending', 'in_progress', 'completed', 'failed', 'cancelled'],
+        [2, [5, 'pending', 'in_progress', 'completed', 'failed', 'cancelled'], 1],
+      ],
+    ],
+    workflow_id: [0, [10, 1]],
+    output_type: [0, [5, 'image', 'video', 'audio']],
+    sort_by: [0, [5, 'create_time', 'execution_time', 'created_at', 'execution_duration']],
+    sort_order: [0, [5, 'asc', 'desc']],
+    offset: [0, [8, 0]],
+    limit: [0, [8, 1, 1000]],
   },
-  rest: 'reject',
-};
-export const ListNodesParams: Typed<z.output<typeof S.ListNodesParams>> = {
-  type: 'object',
-  fields: {
-    page: { type: 'optional', of: { type: 'number', int: true, min: 1 } },
-    limit: { type: 'optional', of: { type: 'number', int: true, min: 1 } },
-    node_id: { type: 'optional', of: { type: 'array', of: { type: 'string', min: 1 } } },
+];
+export const ListNodesParams: Typed<z.output<typeof S.ListNodesParams>> = [
+  6,
+  {
+    page: [0, [8, 1]],
+    limit: [0, [8, 1]],
+    node_id: [0, [2, [10, 1]]],
     supported_os: 'string?',
     supported_accelerator: 'string?',
     include_banned: 'boolean?',
     timestamp: 'string?',
     latest: 'boolean?',
-    sort: { type: 'optional', of: { type: 'array', of: 'string' } },
+    sort: [0, [2, 'string']],
     platformui_version: 'string?',
     form_factor: 'string?',
   },
-  rest: 'reject',
-};
-export const ListPublisherNodesParams: Typed<z.output<typeof S.ListPublisherNodesParams>> = {
-  type: 'object',
-  fields: {
-    page: { type: 'optional', of: { type: 'number', int: true, min: 1 } },
-    limit: { type: 'optional', of: { type: 'number', int: true, min: 1 } },
-    include_banned: 'boolean?',
+];
+export const ListPublisherNodesParams: Typed<z.output<typeof S.ListPublisherNodesParams>> = [
+  7,
+  { page: [0, [8, 1]], limit: [0, [8, 1]], include_banned: 'boolean?' },
+  [4, 'string', 'number', 'boolean'],
+];
+export const LocalListJobsParams: Typed<z.output<typeof S.LocalListJobsParams>> = [
+  6,
+  {
+    status: [
+      0,
+      [
+        4,
+        [5, 'pending', 'in_progress', 'completed', 'failed'],
+        [2, [5, 'pending', 'in_progress', 'completed', 'failed'], 1],
+      ],
+    ],
+    workflow_id: [0, [10, 1]],
+    sort_by: [0, [5, 'created_at', 'execution_duration']],
+    sort_order: [0, [5, 'asc', 'desc']],
+    offset: [0, [8, 0]],
+    limit: [0, [8, 1, 1000]],
   },
-  rest: { type: 'union', of: ['string', 'number', 'boolean'] },
-};
-export const LocalListJobsParams: Typed<z.output<typeof S.LocalListJobsParams>> = {
-  type: 'object',
-  fields: {
-    status: {
-      type: 'optional',
-      of: {
-        type: 'union',
-        of: [
-          { type: 'values', values: ['pending', 'in_progress', 'completed', 'failed'] },
-          { type: 'array', of: { type: 'values', values: ['pending', 'in_progress', 'completed', 'failed'] }, min: 1 },
-        ],
-      },
-    },
-    workflow_id: { type: 'optional', of: { type: 'string', min: 1 } },
-    sort_by: { type: 'optional', of: { type: 'values', values: ['created_at', 'execution_duration'] } },
-    sort_order: { type: 'optional', of: { type: 'values', values: ['asc', 'desc'] } },
-    offset: { type: 'optional', of: { type: 'number', int: true, min: 0 } },
-    limit: { type: 'optional', of: { type: 'number', int: true, min: 1, max: 1000 } },
-  },
-  rest: 'reject',
-};
+];
 export const PublisherStatus: Typed<z.output<typeof S.PublisherStatus>> = 'string';
 export const Publisher: Typed<z.output<typeof S.Publisher>> = {
-  type: 'object',
-  fields: {
-    id: 'string?',
-    name: 'string?',
-    description: 'string?',
-    logo: 'string?',
-    members: { type: 'optional', of: { type: 'array', of: PublisherMember } },
-    source_code_repo: 'string?',
-    support: 'string?',
-    website: 'string?',
-    createdAt: 'string?',
-    status: { type: 'optional', of: PublisherStatus },
-  },
+  id: 'string?',
+  name: 'string?',
+  description: 'string?',
+  logo: 'string?',
+  members: [0, [2, PublisherMember]],
+  source_code_repo: 'string?',
+  support: 'string?',
+  website: 'string?',
+  createdAt: 'string?',
+  status: 'string?',
 };
 export const NodeStatus: Typed<z.output<typeof S.NodeStatus>> = 'string';
 export const Node: Typed<z.output<typeof S.Node>> = {
-  type: 'object',
-  fields: {
-    id: 'string?',
-    name: 'string?',
-    author: 'string?',
-    description: 'string?',
-    banner_url: 'string?',
-    icon: 'string?',
-    category: 'string?',
-    created_at: 'string?',
-    downloads: 'integer?',
-    github_stars: 'integer?',
-    license: 'string?',
-    preempted_platform_node_names: { type: 'optional', of: { type: 'array', of: 'string' } },
-    rating: 'number?',
-    repository: 'string?',
-    search_ranking: 'integer?',
-    status_detail: 'string?',
-    supported_accelerators: { type: 'optional', of: { type: 'array', of: 'string' } },
-    supported_platformui_frontend_version: 'string?',
-    supported_platformui_version: 'string?',
-    supported_os: { type: 'optional', of: { type: 'array', of: 'string' } },
-    tags: { type: 'optional', of: { type: 'array', of: 'string' } },
-    tags_admin: { type: 'optional', of: { type: 'array', of: 'string' } },
-    translations: { type: 'optional', of: { type: 'record', of: 'unknown' } },
-    latest_version: { type: 'optional', of: NodeVersion },
-    publisher: { type: 'optional', of: Publisher },
-    status: { type: 'optional', of: NodeStatus },
-  },
+  id: 'string?',
+  name: 'string?',
+  author: 'string?',
+  description: 'string?',
+  banner_url: 'string?',
+  icon: 'string?',
+  category: 'string?',
+  created_at: 'string?',
+  downloads: 'integer?',
+  github_stars: 'integer?',
+  license: 'string?',
+  preempted_platform_node_names: [0, [2, 'string']],
+  rating: 'number?',
+  repository: 'string?',
+  search_ranking: 'integer?',
+  status_detail: 'string?',
+  supported_accelerators: [0, [2, 'string']],
+  supported_platformui_frontend_version: 'string?',
+  supported_platformui_version: 'string?',
+  supported_os: [0, [2, 'string']],
+  tags: [0, [2, 'string']],
+  tags_admin: [0, [2, 'string']],
+  translations: [0, [3, 'unknown']],
+  latest_version: [0, NodeVersion],
+  publisher: [0, Publisher],
+  status: 'string?',
 };
 export const NodeDefinition: Typed<z.output<typeof S.NodeDefinition>> = {
-  type: 'object',
-  fields: {
-    input: {
-      type: 'optional',
-      of: {
-        type: 'object',
-        fields: {
-          required: { type: 'optional', of: { type: 'record', of: 'unknown' } },
-          optional: { type: 'optional', of: { type: 'record', of: 'unknown' } },
-          hidden: { type: 'optional', of: { type: 'record', of: 'unknown' } },
-        },
-      },
-    },
-  },
+  input: [0, { required: [0, [3, 'unknown']], optional: [0, [3, 'unknown']], hidden: [0, [3, 'unknown']] }],
 };
 export const NodePage: Typed<z.output<typeof S.NodePage>> = {
-  type: 'object',
-  fields: {
-    limit: 'integer',
-    nodes: { type: 'array', of: Node },
-    page: 'integer',
-    total: 'integer',
-    totalPages: 'integer',
-  },
+  limit: 'integer',
+  nodes: [2, Node],
+  page: 'integer',
+  total: 'integer',
+  totalPages: 'integer',
 };
 export const NodeProgress: Typed<z.output<typeof S.NodeProgress>> = {
-  type: 'object',
-  fields: {
-    value: 'number',
-    max: 'number',
-    state: 'string',
-    node_id: 'string',
-    prompt_id: 'string?',
-    display_node_id: 'string?',
-    parent_node_id: { type: 'optional', of: { type: 'nullable', of: 'string' } },
-    real_node_id: 'string?',
-  },
+  value: 'number',
+  max: 'number',
+  state: 'string',
+  node_id: 'string',
+  prompt_id: 'string?',
+  display_node_id: 'string?',
+  parent_node_id: [0, [1, 'string']],
+  real_node_id: 'string?',
 };
-export const NodeVersionList: Typed<z.output<typeof S.NodeVersionList>> = { type: 'array', of: NodeVersion };
-export const NotificationData: Typed<z.output<typeof S.NotificationData>> = {
-  type: 'object',
-  fields: { value: 'string', id: 'string?' },
-};
-export const ObjectInfo: Typed<z.output<typeof S.ObjectInfo>> = { type: 'record', of: NodeDefinition };
+export const NodeVersionList: Typed<z.output<typeof S.NodeVersionList>> = [2, NodeVersion];
+export const NotificationData: Typed<z.output<typeof S.NotificationData>> = { value: 'string', id: 'string?' };
+export const ObjectInfo: Typed<z.output<typeof S.ObjectInfo>> = [3, NodeDefinition];
 export const ProgressData: Typed<z.output<typeof S.ProgressData>> = {
-  type: 'object',
-  fields: {
-    value: 'number',
-    max: 'number',
-    prompt_id: 'string',
-    node: { type: 'optional', of: { type: 'nullable', of: 'string' } },
-  },
+  value: 'number',
+  max: 'number',
+  prompt_id: 'string',
+  node: [0, [1, 'string']],
 };
 export const ProgressStateData: Typed<z.output<typeof S.ProgressStateData>> = {
-  type: 'object',
-  fields: { prompt_id: 'string', nodes: { type: 'record', of: NodeProgress } },
+  prompt_id: 'string',
+  nodes: [3, NodeProgress],
 };
-export const PromptIds: Typed<z.output<typeof S.PromptIds>> = { type: 'array', of: { type: 'string', min: 1 }, min: 1 };
+export const PromptIds: Typed<z.output<typeof S.PromptIds>> = [2, [10, 1], 1];
 export const PublishNodeVersionResponse: Typed<z.output<typeof S.PublishNodeVersionResponse>> = {
-  type: 'object',
-  fields: { signedUrl: 'string', node_version: NodeVersion },
+  signedUrl: 'string',
+  node_version: NodeVersion,
 };
-export const PublisherList: Typed<z.output<typeof S.PublisherList>> = { type: 'array', of: Publisher };
-export const Queue: Typed<z.output<typeof S.Queue>> = {
-  type: 'object',
-  fields: { queue_running: { type: 'array', of: 'unknown' }, queue_pending: { type: 'array', of: 'unknown' } },
-};
-export const RelightAdvancedSettings: Typed<z.output<typeof S.RelightAdvancedSettings>> = {
-  type: 'object',
-  fields: {
+export const PublisherList: Typed<z.output<typeof S.PublisherList>> = [2, Publisher];
+export const Queue: Typed<z.output<typeof S.Queue>> = { queue_running: [2, 'unknown'], queue_pending: [2, 'unknown'] };
+export const RelightAdvancedSettings: Typed<z.output<typeof S.RelightAdvancedSettings>> = [
+  6,
+  {
     blacks: 'number?',
     brightness: 'number?',
     contrast: 'number?',
@@ -519,44 +389,31 @@ export const RelightAdvancedSettings: Typed<z.output<typeof S.RelightAdvancedSet
     transfer_light_b: 'string?',
     fixed_generation: 'boolean?',
   },
-  rest: 'reject',
-};
-export const RelightParams: Typed<z.output<typeof S.RelightParams>> = {
-  type: 'object',
-  fields: {
+];
+export const RelightParams: Typed<z.output<typeof S.RelightParams>> = [
+  6,
+  {
     image: isImageInput,
     prompt: 'string?',
-    style: {
-      type: 'optional',
-      of: {
-        type: 'values',
-        values: [
-          'standard',
-          'darker_but_realistic',
-          'clean',
-          'smooth',
-          'brighter',
-          'contrasted_n_hdr',
-          'just_composition',
-        ],
-      },
-    },
+    style: [
+      0,
+      [5, 'standard', 'darker_but_realistic', 'clean', 'smooth', 'brighter', 'contrasted_n_hdr', 'just_composition'],
+    ],
     change_background: 'boolean?',
     interpolate_from_original: 'boolean?',
-    light_transfer_strength: { type: 'optional', of: { type: 'number', min: 0, max: 100 } },
+    light_transfer_strength: [0, [9, 0, 100]],
     preserve_details: 'boolean?',
-    transfer_light_from_lightmap: { type: 'optional', of: isImageInput },
-    transfer_light_from_reference_image: { type: 'optional', of: isImageInput },
+    transfer_light_from_lightmap: [0, isImageInput],
+    transfer_light_from_reference_image: [0, isImageInput],
     webhook_url: 'string?',
-    advanced_settings: { type: 'optional', of: RelightAdvancedSettings },
+    advanced_settings: [0, RelightAdvancedSettings],
   },
-  rest: 'reject',
-};
-export const SearchNodesParams: Typed<z.output<typeof S.SearchNodesParams>> = {
-  type: 'object',
-  fields: {
-    page: { type: 'optional', of: { type: 'number', int: true, min: 1 } },
-    limit: { type: 'optional', of: { type: 'number', int: true, min: 1 } },
+];
+export const SearchNodesParams: Typed<z.output<typeof S.SearchNodesParams>> = [
+  6,
+  {
+    page: [0, [8, 1]],
+    limit: [0, [8, 1]],
     search: 'string?',
     repository_url_search: 'string?',
     platform_node_search: 'string?',
@@ -564,116 +421,65 @@ export const SearchNodesParams: Typed<z.output<typeof S.SearchNodesParams>> = {
     supported_accelerator: 'string?',
     include_banned: 'boolean?',
   },
-  rest: 'reject',
-};
-export const SkinEnhancerCreativeParams: Typed<z.output<typeof S.SkinEnhancerCreativeParams>> = {
-  type: 'object',
-  fields: {
-    image: isImageInput,
-    sharpen: { type: 'optional', of: { type: 'number', min: 0, max: 100 } },
-    smart_grain: { type: 'optional', of: { type: 'number', min: 0, max: 100 } },
-    webhook_url: 'string?',
-  },
-  rest: 'reject',
-};
+];
+export const SkinEnhancerCreativeParams: Typed<z.output<typeof S.SkinEnhancerCreativeParams>> = [
+  6,
+  { image: isImageInput, sharpen: [0, [9, 0, 100]], smart_grain: [0, [9, 0, 100]], webhook_url: 'string?' },
+];
 export const StatusData: Typed<z.output<typeof S.StatusData>> = {
-  type: 'object',
-  fields: {
-    status: { type: 'object', fields: { exec_info: { type: 'object', fields: { queue_remaining: 'number' } } } },
-    sid: 'string?',
-  },
+  status: { exec_info: { queue_remaining: 'number' } },
+  sid: 'string?',
 };
 export const SubmissionErrorBody: Typed<z.output<typeof S.SubmissionErrorBody>> = {
-  type: 'object',
-  fields: {
-    error: {
-      type: 'union',
-      of: [
-        {
-          type: 'object',
-          fields: {
-            type: 'string',
-            message: 'string',
-            details: 'string?',
-            extra_info: { type: 'optional', of: { type: 'record', of: 'unknown' } },
-          },
-        },
-        'string',
-      ],
-    },
-    node_errors: {
-      type: 'optional',
-      of: {
-        type: 'record',
-        of: {
-          type: 'object',
-          fields: {
-            errors: {
-              type: 'array',
-              of: {
-                type: 'object',
-                fields: {
-                  type: 'string',
-                  message: 'string',
-                  details: 'string?',
-                  extra_info: { type: 'optional', of: { type: 'record', of: 'unknown' } },
-                },
-              },
-            },
-            dependent_outputs: { type: 'optional', of: { type: 'array', of: 'string' } },
-            class_type: 'string?',
-          },
-        },
+  error: [4, { type: 'string', message: 'string', details: 'string?', extra_info: [0, [3, 'unknown']] }, 'string'],
+  node_errors: [
+    0,
+    [
+      3,
+      {
+        errors: [2, { type: 'string', message: 'string', details: 'string?', extra_info: [0, [3, 'unknown']] }],
+        dependent_outputs: [0, [2, 'string']],
+        class_type: 'string?',
       },
-    },
-  },
+    ],
+  ],
 };
 export const SubmissionResponse: Typed<z.output<typeof S.SubmissionResponse>> = {
-  type: 'object',
-  fields: { prompt_id: 'string?', error: 'unknown?' },
+  prompt_id: 'string?',
+  error: 'unknown?',
 };
 export const SubmitOptionsParams: Typed<z.output<typeof S.SubmitOptionsParams>> = {
-  type: 'object',
-  fields: {
-    partnerApiKey: {
-      type: 'optional',
-      of: { type: 'union', of: [{ type: 'string', min: 1 }, { type: 'values', values: [true] }] },
-    },
-    extraData: { type: 'optional', of: { type: 'record', of: 'unknown' } },
-    clientId: 'string?',
-    validate: 'boolean?',
-    promptId: { type: 'optional', of: { type: 'string', min: 1 } },
-    resubmitUnconfirmed: 'boolean?',
-    confirmWithin: { type: 'optional', of: { type: 'number', min: 0 } },
-    widgetValues: { type: 'optional', of: { type: 'values', values: ['strict', 'editor'] } },
-  },
+  partnerApiKey: [0, [4, [10, 1], [5, true]]],
+  extraData: [0, [3, 'unknown']],
+  clientId: 'string?',
+  validate: 'boolean?',
+  promptId: [0, [10, 1]],
+  resubmitUnconfirmed: 'boolean?',
+  confirmWithin: [0, [9, 0]],
+  widgetValues: [0, [5, 'strict', 'editor']],
 };
 export const Task: Typed<z.output<typeof S.Task>> = {
-  type: 'object',
-  fields: { task_id: 'string', status: 'string', generated: { type: 'optional', of: { type: 'array', of: 'string' } } },
+  task_id: 'string',
+  status: 'string',
+  generated: [0, [2, 'string']],
 };
 export const TaskNotification: Typed<z.output<typeof S.TaskNotification>> = {
-  type: 'object',
-  fields: {
-    task_id: 'string?',
-    status: 'string?',
-    generated: { type: 'optional', of: { type: 'array', of: 'string' } },
-  },
+  task_id: 'string?',
+  status: 'string?',
+  generated: [0, [2, 'string']],
 };
-export const TaskRecord: Typed<z.output<typeof S.TaskRecord>> = { type: 'object', fields: { data: Task } };
+export const TaskRecord: Typed<z.output<typeof S.TaskRecord>> = { data: Task };
 export const UploadResponse: Typed<z.output<typeof S.UploadResponse>> = {
-  type: 'object',
-  fields: { name: 'string', subfolder: 'string?', type: 'string?' },
+  name: 'string',
+  subfolder: 'string?',
+  type: 'string?',
 };
 export const WorkflowNode: Typed<z.output<typeof S.WorkflowNode>> = {
-  type: 'object',
-  fields: {
-    inputs: { type: 'record', of: 'unknown' },
-    class_type: 'string?',
-    _meta: { type: 'optional', of: { type: 'object', fields: { title: 'string?' } } },
-  },
+  inputs: [3, 'unknown'],
+  class_type: 'string?',
+  _meta: [0, { title: 'string?' }],
 };
-export const Workflow: Typed<z.output<typeof S.Workflow>> = { type: 'record', of: WorkflowNode };
+export const Workflow: Typed<z.output<typeof S.Workflow>> = [3, WorkflowNode];
 
 export const EVENT_SCHEMAS = {
   status: StatusData,

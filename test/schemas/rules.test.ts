@@ -13,7 +13,9 @@ import { generate } from '../../scripts/gen-rules.ts';
 import * as schemas from '../../src/schemas/index.ts';
 import * as rules from '../../src/schemas/rules.generated.ts';
 import { explain } from '../../src/schemas/explain.ts';
-import type { Rule } from '../../src/schemas/rule.ts';
+import {
+  ARRAY, CUSTOM, INTEGER, NULLABLE, NUMBER, OBJECT, OPTIONAL, RECORD, STRICT, STRING, UNION, VALUES, isTuple, type Fields, type Rule,
+} from '../../src/schemas/rule.ts';
 import { isValid, validate } from '../../src/schemas/validate.ts';
 
 type AnySchema = z.core.$ZodType;
@@ -169,7 +171,7 @@ describe('rules.generated.ts', () => {
     const code: string[] = [];
     const visit = (r: unknown, at: string): void => {
       if (typeof r === 'function') code.push(at);
-      if (typeof r !== 'object' || r === null || (r as { type?: unknown }).type === 'custom') return;
+      if (typeof r !== 'object' || r === null || (Array.isArray(r) && r[0] === CUSTOM)) return;
       for (const [k, v] of Object.entries(r)) visit(v, `${at}.${k}`);
     };
     for (const [name, , rule] of PAIRS) visit(rule, name);
@@ -232,38 +234,74 @@ describe('each rule agrees with its zod schema', () => {
 /** A copy of `rule` with the first node (depth first) that `pick` selects replaced by `change(node)`; undefined when none is. */
 function mutate(rule: Rule, pick: (r: Rule) => boolean, change: (r: Rule) => Rule): Rule | undefined {
   let done = false;
+  const fields = (f: Fields): Fields => Object.fromEntries(Object.entries(f).map(([k, x]) => [k, visit(x)]));
   const visit = (r: Rule): Rule => {
     if (done) return r;
     if (pick(r)) {
       done = true;
       return change(r);
     }
-    if (typeof r === 'string' || r.type === 'custom' || r.type === 'values') return r;
-    const out: Record<string, unknown> = { ...r };
-    if ('of' in r) out.of = Array.isArray(r.of) ? r.of.map(visit) : visit(r.of as Rule);
-    if (r.type === 'object') {
-      out.fields = Object.fromEntries(Object.entries(r.fields).map(([k, f]) => [k, visit(f)]));
-      if (r.rest !== undefined && r.rest !== 'reject') out.rest = visit(r.rest);
+    if (typeof r === 'string') return r;
+    if (!isTuple(r)) return fields(r);
+    switch (r[0]) {
+      case OPTIONAL:
+      case NULLABLE:
+      case RECORD:
+        return asRule([r[0], visit(r[1])]);
+      case ARRAY:
+        return asRule([ARRAY, visit(r[1]), ...items(r).slice(2)]);
+      case UNION:
+        return asRule([UNION, ...(items(r).slice(1) as Rule[]).map(visit)]);
+      case STRICT:
+        return [STRICT, fields(r[1])];
+      case OBJECT:
+        return r[2] === undefined ? [OBJECT, fields(r[1])] : [OBJECT, fields(r[1]), visit(r[2])];
+      default:
+        return r; // values, bounded leaves, custom: no rule inside
     }
-    return out as Rule;
   };
   const copy = visit(rule);
   return done ? copy : undefined;
 }
 
-/** Mistakes a walker or a generator could make, each of which the agreement with zod must catch. */
+/** The fields of an object rule (loose, strict, or with a rule for its other keys); undefined for any other rule. */
+const fieldsOf = (r: Rule): Fields | undefined => (typeof r === 'string' ? undefined : !isTuple(r) ? r : r[0] === STRICT || r[0] === OBJECT ? r[1] : undefined);
+/** A tuple rule's items, to take apart; and items put together as a rule (a planted mistake need not type-check). */
+const items = (r: Rule): readonly unknown[] => r as readonly unknown[];
+const asRule = (xs: readonly unknown[]): Rule => xs as unknown as Rule;
+/** `r` with its fields replaced, of the same kind of object. */
+const withFields = (r: Rule, f: Fields): Rule => (isTuple(r) ? asRule([r[0], f, ...items(r).slice(2)]) : f);
+const tagged = (r: Rule, ...tags: number[]): boolean => isTuple(r) && tags.includes(r[0]);
+
+/**
+ * Mistakes a walker or a generator could make, each of which the agreement with zod must catch: in what a rule says,
+ * and in how it is written (a leaf's `?`, a tuple's tag and positions, an object written as its bare fields).
+ */
 const MISTAKES: [string, (r: Rule) => boolean, (r: Rule) => Rule][] = [
-  ['a required field taken for optional', (r) => typeof r !== 'string' && r.type === 'object' && Object.values(r.fields).includes('string'), (r) => {
-    const o = r as Extract<Rule, { type: 'object' }>;
-    const k = Object.keys(o.fields).find((f) => o.fields[f] === 'string')!;
-    return { ...o, fields: { ...o.fields, [k]: 'string?' } };
+  ['a required field taken for optional', (r) => Object.values(fieldsOf(r) ?? {}).includes('string'), (r) => {
+    const f = fieldsOf(r)!;
+    const k = Object.keys(f).find((x) => f[x] === 'string')!;
+    return withFields(r, { ...f, [k]: 'string?' });
   }],
-  ['a strict object taken for a loose one', (r) => typeof r !== 'string' && r.type === 'object' && r.rest === 'reject', (r) => ({ ...(r as Extract<Rule, { type: 'object' }>), rest: undefined })],
+  ['an optional leaf taken for a required one (its `?` not read)', (r) => Object.values(fieldsOf(r) ?? {}).includes('string?'), (r) => {
+    const f = fieldsOf(r)!;
+    const k = Object.keys(f).find((x) => f[x] === 'string?')!;
+    return withFields(r, { ...f, [k]: 'string' });
+  }],
+  ['an optional wrapper not read', (r) => tagged(r, OPTIONAL), (r) => items(r)[1] as Rule],
+  ['a nullable wrapper not read', (r) => tagged(r, NULLABLE), (r) => items(r)[1] as Rule],
+  ['a strict object taken for a loose one (its fields alone)', (r) => tagged(r, STRICT), (r) => fieldsOf(r)!],
+  ["an object's rule for its other keys not read", (r) => tagged(r, OBJECT) && items(r)[2] !== undefined, (r) => fieldsOf(r)!],
   ['an integer taken for any number', (r) => r === 'integer', () => 'number'],
-  ['a minimum length ignored', (r) => typeof r !== 'string' && r.type === 'string', () => 'string'],
-  ['null let through', (r) => typeof r !== 'string' && r.type === 'object', (r) => ({ type: 'nullable', of: r })],
-  ['a union missing an option', (r) => typeof r !== 'string' && r.type === 'union' && r.of.length > 1, (r) => ({ type: 'union', of: (r as Extract<Rule, { type: 'union' }>).of.slice(1) })],
-  ['a value of an enum forgotten', (r) => typeof r !== 'string' && r.type === 'values' && r.values.length > 1, (r) => ({ type: 'values', values: (r as Extract<Rule, { type: 'values' }>).values.slice(1) })],
+  ['a bounded integer taken for any number (its tag)', (r) => tagged(r, INTEGER), (r) => asRule([NUMBER, ...items(r).slice(1)])],
+  ['a lower bound not read (its position)', (r) => tagged(r, INTEGER) && items(r)[1] != null, (r) => asRule([items(r)[0], null, ...items(r).slice(2)])],
+  ['an upper bound not read (its position)', (r) => tagged(r, INTEGER, NUMBER) && items(r)[2] !== undefined, (r) => asRule(items(r).slice(0, 2))],
+  ['a minimum length ignored', (r) => tagged(r, STRING), () => 'string'],
+  ['a minimum number of items ignored', (r) => tagged(r, ARRAY) && items(r)[2] !== undefined, (r) => asRule(items(r).slice(0, 2))],
+  ['a record taken for an array (its tag)', (r) => tagged(r, RECORD) && items(r)[1] !== 'unknown', (r) => asRule([ARRAY, items(r)[1]])],
+  ['null let through', (r) => fieldsOf(r) !== undefined, (r) => [NULLABLE, r]],
+  ['a union missing an option', (r) => tagged(r, UNION) && items(r).length > 2, (r) => asRule([UNION, ...items(r).slice(2)])],
+  ['a value of an enum forgotten', (r) => tagged(r, VALUES) && items(r).length > 2, (r) => asRule([VALUES, ...items(r).slice(2)])],
 ];
 
 describe('the agreement with zod can fail', () => {
@@ -304,17 +342,17 @@ describe('validate', () => {
   it('rejects NaN, Infinity and unsafe integers, and counts string lengths in code points, like zod', () => {
     expect([NaN, Infinity, 1e308, '1'].map((v) => isValid('number', v))).toEqual([false, false, true, false]);
     expect([1, 1.5, 2 ** 53, 2 ** 53 - 1, -0].map((v) => isValid('integer', v))).toEqual([true, false, false, true, true]);
-    expect(['😀', '😀😀', 'ab'].map((v) => isValid({ type: 'string', min: 2 }, v))).toEqual([false, true, true]);
+    expect(['😀', '😀😀', 'ab'].map((v) => isValid([STRING, 2], v))).toEqual([false, true, true]);
   });
 
   it('requires keys whose rule is not optional, even `unknown` ones (zod 4 semantics)', () => {
-    expect(isValid({ type: 'object', fields: { a: 'unknown' } }, {})).toBe(false);
-    expect(isValid({ type: 'object', fields: { a: 'unknown' } }, { a: undefined })).toBe(true);
-    expect(explain({ type: 'object', fields: { a: 'unknown' } }, {})).toMatchObject([{ code: 'invalid_type', path: ['a'], message: 'is required (a value)' }]);
+    expect(isValid({ a: 'unknown' }, {})).toBe(false);
+    expect(isValid({ a: 'unknown' }, { a: undefined })).toBe(true);
+    expect(explain({ a: 'unknown' }, {})).toMatchObject([{ code: 'invalid_type', path: ['a'], message: 'is required (a value)' }]);
   });
 
   it('a nullable optional field may be absent, in both walks and zod alike', () => {
-    const rule: Rule = { type: 'object', fields: { a: { type: 'nullable', of: 'string?' } } };
+    const rule: Rule = { a: [NULLABLE, 'string?'] };
     const schema = z.object({ a: z.nullable(z.optional(z.string())) });
     for (const v of [{}, { a: null }, { a: 'x' }, { a: 1 }]) expectAgreement(schema, rule, v);
     expect(explain(rule, {})).toEqual([]);
@@ -333,7 +371,7 @@ describe('validate', () => {
   });
 
   it('never shows the value of a secret field', () => {
-    const issues = explain({ type: 'object', fields: { api_key: 'integer' } }, { api_key: 'sk-SECRET' });
+    const issues = explain({ api_key: 'integer' }, { api_key: 'sk-SECRET' });
     expect(issues[0]!.message).toBe('must be an integer, got a string (not shown)');
   });
 });

@@ -19,7 +19,7 @@
 import { DownloadError, InvalidArgumentError, JobNotStoppedError, NotFoundError, ResponseValidationError } from '../../errors.ts';
 import { checkArgs } from '../../args.ts';
 import type { JobList, SubmissionResponse } from '../../schemas/cloud.ts';
-import type { Typed } from '../../schemas/rule.ts';
+import { ARRAY, INTEGER, OPTIONAL, RECORD, STRICT, UNION, VALUES, type Typed } from '../../schemas/rule.ts';
 import type { Log } from '../../transport/log.ts';
 import { requestOptionsOf, type RequestOptions } from '../../transport/options.ts';
 import type { WithResponse } from '../../transport/promise.ts';
@@ -59,25 +59,16 @@ export interface V2UploadResponse {
 }
 
 /** Parameters of a v2 `GET /api/v2/jobs`: its statuses, `limit` (1–100 on the real server), a `cursor`, label filters. */
-const V2_LIST_JOBS_PARAMS: Typed<V2ListJobsParams> = {
-  type: 'object',
-  fields: {
-    status: {
-      type: 'optional',
-      of: {
-        type: 'union',
-        of: [
-          { type: 'values', values: ['queued', 'running', 'succeeded', 'canceling', 'canceled', 'failed', 'expired'] },
-          { type: 'array', of: { type: 'values', values: ['queued', 'running', 'succeeded', 'canceling', 'canceled', 'failed', 'expired'] } },
-        ],
-      },
-    },
-    limit: { type: 'optional', of: { type: 'number', int: true, min: 1, max: 1000 } },
+const V2_STATUSES = [VALUES, 'queued', 'running', 'succeeded', 'canceling', 'canceled', 'failed', 'expired'] as const;
+const V2_LIST_JOBS_PARAMS: Typed<V2ListJobsParams> = [
+  STRICT,
+  {
+    status: [OPTIONAL, [UNION, V2_STATUSES, [ARRAY, V2_STATUSES]]],
+    limit: [OPTIONAL, [INTEGER, 1, 1000]],
     cursor: 'string?',
-    metadata: { type: 'optional', of: { type: 'record', of: 'string' } },
+    metadata: [OPTIONAL, [RECORD, 'string']],
   },
-  rest: 'reject',
-};
+];
 
 /** What `listJobs()` takes on v2. */
 export interface V2ListJobsParams {
