@@ -270,13 +270,11 @@ function checkValue(name: string, input: InputSpec, value: unknown, push: Push):
       let n: unknown = value;
       if (typeof value === 'string' || typeof value === 'boolean') {
         n = typeof value === 'boolean' ? Number(value) : pythonNumber(value, input.type === 'INT');
-        if (n === undefined) {
-          return push('error', 'invalid_input_type', name, `must be ${input.type === 'INT' ? 'an integer' : 'a number'}${rangeText(input)}, got ${describeValue(value)}`, { given: value, expected: input.type });
-        }
-        push('warning', 'invalid_input_type', name, `is ${describeValue(value)}: the server converts it to ${n}, but send a number`, { given: value, expected: input.type });
+        // Not parsed (undefined): the error below.
+        if (n !== undefined) push('warning', 'invalid_input_type', name, `is ${describeValue(value)}: the server converts it to ${n}, but send a number`, { given: value, expected: input.type });
       }
       if (typeof n !== 'number' || (Number.isNaN(n) && input.type === 'INT')) {
-        return push('error', 'invalid_input_type', name, `must be ${input.type === 'INT' ? 'an integer' : 'a number'}${rangeText(input)}, got ${describeValue(value)}`, { given: value, expected: input.type });
+        return push('error', 'invalid_input_type', name, `must be ${kindText(input)}, got ${describeValue(value)}`, { given: value, expected: input.type });
       }
       let num = n;
       if (input.type === 'INT' && !Number.isInteger(num)) {
