@@ -12,7 +12,7 @@ import {
   type SocketEvent,
 } from '../../src/index.ts';
 import { EMULATOR_API_KEY, EXCEPTION_TYPES, startEmulator, type Emulator } from '../../src/emulator/index.ts';
-import { onlySocketWarnings } from '../helpers/emulator-runs.ts';
+import { onlySocketWarnings, until } from '../helpers/emulator-runs.ts';
 import { recorder } from '../helpers/log-recorder.ts';
 
 let emu: Emulator;
@@ -205,15 +205,22 @@ describe('run()', () => {
     const image = await input(c);
     const ac = new AbortController();
     const slow = { '1': { class_type: 'LoadImage', inputs: { image } }, ...Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`${i + 2}`, { class_type: 'ImageInvert', inputs: { image: [`${i + 1}`, 0] } }])), '99': { class_type: 'SaveImage', inputs: { images: ['31', 0], filename_prefix: 'slow' } } };
-    const victim = c.run(slow, { signal: ac.signal });
+    // Aborted once the server has it (30 ms after run(), as it was, could be before the submission on a loaded
+    // machine: nothing to cancel then).
+    let submitted!: () => void;
+    const onServer = new Promise<void>((r) => (submitted = r));
+    const victim = c.run(slow, { signal: ac.signal, onSubmitted: () => submitted() });
     const bystander = c.run(slow);
-    await new Promise((r) => setTimeout(r, 30));
+    await onServer;
     ac.abort();
     await expect(victim).rejects.toBeInstanceOf(APIUserAbortError);
     const ok = await bystander;
     expect(ok.status).toBe('completed');
+    // The cancel may still be on its way when run() rejected: waited for, then 50 ms more for a second one.
+    const cancelsOf = () => emu.requests.filter((r) => r.method === 'POST' && r.path === '/api/queue');
+    await until(() => cancelsOf().length > 0, 10_000, 'the cancel on the server').catch(() => undefined);
     await new Promise((r) => setTimeout(r, 50));
-    const cancels = emu.requests.filter((r) => r.method === 'POST' && r.path === '/api/queue');
+    const cancels = cancelsOf();
     expect(cancels).toHaveLength(1);
     expect(emu.requests.some((r) => r.path === '/api/interrupt')).toBe(false);
   });
