@@ -171,21 +171,13 @@ export default defineConfig([
     esbuildPlugins: [rootByName],
   },
   {
-    // `editor.browser`: what CloudClient imports on first use, self-contained (see lazyEditor).
-    entry: { 'index.browser': 'src/index.ts', 'editor.browser': 'src/workflow/editor.ts', 'filter-hint.browser': 'src/registry/filter-hint.ts', 'explain.browser': 'src/schemas/explain.ts' },
-    format: ['esm'],
-    splitting: false,
-    target: 'es2022',
-    platform: 'browser',
-    external,
-    removeNodeProtocol,
-    treeshake: true,
-    esbuildPlugins: [browserPlatform, lazyEditor, lazyV2, lazyRun, lazyValidate, lazyExplain, lazySubmit, lazyPoolUploads, ...lazyTransfers, ...lazyRegistry],
-  },
-  {
-    // `v2.browser`, `run.browser`, `validate.browser`, …: what a client imports on first use (see lazyV2, lazyRun,
-    // lazyValidate, …), each self-contained.
+    // The browser build: the root, and each file it loads on first use (see lazyFile and the plugins above), every
+    // one self-contained but for the others it loads on first use in turn.
     entry: {
+      'index.browser': 'src/index.ts',
+      'editor.browser': 'src/workflow/editor.ts',
+      'filter-hint.browser': 'src/registry/filter-hint.ts',
+      'explain.browser': 'src/schemas/explain.ts',
       'v2.browser': 'src/cloud/v2/backend.ts',
       'run.browser': 'src/cloud/run.ts',
       'validate.browser': 'src/workflow/validate.ts',
@@ -204,7 +196,7 @@ export default defineConfig([
     external,
     removeNodeProtocol,
     treeshake: true,
-    esbuildPlugins: [browserPlatform, lazyBlake3],
+    esbuildPlugins: [browserPlatform, lazyEditor, lazyV2, lazyBlake3, lazyRun, lazyValidate, lazyExplain, lazySubmit, lazyPoolUploads, ...lazyTransfers, ...lazyRegistry],
   },
   {
     // The bins: Node only. `cli` (platformui) is loaded by its bin alone: no entry
