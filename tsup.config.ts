@@ -59,7 +59,7 @@ const lazyRun = lazyFile('run', /(^|\/)run\.ts$/, 'cloud/realtime.ts');
 // build a file of its own (`validate.browser.js`).
 // `Workflow` and the root's `validateWorkflow` import it statically (their API is synchronous): this file is only for
 // the dynamic imports.
-const lazyValidate = lazyFile('validate', /workflow\/validate\.ts$/);
+const lazyValidate = lazyFile('validate', /(^|\/)validation\.ts$/, 'cloud/workflow-code.ts');
 
 // The submission of the cloud and a local server (`cloud/submit.ts`, `submission.ts`) loads on the first submit() or
 // run() (issue 34): a file of its own in the browser build.
@@ -72,6 +72,18 @@ const lazyPoolUploads = lazyFile('pool-uploads', /(^|\/)uploads\.ts$/, 'cloud/po
 // A client's uploads and downloads (`cloud/uploads.ts`, `cloud/downloads.ts`) load on their first use (issue 34): files
 // of their own in the browser build.
 const lazyTransfers = [lazyFile('uploads', /(^|\/)uploads\.ts$/, 'cloud/transfers-code.ts'), lazyFile('downloads', /(^|\/)downloads\.ts$/, 'cloud/transfers-code.ts')];
+
+// The cloud's and a local server's requests about a job (status, record, stop; the queue, the interrupt:
+// `cloud/protocol/v1-routes.ts`) load on a client's first such request (issue 34): a file of its own in the browser build.
+const lazyRoutes = lazyFile('routes', /(^|\/)v1-routes\.ts$/, 'protocol/v1.ts');
+
+// A proxy task's polling loop (`proxy/poll.ts`) loads on the first waitForTask() (issue 34): a file of its own in the
+// browser build.
+const lazyPoll = lazyFile('task-poll', /(^|\/)poll\.ts$/, 'proxy/tasks.ts');
+
+// A pool's health requests (`cloud/pool/requests.ts`: a server's nodes and queue read, the probe while it is down) load
+// when the first pool starts watching (issue 34): a file of its own in the browser build.
+const lazyHealth = lazyFile('pool-health', /(^|\/)requests\.ts$/, 'cloud/pool/health.ts');
 
 // The walk that words why a value fails a rule (`schemas/explain.ts`) loads on the first failure of an asynchronous
 // caller's check (`schemas/validate-later.ts`: a client's arguments and responses; issue 34): a file of its own in the
@@ -180,7 +192,7 @@ export default defineConfig([
       'explain.browser': 'src/schemas/explain.ts',
       'v2.browser': 'src/cloud/v2/backend.ts',
       'run.browser': 'src/cloud/run.ts',
-      'validate.browser': 'src/workflow/validate.ts',
+      'validate.browser': 'src/cloud/validation.ts',
       'missing-packs.browser': 'src/registry/missing-packs.ts',
       'publish.browser': 'src/registry/publish.ts',
       'blake3.browser': 'src/cloud/v2/blake3-wasm.ts',
@@ -188,6 +200,9 @@ export default defineConfig([
       'pool-uploads.browser': 'src/cloud/pool/uploads.ts',
       'uploads.browser': 'src/cloud/uploads.ts',
       'downloads.browser': 'src/cloud/downloads.ts',
+      'routes.browser': 'src/cloud/protocol/v1-routes.ts',
+      'task-poll.browser': 'src/proxy/poll.ts',
+      'pool-health.browser': 'src/cloud/pool/requests.ts',
     },
     format: ['esm'],
     splitting: false,
@@ -196,7 +211,7 @@ export default defineConfig([
     external,
     removeNodeProtocol,
     treeshake: true,
-    esbuildPlugins: [browserPlatform, lazyEditor, lazyV2, lazyBlake3, lazyRun, lazyValidate, lazyExplain, lazySubmit, lazyPoolUploads, ...lazyTransfers, ...lazyRegistry],
+    esbuildPlugins: [browserPlatform, lazyEditor, lazyV2, lazyBlake3, lazyRun, lazyValidate, lazyExplain, lazySubmit, lazyPoolUploads, lazyRoutes, lazyPoll, lazyHealth, ...lazyTransfers, ...lazyRegistry],
   },
   {
     // The bins: Node only. `cli` (platformui) is loaded by its bin alone: no entry

@@ -66,11 +66,11 @@ export const BUNDLES: BundleSpec[] = [
   { label: 'import { decodeFrame }', code: named('decodeFrame'), budgetKB: 2, bundler: 'esbuild' },
   { label: 'import { parseMessage }', code: named('parseMessage'), budgetKB: 4, bundler: 'esbuild' },
   { label: 'import { RegistryClient }', code: named('RegistryClient'), budgetKB: 15, bundler: 'esbuild', lazy: "findMissingPacks' logic, publishing, the empty-search hint" },
-  { label: 'import { ProxyClient }', code: named('ProxyClient'), budgetKB: 15, bundler: 'esbuild' },
-  { label: 'import { CloudClient }', code: named('CloudClient'), budgetKB: 18, bundler: 'esbuild', split: true, lazy: 'the follower, the submission, uploads, downloads, the validator, the editor-format converter, the explanation of a failed check and Comfy API v2' },
-  { label: 'import { CloudPool }', code: named('CloudPool'), budgetKB: 26, bundler: 'esbuild' },
+  { label: 'import { ProxyClient }', code: named('ProxyClient'), budgetKB: 15, bundler: 'esbuild', lazy: "waitForTask()'s polling" },
+  { label: 'import { CloudClient }', code: named('CloudClient'), budgetKB: 18, bundler: 'esbuild', split: true, lazy: 'the follower, the requests about a job (status, record, stop, queue, interrupt), the submission, uploads, downloads, the validator, the editor-format converter, the explanation of a failed check and Comfy API v2' },
+  { label: 'import { CloudPool }', code: named('CloudPool'), budgetKB: 26, bundler: 'esbuild', lazy: 'its health requests, with what a CloudClient loads later' },
   { label: 'import { Workflow }', code: named('Workflow'), budgetKB: 9, bundler: 'esbuild', lazy: 'the editor-format converter' },
-  { label: 'import * as sdk (everything)', code: `import * as sdk from '@platformui/sdk'; console.log(sdk);`, budgetKB: 38, ceilingKB: 40.1, bundler: 'esbuild' },
+  { label: 'import * as sdk (everything)', code: `import * as sdk from '@platformui/sdk'; console.log(sdk);`, budgetKB: 38, bundler: 'esbuild' },
   { label: 'import { RegistryClient }', code: named('RegistryClient'), budgetKB: 15, bundler: 'rollup' },
 ];
 

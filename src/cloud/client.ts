@@ -19,9 +19,9 @@ import { redactUrl } from '../transport/redact.ts';
 import type { Log } from '../transport/log.ts';
 import type { Transport } from '../transport/transport.ts';
 import type { JobBackend, JobPage, JobRecord, JobStatusResult, QueueState } from './jobs.ts';
-import { deleteFromQueue, queueState } from './protocol/routes.ts';
-import { checkPromptIds, checkStopJobOptions, interrupt, type StopJobOptions } from './protocol/stop.ts';
+import { checkPromptIds, checkStopJobOptions, type StopJobOptions } from './protocol/stop.ts';
 import type { ServerKind, ServerProtocol } from './protocol/types.ts';
+import { v1Routes } from './protocol/v1.ts';
 import { prepareAndSubmit } from './prepare.ts';
 import { FOLLOW_OPTIONS, RUN_OPTIONS, WAIT_FOR_JOB_OPTIONS, type FollowOptions, type JobResult, type RunOptions, type WaitForJobOptions } from './run-options.ts';
 import type { CloudSocket, CloudSocketOptions } from './socket.ts';
@@ -288,7 +288,11 @@ export class CloudClient implements JobBackend {
    * `createTime`, and the tuple as sent in `raw`). The cloud and a local server send different tuples.
    */
   getQueue(options?: RequestOptions): APIPromise<QueueState> {
-    return APIPromise.from(() => (checkRequestOptions(options, 'getQueue()'), this.#supports('getQueue()'), queueState(this.#transport, options)));
+    return APIPromise.from(async () => {
+      checkRequestOptions(options, 'getQueue()');
+      this.#supports('getQueue()');
+      return (await v1Routes()).queueState(this.#transport, options);
+    });
   }
 
   /**
@@ -296,7 +300,12 @@ export class CloudClient implements JobBackend {
    * a local server removes only pending ones (to stop one job wherever it is, use {@link stopJob}).
    */
   cancel(promptIds: string | string[], options?: RequestOptions): APIPromise<unknown> {
-    return APIPromise.from(async () => deleteFromQueue(this.#transport, await checkPromptIds(promptIds), (checkRequestOptions(options, 'cancel()'), this.#supports('cancel()'), options)));
+    return APIPromise.from(async () => {
+      const ids = await checkPromptIds(promptIds);
+      checkRequestOptions(options, 'cancel()');
+      this.#supports('cancel()');
+      return (await v1Routes()).deleteFromQueue(this.#transport, ids, options);
+    });
   }
 
   /**
@@ -305,11 +314,11 @@ export class CloudClient implements JobBackend {
    * prompt_id }`; on the cloud, whose interrupt takes no body, the job is stopped with {@link stopJob}).
    */
   interrupt(options: InterruptOptions = {}): APIPromise<unknown> {
-    return APIPromise.from(() => {
+    return APIPromise.from(async () => {
       checkOptions(options, INTERRUPT_OPTIONS, 'interrupt()');
       // Without a job to stop, only where this kind of server has it.
       if (options.promptId === undefined) this.#supports('interrupt()');
-      return interrupt(this.#transport, this.#protocol, options);
+      return (await v1Routes()).interrupt(this.#transport, this.#protocol, options);
     });
   }
 

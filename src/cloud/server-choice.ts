@@ -12,9 +12,8 @@ import { InvalidArgumentError } from '../errors.ts';
 import { fromEnv } from '../transport/options.ts';
 import { Transport } from '../transport/transport.ts';
 import { CLOUD_CLIENT_OPTIONS, type CloudClientOptions } from './client-options.ts';
-import { cloudProtocol } from './protocol/cloud.ts';
-import { localProtocol } from './protocol/local.ts';
 import type { ServerKind, ServerProtocol } from './protocol/types.ts';
+import { v1Protocol } from './protocol/v1.ts';
 import { v2Protocol } from './protocol/v2.ts';
 import { isLoopback } from './signed.ts';
 import type { V2Backend } from './v2/backend.ts';
@@ -87,7 +86,7 @@ export function chooseServer(options: CloudClientOptions): ChosenServer {
     const protocol = v2Protocol(transport);
     return { server, transport, protocol, v2: protocol.backend, backend: v2Door(protocol.backend) };
   }
-  const protocol = server === 'local' ? localProtocol(transport) : cloudProtocol(transport);
+  const protocol = v1Protocol(server, transport);
   // Whether this server uses the job ids it is sent: unknown until it has answered a submission (per client).
   return { server, transport, protocol, v2: undefined, backend: v1Backend({ transport, protocol, honoursIds: { value: undefined } }) };
 }

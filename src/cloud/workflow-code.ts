@@ -6,18 +6,18 @@
  * @module
  */
 
-let validating: Promise<typeof import('../workflow/validate.ts')> | undefined;
+let validating: Promise<typeof import('./validation.ts')> | undefined;
 
 /**
- * The workflow validator (`workflow/validate.ts`), loaded on first use.
+ * The workflow validator (`workflow/validate.ts`), with a client's check of a workflow input (`validation.ts`), loaded
+ * on first use.
  *
  * @example
  * ```ts
  * const issues = (await validator()).validateWorkflow(prompt, objectInfo);
  * ```
  */
-export const validator = (): Promise<typeof import('../workflow/validate.ts')> =>
-  (validating ??= import('../workflow/validate.ts'));
+export const validator = (): Promise<typeof import('./validation.ts')> => (validating ??= import('./validation.ts'));
 
 /** The editor-format converter, loaded on first use: the door `Workflow.fromEditor()` reads too. */
 export { loadConverter as editorConverter } from '../workflow/editor-code.ts';

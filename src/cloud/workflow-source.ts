@@ -3,7 +3,8 @@
  * workflow input (the editor's saved format converted with `object_info`, by
  * a converter loaded on first use), `object_info` itself (from this server,
  * another one, or the `objectInfo` option; fetched once and kept), and the
- * checks against it (`validateWorkflow`, `validate: true`).
+ * door to the checks against it (`validateWorkflow`, `validate: true`:
+ * `validation.ts`, loaded on first use).
  *
  * @module
  */
@@ -83,19 +84,9 @@ export class WorkflowSource {
     return this.#cached!;
   }
 
-  /** See `CloudClient.validateWorkflow`. */
+  /** See `CloudClient.validateWorkflow`: with the validator, loaded on first use (`validation.ts`). */
   async validate(workflow: WorkflowInput, options: ValidateWorkflowOptions): Promise<WorkflowIssue[]> {
-    // The one option read here that the submission's rules also check: the same words, before object_info is fetched.
-    await checkArgsLater(rules.SubmitOptionsParams, { widgetValues: options.widgetValues }, 'options');
-    const { refresh, registry, widgetValues, ...request } = options;
-    const json = jsonOf(workflow);
-    const objectInfo = await this.objectInfo(request, refresh);
-    const packs = registry && (await registry.findMissingPacks(json as Workflow, { objectInfo, ...(request.signal ? { signal: request.signal } : {}) }));
-    const { validateWorkflow } = await validator();
-    if (!isEditorFormat(json)) return validateWorkflow(json, objectInfo, packs ? { packs } : {});
-    // The editor's format: what stops its conversion, else what it changed and what the server would refuse.
-    const { workflow: prompt, issues } = (await editorConverter()).convertEditorWorkflow(json, objectInfo, { ...(packs ? { packs } : {}), ...(widgetValues ? { widgetValues } : {}) });
-    return issues.some((i) => i.severity === 'error') ? issues : [...issues, ...validateWorkflow(prompt, objectInfo, packs ? { packs } : {})];
+    return (await validator()).validateInput(this, workflow, options);
   }
 
   /**

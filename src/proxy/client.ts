@@ -19,7 +19,7 @@ import { BEARER_SERVICE, Transport, path, type Query, type RequestBody } from '.
 import { parseTaskNotification } from './notification.ts';
 import { fetchResult, type DownloadResultOptions } from './results.ts';
 import { checkExclusive, checkPromptWeights, checkWebhookUrl } from './rules.ts';
-import { KNOWN_OPERATIONS, normalizeTask, operationPath, pollTask, type ProxyOperation, type WaitForTaskOptions } from './tasks.ts';
+import { KNOWN_OPERATIONS, normalizeTask, operationPath, polling, type ProxyOperation, type WaitForTaskOptions } from './tasks.ts';
 
 export type { ProxyOperation, WaitForTaskOptions } from './tasks.ts';
 export type { DownloadResultOptions } from './results.ts';
@@ -237,7 +237,7 @@ export class ProxyClient {
       const id = checkId(taskId, 'taskId');
       checkOptions(options, WAIT_FOR_TASK_HEADERS, 'waitForTask()');
       const headers = options.headers;
-      return pollTask(operation, id, (signal) => this.#read(operation, id, { signal, headers }), options, (task) => scrub(task, this.#transport.secrets) as Task, this.#transport.log);
+      return (await polling()).pollTask(operation, id, (signal) => this.#read(operation, id, { signal, headers }), options, (task) => scrub(task, this.#transport.secrets) as Task, this.#transport.log);
     });
   }
 

@@ -18,7 +18,7 @@ import {
   parseTaskNotification,
   type RelightParams,
 } from '../../src/index.ts';
-import { defaultPollDelay } from '../../src/proxy/tasks.ts';
+import { defaultPollDelay } from '../../src/proxy/poll.ts';
 import { recorder } from '../helpers/log-recorder.ts';
 
 const BASE = 'https://proxy.test';

@@ -2,7 +2,7 @@
 // (dist/index.browser.js, the package's `browser` export) bundled as an app would (esbuild --splitting, as
 // bench/bundle-size.ts measures it, unminified here so that functions keep their names). A client's start must not
 // hold the workflow validator, the editor-format converter, the submission, uploads and downloads, or the registry's
-// finder and publishing: they are files of their own (dist/<name>.browser.js), imported on first use. Needs a build
+// finder and publishing, the requests about a job, a pool's health requests, a proxy task's polling: they are files of their own (dist/<name>.browser.js), imported on first use. Needs a build
 // (npm run build).
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -48,11 +48,15 @@ const SUBMISSION = { file: 'submit.browser.js', code: 'function submitWithId(' }
 const POOL_UPLOADS = { file: 'pool-uploads.browser.js', code: 'function readInputs(' };
 const UPLOADS = { file: 'uploads.browser.js', code: 'function uploadForm(' };
 const DOWNLOADS = { file: 'downloads.browser.js', code: 'function downloadView(' };
+const ROUTES = { file: 'routes.browser.js', code: 'function orderedStop(' };
+const POOL_HEALTH = { file: 'pool-health.browser.js', code: 'function readNodes(' };
+const TASK_POLL = { file: 'task-poll.browser.js', code: 'function pollTask(' };
 
 describe.runIf(existsSync(join(dist, 'index.browser.js')))('the browser build: what loads on first use stays out of the start', () => {
   it.each([
-    ['CloudClient', [VALIDATOR, CONVERTER, SUBMISSION, UPLOADS, DOWNLOADS]],
-    ['CloudPool', [VALIDATOR, CONVERTER, SUBMISSION, POOL_UPLOADS, UPLOADS, DOWNLOADS]],
+    ['CloudClient', [VALIDATOR, CONVERTER, SUBMISSION, UPLOADS, DOWNLOADS, ROUTES]],
+    ['CloudPool', [VALIDATOR, CONVERTER, SUBMISSION, POOL_UPLOADS, UPLOADS, DOWNLOADS, ROUTES, POOL_HEALTH]],
+    ['ProxyClient', [TASK_POLL]],
     ['Workflow', [CONVERTER]],
     ['RegistryClient', [FINDER, PUBLISHING]],
   ] as const)('import { %s }: its start holds neither the code nor the file of what it loads later', async (name, later) => {

@@ -1,18 +1,17 @@
 /**
  * Each server of a pool as the pool sees it, and whether it answers: its
  * socket watched for queue counts and as the first sign of trouble, a cheap
- * GET probing it with backoff while the socket is down, `serverDown` /
- * `serverUp` when that changes.
+ * GET probing it with backoff while the socket is down (`requests.ts`,
+ * loaded when the first pool starts watching), `serverDown` / `serverUp`
+ * when that changes.
  *
  * @module
  */
-import { InvalidArgumentError, NotFoundError, UnsupportedError } from '../../errors.ts';
+import { InvalidArgumentError } from '../../errors.ts';
 import type { ObjectInfo, UploadResponse } from '../../schemas/cloud.ts';
 import { describeError, type Log } from '../../transport/log.ts';
 import { isObject } from '../../schemas/rule.ts';
 import { CLOUD_CLIENT_OPTIONS, CloudClient } from '../client.ts';
-import { sleep } from '../../transport/sleep.ts';
-import { backoff, type BackoffOptions } from '../../transport/backoff.ts';
 import type { CloudSocket } from '../socket.ts';
 import type { Placeable } from './placement.ts';
 import { checkOptions, joinKeys } from '../../args.ts';
@@ -21,16 +20,15 @@ import { POOL_SERVER_FIELDS, type PoolEvents, type PoolServer } from './types.ts
 // A server entry: a client's options, or { client }, with the pool's own fields.
 const POOL_SERVER = /* @__PURE__ */ joinKeys(CLOUD_CLIENT_OPTIONS, /* @__PURE__ */ joinKeys(POOL_SERVER_FIELDS, { client: 1 } as const));
 import type { UploadTarget } from './uploads.ts';
+import type { Watcher } from './requests.ts';
 
-/** A down server is probed after 250 ms, then twice as late each time, up to every 5 s. */
-const PROBE_BACKOFF: BackoffOptions = { first: 250, max: 5_000 };
-const PROBE_TIMEOUT_MS = 5_000;
+let loading: Promise<typeof import('./requests.ts')> | undefined;
+/** The health's requests, loaded once per process when a first pool starts watching (a file of its own in the browser build). */
+const requests = (): Promise<typeof import('./requests.ts')> => (loading ??= import('./requests.ts'));
 
 /** What the pool reads of a server's socket: none on a Comfy API v2 server (one stream per job), which never opens. */
 export type ServerSocket = Pick<CloudSocket, 'state' | 'on'>;
 const NO_SOCKET: ServerSocket = { state: 'closed', on: () => () => undefined };
-/** The job id a v2 server is asked about to see it answer (it has no queue to read): a 404 is an answer. */
-const PROBE_JOB_ID = '00000000-0000-0000-0000-000000000000';
 
 /** One server of the pool, and what the pool knows of it. */
 export interface Server extends Placeable, UploadTarget {
@@ -120,11 +118,14 @@ export class Health {
   readonly #log: Log;
   readonly #hooks: HealthHooks;
   readonly #closed: () => boolean;
+  /** What the health's requests (`requests.ts`) report back. */
+  readonly #watcher: Watcher;
 
   constructor(log: Log, hooks: HealthHooks, closed: () => boolean) {
     this.#log = log;
     this.#hooks = hooks;
     this.#closed = closed;
+    this.#watcher = { hooks, closed, failed: (s, err) => this.failed(s, err), mark: (s, state, reason) => this.#mark(s, state, reason) };
   }
 
   /** Adds an event listener; returns a function that removes it. */
@@ -167,7 +168,7 @@ export class Health {
 
   /** After a job ended there: without its socket the server tells no queue changes, so its queue is read now, not at the probe's next turn. */
   jobEnded(s: Server): void {
-    if (s.socket.state !== 'open' && s.state === 'up') void this.#readQueue(s).catch(() => undefined);
+    if (s.socket.state !== 'open' && s.state === 'up') this.#readQueue(s).catch(() => undefined);
   }
 
   /** Stops watching; closes the socket the pool opened (a given client stays usable: its next run() opens another). */
@@ -178,57 +179,17 @@ export class Health {
 
   /** Reads the server's nodes and queue; up when both answer, down (and probed) otherwise. */
   async #readNodes(s: Server, why: string): Promise<void> {
-    let info: ObjectInfo | 'unknown';
-    try {
-      // object_info at the client's own timeout: a server with many nodes takes seconds to list them.
-      const nodes = Promise.resolve(s.client.getObjectInfo({ signal: s.gone.signal })).catch((err: unknown) => {
-        if (err instanceof UnsupportedError) return 'unknown' as const;
-        throw err;
-      });
-      [info] = await Promise.all([nodes, this.#readQueue(s, {})]);
-    } catch (err) {
-      if (!s.removed && !this.#closed()) this.failed(s, err);
-      return;
-    }
-    if (s.removed || this.#closed()) return;
-    s.info = info;
-    this.#mark(s, 'up', why);
-    this.#hooks.nodes(s, info);
+    return (await requests()).readNodes(this.#watcher, s, why);
   }
 
   /** While the socket is down: a cheap GET, with backoff, until the server answers. */
   async #probe(s: Server): Promise<void> {
-    if (s.probing) return;
-    s.probing = true;
-    try {
-      // Until the socket is back: it alone tells the queue's changes, so meanwhile the probe reads the queue.
-      for (let attempt = 0; !s.removed && !this.#closed(); attempt++) {
-        if (s.state === 'up' && s.socket.state === 'open') return;
-        try {
-          await this.#readQueue(s);
-          if (s.state !== 'up') await this.#readNodes(s, 'it answers again');
-        } catch (err) {
-          this.#mark(s, 'down', describeError(err));
-        }
-        await sleep(backoff(attempt, PROBE_BACKOFF), s.gone.signal).catch(() => undefined);
-      }
-    } finally {
-      s.probing = false;
-    }
+    return (await requests()).probe(this.#watcher, s);
   }
 
-  /** The server's queue as the load: everything it holds, which includes this pool's accepted jobs. Not retried unless `retry` says. */
-  async #readQueue(s: Server, retry: { retry?: { limit: number } } = { retry: { limit: 0 } }): Promise<void> {
-    if (s.client.server === 'v2') {
-      // No queue to read: its load is this pool's own jobs there. Any answer says it is up.
-      await Promise.resolve(s.client.getJobStatus(PROBE_JOB_ID, { timeout: PROBE_TIMEOUT_MS, ...retry, signal: s.gone.signal })).catch((err: unknown) => {
-        if (!(err instanceof NotFoundError)) throw err;
-      });
-      return;
-    }
-    const queue = await s.client.getQueue({ timeout: PROBE_TIMEOUT_MS, ...retry, signal: s.gone.signal });
-    s.queued = queue.queue_running.length + queue.queue_pending.length;
-    s.unseen = 0;
+  /** The server's queue as its load (not retried). */
+  async #readQueue(s: Server): Promise<void> {
+    return (await requests()).readQueue(s);
   }
 
   #mark(s: Server, state: 'up' | 'down', reason: string): void {

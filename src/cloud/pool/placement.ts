@@ -15,7 +15,7 @@ import { editorConverter, validator } from '../workflow-code.ts';
 // and the editor-format converter is not. So a pool loads the validator when it is made and the converter on the first
 // editor file, and judges a job only once what it needs is here (until then the job waits, as for a server whose nodes
 // are not known yet). Each is a file of its own in the browser build: an app that never pools pays for neither at start.
-let validation: typeof import('../../workflow/validate.ts') | undefined;
+let validation: typeof import('../validation.ts') | undefined;
 let conversion: typeof import('../../workflow/editor.ts') | undefined;
 
 /**

@@ -8,6 +8,9 @@
  * after it). Never an interrupt: the cloud's takes no body and stops every
  * running job of the account.
  *
+ * The routes load on a client's first request about a job (`v1.ts`); what
+ * needs no request, {@link CLOUD}, is at start.
+ *
  * @module
  */
 import type { JobStatus } from '../../schemas/cloud.ts';
@@ -17,10 +20,13 @@ import type { RequestOptions } from '../../transport/options.ts';
 import { jobPhase } from '../jobs.ts';
 import { atomicCancel, deleteFromQueue, jobRecords, optionalRoute } from './routes.ts';
 import { requestOptions } from './stop.ts';
-import type { ServerProtocol } from './types.ts';
+import type { JobRoutes, ProtocolConstants } from './types.ts';
 
-/** The cloud service's protocol. */
-export function cloudProtocol(transport: Transport): ServerProtocol {
+/** The cloud's interrupt takes no body (it stops every running job of the account); its jobs list takes its own filters. */
+export const CLOUD: ProtocolConstants = { interruptBody: () => undefined, listJobsParams: rules.CloudListJobsParams };
+
+/** The cloud service's routes of a job. */
+export function cloudRoutes(transport: Transport): JobRoutes {
   const record = jobRecords(transport);
   return {
     // A JSON 404 is this job unknown; a bare one is the route missing (a local server): its record answers instead.
@@ -33,7 +39,5 @@ export function cloudProtocol(transport: Transport): ServerProtocol {
     }),
     record,
     stopJob: atomicCancel(transport, async (id, options) => (await deleteFromQueue(transport, [id], requestOptions(options))).response),
-    interruptBody: () => undefined,
-    listJobsParams: rules.CloudListJobsParams,
   };
 }

@@ -17,8 +17,8 @@ import type { StopJobOptions } from './stop.ts';
 /** The kind of server a client talks to: the cloud (v1), a self-hosted local server, or Comfy API v2. */
 export type ServerKind = 'cloud' | 'local' | 'v2';
 
-/** One kind of server's answers to the questions whose routes differ. */
-export interface ServerProtocol {
+/** One kind of server's requests about one job: its status, its record, its stop (loaded on first use: `v1.ts`). */
+export interface JobRoutes {
   /**
    * The job's status with its phase; {@link NotFoundError} when the server
    * does not know it. Also how a submission whose answer was lost is looked up.
@@ -33,8 +33,15 @@ export interface ServerProtocol {
    * stopped within `confirmWithin`.
    */
   stopJob(id: string, options?: StopJobOptions): Promise<Response>;
+}
+
+/** What one kind of server's protocol says without a request (at start, beside the routes' door). */
+export interface ProtocolConstants {
   /** The body of `POST /api/interrupt` for "stop `promptId` if it runs"; `undefined`: no body (the cloud's interrupt takes none). */
   interruptBody(promptId: string | undefined): { prompt_id: string } | undefined;
   /** What this kind's `GET /api/jobs` takes (its statuses, sort keys, filters), checked before the request. */
   readonly listJobsParams: Typed<ListJobsParams>;
 }
+
+/** One kind of server's answers to the questions whose routes differ. */
+export interface ServerProtocol extends JobRoutes, ProtocolConstants {}
