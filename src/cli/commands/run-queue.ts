@@ -39,8 +39,8 @@ export interface QueuedRun {
 
 const ABORTED = Symbol('aborted');
 
-/** A queued job's node event as the socket message it was (the display reads those), under the job's id. */
-function socketEventOf(e: QueueNodeEvent, id: string): SocketEvent {
+/** A queued job's node event as the socket message it was (the display reads those, its ending ones included: no follower runs in this process), under the job's id. */
+export function socketEventOf(e: QueueNodeEvent, id: string): SocketEvent {
   const at = e.type === 'execution_error' || e.type === 'execution_interrupted' ? 'node_id' : 'node';
   return { type: e.type, data: { prompt_id: id, ...(e.node !== undefined ? { [at]: e.node } : e.type === 'executing' ? { node: null } : {}), ...(e.nodes ? { nodes: e.nodes } : {}) } } as SocketEvent;
 }
