@@ -7,14 +7,18 @@
  * - `json`: one JSON object per line, for `jq`.
  *
  * The job's state and its rendering are pure (`display/state.ts`,
- * `display/render.ts`); this module only decides when to write what.
+ * `display/render.ts`); this module only decides when to write what. The
+ * job's end is its follower's decision ({@link Display.ended}, told through the
+ * follower's states) where a follower runs in this process (`endsFrom:
+ * 'follower'`); else an ending event ends it, by the follower's rule.
  *
  * @module
  */
+import type { JobEnd } from '../cloud/follow/states.ts';
 import type { SocketEvent } from '../cloud/socket.ts';
 import type { NodeOutputs } from '../schemas/cloud.ts';
-import { clean, failLines, plainLines, renderBlock, stoppedLine, summaryLines, textLines, textsOf, type FileLine } from './display/render.ts';
-import { createRunState, reduce, type NodeLabel, type RunState } from './display/state.ts';
+import { clean, endLines, failLines, plainLines, renderBlock, stoppedLine, summaryLines, textLines, textsOf, type FileLine } from './display/render.ts';
+import { createRunState, endRun, fold, isEnded, reduce, type NodeLabel, type RunState } from './display/state.ts';
 
 export { renderBlock, type FileLine, type TextLine } from './display/render.ts';
 export { createRunState, reduce, type NodeLabel, type RunPhase, type RunState, type StepProgress } from './display/state.ts';
@@ -41,6 +45,21 @@ export interface DisplayOptions {
   nodes?: Record<string, NodeLabel>;
   /** The clock (ms), for tests. Default `Date.now`. */
   now?: () => number;
+  /**
+   * What ends the job on the display. `follower`: only {@link Display.ended},
+   * which the job's follower drives (a direct run, `job --follow`): an ending
+   * it found by a poll shows as one heard, and an event it does not take as
+   * the end ends nothing. `events` (default): also an ending event, for a feed
+   * with no follower in this process (`run --queue`: the worker's follower
+   * forwarded it).
+   */
+  endsFrom?: 'events' | 'follower';
+}
+
+/** How a job ended, as {@link Display.ended} is told: the ending event's `data` (node, exception) when there was one. */
+export interface DisplayEnding {
+  end: JobEnd;
+  data?: Readonly<Record<string, unknown>>;
 }
 
 /** What a command tells the display; every method is safe to call in any order. */
@@ -49,8 +68,14 @@ export interface Display {
   info(line: string): void;
   /** The job exists: prints "Submitted job <id>" (keep the id: `platformui job <id>`) and starts the live block. */
   submitted(promptId: string): void;
-  /** Every event of the job (`CloudClient.run({ onEvent })`). Never throws. */
+  /** Every event of the job (`CloudClient.run({ onEvent })`): its progress (and its end, with `endsFrom: 'events'`). Never throws. */
   event(e: SocketEvent): void;
+  /**
+   * The job ended, as its follower found it (on the socket, by a poll) or a
+   * queued job's result says: the block shows it, plain mode prints its line
+   * ("Job completed in 1.2s"). The first end stands. Never throws.
+   */
+  ended(ending: DisplayEnding): void;
   /** The job completed and these files were written: the final summary (with its text outputs when `outputs` is given). */
   finish(result: FinishedJob): void;
   /**
@@ -96,6 +121,8 @@ function jsonDisplay({ out }: DisplayOptions): Display {
     event: (e) => {
       if (!ended) emit({ type: 'event', event: jsonEvent(e) });
     },
+    // The stream carries the events as they came; the result or the error object says how the job ended.
+    ended: () => undefined,
     finish: ({ promptId, files, outputs }) => {
       if (!ended) emit({ type: 'result', promptId, files: files.map(({ path, bytes, nodeId, mediaType }) => ({ path, bytes, nodeId, mediaType })), outputs });
       ended = true;
@@ -131,8 +158,14 @@ function jsonEvent(e: SocketEvent): unknown {
   }
 }
 
+/** How a display folds an event into its state: progress only, or also its end (see `endsFrom`). */
+function readerOf(options: DisplayOptions): (state: RunState, e: SocketEvent, now: number) => RunState {
+  return options.endsFrom === 'follower' ? fold : reduce;
+}
+
 function plainDisplay(options: DisplayOptions): Display {
   const now = options.now ?? Date.now;
+  const read = readerOf(options);
   const marks = new Map<string, number>();
   let state: RunState | undefined;
   let ended = false;
@@ -149,8 +182,16 @@ function plainDisplay(options: DisplayOptions): Display {
       if (ended) return;
       const t = now();
       const prev = (state ??= createRunState({ nodes: options.nodes, startedAt: t }));
-      state = reduce(prev, e, t);
+      state = read(prev, e, t);
       write(plainLines(prev, state, e, marks, t));
+    },
+    ended: (ending) => {
+      if (ended) return;
+      const t = now();
+      const prev = (state ??= createRunState({ nodes: options.nodes, startedAt: t }));
+      if (isEnded(prev.phase)) return;
+      state = endRun(prev, ending, t);
+      write(endLines(prev, state, t));
     },
     finish: ({ files, outputs }) => {
       if (!ended) write([...summaryLines(state, files, now(), false, false), ...textLines({ labels: options.nodes ?? {} }, textsOf(outputs), false)]);
@@ -174,6 +215,7 @@ function plainDisplay(options: DisplayOptions): Display {
 class TtyDisplay implements Display {
   readonly #o: DisplayOptions;
   readonly #now: () => number;
+  readonly #read: (state: RunState, e: SocketEvent, now: number) => RunState;
   #state: RunState | undefined;
   /** Rows the block occupies on screen now (0: nothing to erase). */
   #rows = 0;
@@ -188,6 +230,7 @@ class TtyDisplay implements Display {
   constructor(options: DisplayOptions) {
     this.#o = options;
     this.#now = options.now ?? Date.now;
+    this.#read = readerOf(options);
   }
 
   info(line: string): void {
@@ -203,7 +246,7 @@ class TtyDisplay implements Display {
   event(e: SocketEvent): void {
     if (this.#ended) return;
     const prev = this.#state ?? this.#start(undefined);
-    const next = reduce(prev, e, this.#now());
+    const next = this.#read(prev, e, this.#now());
     // A notification is the server speaking to the user: a permanent line, not a block detail.
     if (e.type === 'notification' && typeof e.data.value === 'string') {
       this.#state = next;
@@ -211,6 +254,14 @@ class TtyDisplay implements Display {
     }
     if (next === prev) return;
     this.#state = next;
+    this.#schedule();
+  }
+
+  ended(ending: DisplayEnding): void {
+    if (this.#ended) return;
+    const prev = this.#state ?? this.#start(undefined);
+    if (isEnded(prev.phase)) return;
+    this.#state = endRun(prev, ending, this.#now());
     this.#schedule();
   }
 

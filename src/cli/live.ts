@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { FOLLOWER_STATES, type FollowerStatesListener } from '../cloud/follow/states.ts';
 import type { NodeHandle, Workflow } from '../index.ts';
 import type { Context } from './context.ts';
 import { createDisplay, type Display, type NodeLabel } from './display.ts';
@@ -24,12 +25,29 @@ export function labelsOf(wf: Workflow | undefined): Record<string, NodeLabel> {
 }
 
 /**
+ * The internal option of `run()` / `follow()` (`FOLLOWER_STATES`, not a
+ * `RunOptions` member) that tells `display` the job's end as its follower
+ * decides it: spread into the options of a run whose display was opened with
+ * `endsFrom: 'follower'`.
+ *
+ * @example
+ * ```ts
+ * await cloud.follow(id, { onEvent: (e) => display.event(e), ...followerEnds(display) });
+ * ```
+ */
+export function followerEnds(display: Display): { [FOLLOWER_STATES]: FollowerStatesListener } {
+  return { [FOLLOWER_STATES]: (_state, ending) => ending && display.ended(ending) };
+}
+
+/**
  * Runs `task` with an open display and a Ctrl-C handler; resolves with its
  * exit code. A failure is shown by the display (`fail`), then rethrown for
- * `main` to report on standard error with its exit code.
+ * `main` to report on standard error with its exit code. `endsFrom`: what
+ * ends the job on the display (`DisplayOptions.endsFrom`): `follower` where
+ * the task runs one and passes it {@link followerEnds}.
  */
-export async function withDisplay(ctx: Context, nodes: Record<string, NodeLabel>, task: (display: Display, interrupt: InterruptHandler) => Promise<number>): Promise<number> {
-  const display = createDisplay({ mode: ctx.mode, out: ctx.io.stdout, color: ctx.color, nodes });
+export async function withDisplay(ctx: Context, nodes: Record<string, NodeLabel>, task: (display: Display, interrupt: InterruptHandler) => Promise<number>, endsFrom: 'events' | 'follower' = 'events'): Promise<number> {
+  const display = createDisplay({ mode: ctx.mode, out: ctx.io.stdout, color: ctx.color, nodes, endsFrom });
   let closed = false;
   const close = () => {
     if (closed) return;

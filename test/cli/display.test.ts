@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createDisplay, createRunState, reduce, renderBlock, type DisplayMode, type NodeLabel, type RunState } from '../../src/cli/display.ts';
 import { textWidth } from '../../src/cli/display/render.ts';
+import { endRun, fold } from '../../src/cli/display/state.ts';
 import { decodeFrame, encodeFrame } from '../../src/cloud/frames.ts';
 import { parseMessage, promptIdOf } from '../../src/cloud/messages.ts';
 import type { SocketEvent } from '../../src/cloud/socket.ts';
@@ -487,5 +488,73 @@ describe.skipIf(!haveFixtures)('recorded events of a local server', () => {
     const json = runDisplay('json', job!).trimEnd().split('\n').map((l) => JSON.parse(l));
     expect(json.find((l) => l.event?.type === 'binary')?.event).toEqual({ type: 'binary', kind: 'preview', bytes: 198, mime: 'image/png', promptId: job!.promptId, nodeId: '6' });
     expect(json.at(-1)).toEqual({ type: 'result', promptId: job!.promptId, files: [{ path: 'out/t_00001_.png', bytes: 405 }] });
+  });
+});
+
+describe("the job's end: the follower's decision (endsFrom: 'follower')", () => {
+  /** A display of `mode` whose end its follower tells, with a clock that moves 50 ms per read. */
+  function followed(mode: DisplayMode) {
+    const s = sink();
+    let t = 0;
+    const d = createDisplay({ mode, out: s.out, color: false, nodes: NODES, now: () => (t += 50), endsFrom: 'follower' });
+    d.submitted('p1');
+    return { d, s };
+  }
+
+  it('an ending found by a poll (no ending event) prints its line, and the block shows it', () => {
+    const plain = followed('plain');
+    plain.d.event(msg('execution_start', {}));
+    plain.d.event(msg('executing', { node: '3' }));
+    plain.d.ended({ end: 'completed' });
+    plain.d.finish({ promptId: 'p1', files: [] });
+    expect(plain.s.text().split('\n')).toEqual(['Submitted job p1', 'Job started', 'Running KSampler "Main sampler" (#3)', expect.stringMatching(/^Job completed in \d+\.\ds$/), expect.stringMatching(/^Done in \d+\.\ds: 1\/5 nodes, 0 cached, 0 previews$/), '  no output files', '']);
+
+    vi.useFakeTimers();
+    const tty = followed('tty');
+    tty.d.event(msg('executing', { node: '3' }));
+    tty.d.ended({ end: 'completed' });
+    vi.advanceTimersByTime(100);
+    expect(screen(tty.s.text()).lines.slice(1, 2)).toEqual(['✓ Job completed, fetching outputs']);
+    tty.d.close();
+  });
+
+  it('an ending event the follower does not take as the end ends nothing', () => {
+    const { d, s } = followed('plain');
+    d.event(msg('executing', { node: '3' }));
+    d.event(msg('execution_success', {}));
+    d.event(msg('executing', { node: '4' }));
+    expect(s.text()).not.toContain('Job completed');
+    expect(s.text()).toContain('Running VAEDecode (#4)');
+    // Its follower's word ends it, once.
+    d.ended({ end: 'completed' });
+    d.ended({ end: 'failed' });
+    expect(s.text().match(/^Job (completed|failed).*$/gm)).toEqual([expect.stringMatching(/^Job completed in \d+\.\ds$/)]);
+
+    let state = createRunState({ promptId: 'p1', nodes: NODES, startedAt: 0 });
+    state = fold(state, msg('executing', { node: '3' }));
+    expect(fold(state, msg('execution_error', { node_id: '3' }))).toBe(state);
+    expect(renderBlock(state, { width: 80, color: false, now: 0 })[0]).toBe('▶ KSampler "Main sampler" (#3)');
+  });
+
+  it("a failure says where, from the ending event's data the follower passes on", () => {
+    const { d, s } = followed('plain');
+    d.event(msg('executing', { node: '3' }));
+    d.event(msg('execution_error', { node_id: '4', node_type: 'VAEDecode' }));
+    d.ended({ end: 'failed', data: { node_id: '4', node_type: 'VAEDecode', exception_type: 'OOMError' } });
+    d.fail('Job p1 failed');
+    expect(s.text().split('\n').slice(2)).toEqual(['Job failed at VAEDecode (#4)', expect.stringMatching(/^Stopped after \d+\.\ds · 0\/5 nodes · at VAEDecode \(#4\)$/), '']);
+    const state = endRun(createRunState({ promptId: 'p1', startedAt: 0 }), { end: 'cancelled' }, 7);
+    expect([state.phase, state.endedAt]).toEqual(['interrupted', 7]);
+  });
+
+  it('a display that reads its end from events (run --queue) still ends on an ending event, and once', () => {
+    const s = sink();
+    const d = createDisplay({ mode: 'plain', out: s.out, color: false, nodes: NODES, now: () => 0 });
+    d.submitted('p1');
+    d.event(msg('executing', { node: '3' }));
+    d.event(msg('execution_success', {}));
+    // The queued job's result, after its ending event: nothing more.
+    d.ended({ end: 'completed' });
+    expect(s.text().match(/^Job completed.*$/gm)).toEqual(['Job completed in 0.0s']);
   });
 });

@@ -22,7 +22,7 @@ import { oneLine, textsOf } from '../display/render.ts';
 import { downloadAll, prepareOut } from '../download.ts';
 import { EXIT, Interrupted } from '../errors.ts';
 import { formatTime } from '../format.ts';
-import { labelsOf, withDisplay } from '../live.ts';
+import { followerEnds, labelsOf, withDisplay } from '../live.ts';
 
 /** What is known of a job: its status (every server has one) and its record (where the server keeps them). */
 interface JobView {
@@ -133,7 +133,7 @@ export const job: Command = {
     return withDisplay(ctx, labelsOf(wf), async (display, interrupt) => {
       display.info(`Following job ${id}`);
       try {
-        const result = await cloud.follow(id, { signal: interrupt.signal, onEvent: (e) => display.event(e) });
+        const result = await cloud.follow(id, { signal: interrupt.signal, onEvent: (e) => display.event(e), ...followerEnds(display) });
         const files = await downloadAll(cloud, result.files, out ?? '.', interrupt.signal);
         display.finish({ promptId: id, files, outputs: result.outputs });
         return 0;
@@ -143,6 +143,6 @@ export const job: Command = {
         if (err instanceof NotFoundError) throw new Error(`this server has no job ${id} (404): \`platformui jobs\` lists the recent ones`);
         throw err;
       }
-    });
+    }, 'follower');
   },
 };

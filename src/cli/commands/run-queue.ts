@@ -8,9 +8,10 @@
  *
  * @module
  */
-import { CloudClient, type SocketEvent, type Workflow } from '../../index.ts';
+import { CloudClient, ExecutionError, JobCancelledError, type SocketEvent, type Workflow } from '../../index.ts';
 import type { EditorWorkflowJSON } from '../../cloud/client.ts';
 import type { Context } from '../context.ts';
+import type { Display } from '../display.ts';
 import { downloadAll } from '../download.ts';
 import { EXIT, Interrupted } from '../errors.ts';
 import { labelsOf, withDisplay } from '../live.ts';
@@ -38,10 +39,28 @@ export interface QueuedRun {
 
 const ABORTED = Symbol('aborted');
 
-/** A queued job's node event as the socket message it was (the display reads those), under the job's id. */
-function socketEventOf(e: QueueNodeEvent, id: string): SocketEvent {
+/** A queued job's node event as the socket message it was (the display reads those, its ending ones included: no follower runs in this process), under the job's id. */
+export function socketEventOf(e: QueueNodeEvent, id: string): SocketEvent {
   const at = e.type === 'execution_error' || e.type === 'execution_interrupted' ? 'node_id' : 'node';
   return { type: e.type, data: { prompt_id: id, ...(e.node !== undefined ? { [at]: e.node } : e.type === 'executing' ? { node: null } : {}), ...(e.nodes ? { nodes: e.nodes } : {}) } } as SocketEvent;
+}
+
+/**
+ * Tells the display how the queued job ended, from its result: an ending the
+ * worker's follower found by a poll sends no ending event (the display ends on
+ * those it does send: the first end stands).
+ */
+function endedAs<T>(display: Display, result: Promise<T>): Promise<T> {
+  return result.then(
+    (r) => (display.ended({ end: 'completed' }), r),
+    (err: unknown) => {
+      const data = (err as { data?: unknown }).data;
+      const details = typeof data === 'object' && data !== null ? { data: data as Record<string, unknown> } : {};
+      if (err instanceof ExecutionError) display.ended({ end: 'failed', ...details });
+      else if (err instanceof JobCancelledError) display.ended({ end: 'cancelled', ...details });
+      throw err;
+    },
+  );
 }
 
 /** `promise`, or a rejection with {@link ABORTED} once `signal` aborts. */
@@ -90,7 +109,7 @@ export async function runQueued(ctx: Context, run: QueuedRun): Promise<number> {
         job.on('node', (e) => display.event(socketEventOf(e, id)));
         job.on('progress', (p) => display.event({ type: 'progress', data: { value: p.value, max: p.max, node: p.node, prompt_id: id } } as SocketEvent));
         // result() settles once the job has ended (done, failed, cancelled, lost): nothing left to cancel then.
-        const result = await unlessAborted(job.result().finally(() => (ended = true)), signal);
+        const result = await unlessAborted(endedAs(display, job.result()).finally(() => (ended = true)), signal);
         interrupt.note = undefined;
         const again = result.resubmittedFrom ? ` (again: ${result.resubmittedFrom.server} lost it)` : '';
         display.info(`Ran as job ${result.promptId} on ${result.server}${again}`);

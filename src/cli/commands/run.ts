@@ -25,7 +25,7 @@ import type { Command } from '../command.ts';
 import type { Context } from '../context.ts';
 import { downloadAll, prepareOut } from '../download.ts';
 import { EXIT, Interrupted, WorkflowFileError } from '../errors.ts';
-import { labelsOf, withDisplay } from '../live.ts';
+import { followerEnds, labelsOf, withDisplay } from '../live.ts';
 import { clip, table } from '../format.ts';
 import { describeNode, findInput, isLink } from '../targets.ts';
 import { DEFAULT_QUEUE, redisUrl } from '../queue-entry.ts';
@@ -328,6 +328,8 @@ export const run: Command = {
             display.submitted(id);
           },
           onEvent: (e: SocketEvent) => display.event(e),
+          // The job's end, as the follower decides it (an ending found by a poll included).
+          ...followerEnds(display),
         };
         const result = pool
           ? await (placed = pool.submit(submitted, { ...options, inputs: Object.fromEntries(uploads.map((u) => [`${u.nodeId}.inputs.${u.input}`, u.file])) })).result
@@ -350,6 +352,6 @@ export const run: Command = {
         if (interrupt.interrupted) throw new Interrupted(`interrupted: ${fate}`, EXIT.interrupted, promptId);
         throw err;
       }
-    });
+    }, 'follower');
   },
 };

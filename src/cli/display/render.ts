@@ -6,8 +6,7 @@
  * @module
  */
 import { styleText } from 'node:util';
-import { jobEndOf } from '../../cloud/follow/states.ts';
-import { doneCount, elapsed, type RunState } from './state.ts';
+import { doneCount, elapsed, isEnded, type RunState } from './state.ts';
 
 /** A file the command wrote, for the summary. */
 export interface FileLine {
@@ -138,8 +137,8 @@ function whereAndWhen(state: RunState, now: number): string {
 /**
  * The plain-mode lines for one event (most events give none): the job
  * starting, nodes cached, each node starting, its steps at 25 % marks, the
- * job's ending. `marks` remembers the last mark printed per node so progress
- * never floods a log.
+ * job's ending when the event ended it ({@link endLines}). `marks`
+ * remembers the last mark printed per node so progress never floods a log.
  */
 export function plainLines(prev: RunState, next: RunState, e: { type: string; rawType?: string; data?: unknown }, marks: Map<string, number>, now: number): string[] {
   if (e.type === 'binary' || e.type === 'malformed') return [];
@@ -150,15 +149,7 @@ export function plainLines(prev: RunState, next: RunState, e: { type: string; ra
     return typeof value === 'string' ? [`Notice: ${clean(value)}`] : [];
   }
   if (next === prev) return [];
-  const end = jobEndOf(type ?? '');
-  // The counters come with the summary (finish), after the downloads this line announces.
-  if (end === 'completed') return [`Job completed in ${formatDuration(elapsed(next, now), true)}`];
-  if (end) {
-    if (next.phase === prev.phase) return [];
-    const at = next.current !== undefined ? ` at ${nodeName(next, next.current, next.error?.nodeType)}` : '';
-    // Not why: the error itself is said once, on standard error.
-    return [`Job ${next.phase === 'interrupted' ? 'cancelled' : 'failed'}${at}`];
-  }
+  if (isEnded(next.phase)) return endLines(prev, next, now);
   switch (type) {
     case 'execution_start':
       return next.phase !== prev.phase ? ['Job started'] : [];
@@ -185,6 +176,19 @@ export function plainLines(prev: RunState, next: RunState, e: { type: string; ra
     default:
       return [];
   }
+}
+
+/**
+ * The plain-mode line of the job's end, when `next` is where it ended (by its
+ * follower's decision or an ending event); none when it had ended so already.
+ */
+export function endLines(prev: RunState, next: RunState, now: number): string[] {
+  if (next.phase === prev.phase || !isEnded(next.phase)) return [];
+  // The counters come with the summary (finish), after the downloads this line announces.
+  if (next.phase === 'success') return [`Job completed in ${formatDuration(elapsed(next, now), true)}`];
+  const at = next.current !== undefined ? ` at ${nodeName(next, next.current, next.error?.nodeType)}` : '';
+  // Not why: the error itself is said once, on standard error.
+  return [`Job ${next.phase === 'interrupted' ? 'cancelled' : 'failed'}${at}`];
 }
 
 /** `KSampler "Sampler" (#3)`; `node #3` when the workflow does not name it. Control characters removed. */

@@ -1,7 +1,10 @@
 /**
- * The state of one followed job, as the progress display sees it, and the
- * pure reducer that folds socket events into it. No I/O here: the TTY block,
- * the plain lines and the tests all read the same state.
+ * The state of one followed job, as the progress display sees it: its
+ * progress folded from socket events ({@link fold}), its end as the job's
+ * follower decided it ({@link endRun}, told through the follower's states), or,
+ * for a feed with no follower in this process, as an ending event says by the
+ * follower's rule ({@link reduce}). No I/O here: the TTY block, the plain
+ * lines and the tests all read the same state.
  *
  * @module
  */
@@ -17,7 +20,7 @@ export interface NodeLabel {
 /** Where the job is. `waiting`: submitted, not started (queued). The last three are the follower's endings (`JobEnd`), as the display names them. */
 export type RunPhase = 'waiting' | 'running' | 'success' | 'error' | 'interrupted';
 
-/** The display's name of each way a job ends (the follower's `jobEndOf` decides which event ends it). */
+/** The display's name of each way a job ends (`JobEnd`, as the follower says it). */
 const ENDED: Record<JobEnd, RunPhase> = { completed: 'success', failed: 'error', cancelled: 'interrupted' };
 
 /** Steps (`value` of `max`) of one node, from `progress` or `progress_state`. */
@@ -86,43 +89,57 @@ export function createRunState(init: { promptId?: string; nodes?: Record<string,
 }
 
 /**
- * Folds one event of the job into the state. Pure, and tolerant: the API is
- * experimental, so an `invalid` message (known type, off-spec data) is read
- * by its `rawType` with every member checked, and nothing here throws.
+ * Folds one event of the job into the state, an ending event included: the
+ * reading of a feed with no follower in this process (`run --queue`: the
+ * worker's follower forwarded the events), by the follower's rule of which
+ * event ends a job (`jobEndOf`). Where a follower runs here, its decision is
+ * {@link endRun}'s and events go through {@link fold}. Pure, and tolerant: the
+ * API is experimental, so an `invalid` message (known type, off-spec data) is
+ * read by its `rawType` with every member checked, and nothing here throws.
  * `now` stamps the end of the job (defaults to `state.startedAt` for tests that do not care).
  */
 export function reduce(state: RunState, e: SocketEvent, now: number = state.startedAt): RunState {
+  const m = messageOf(state, e);
+  const end = m && jobEndOf(m.type);
+  if (!end) return fold(state, e);
+  const ended = endRun(state, { end, data: m.data }, now);
+  return ended === state || ended.promptId !== undefined ? ended : { ...ended, promptId: m.promptId };
+}
+
+/**
+ * The job ended: as its follower decided (socket, poll or record), or as
+ * {@link reduce} read an ending event. A late ending must not reopen a
+ * finished job (the legacy `executing: null` after success); a failure still
+ * says where. `data`: the ending event's (node, exception), when there was one.
+ */
+export function endRun(state: RunState, ending: { end: JobEnd; data?: Readonly<Record<string, unknown>> }, now: number): RunState {
+  const { end } = ending;
+  if (isEnded(state.phase) && end === 'completed') return state;
+  if (end === 'completed') {
+    const done = state.current !== undefined ? union(state.done, [state.current]) : state.done;
+    return { ...state, phase: ENDED[end], current: undefined, step: undefined, done, endedAt: now };
+  }
+  const data = ending.data ?? {};
+  const nodeId = str(data.node_id) ?? state.current;
+  const error = { nodeId, nodeType: str(data.node_type), type: str(data.exception_type), message: str(data.exception_message) };
+  return { ...state, phase: ENDED[end], current: nodeId, error, endedAt: state.endedAt ?? now };
+}
+
+/**
+ * Folds one event's progress into the state (node running, steps, done,
+ * cached, previews); an ending event changes nothing here: the end is the
+ * follower's ({@link endRun}). A job that ended takes no more progress.
+ */
+export function fold(state: RunState, e: SocketEvent): RunState {
   if (e.type === 'binary') {
     if (state.promptId !== undefined && e.promptId !== undefined && e.promptId !== state.promptId) return state;
     const kind = e.frame.type;
     return kind === 'preview_image' || kind === 'preview_image_with_metadata' ? { ...state, previews: state.previews + 1 } : state;
   }
-  if (e.type === 'malformed') return state;
-  const type = e.type === 'invalid' || e.type === 'unknown' ? e.rawType : e.type;
-  const data = isRecord(e.data) ? e.data : {};
-  const promptId = str(data.prompt_id);
-  // The socket routes by job already; this guards a caller that feeds a shared stream.
-  if (promptId === undefined || (state.promptId !== undefined && promptId !== state.promptId)) return state;
-  const end = jobEndOf(type);
-  const ended = state.phase === 'success' || state.phase === 'error' || state.phase === 'interrupted';
-  // A late event (the legacy `executing: null` after success) must not reopen a finished job; a failure still says where.
-  if (ended && (end === undefined || end === 'completed')) return state;
-  const s: RunState = state.promptId === undefined ? { ...state, promptId } : state;
-
-  if (end === 'completed') {
-    const done = s.current !== undefined ? union(s.done, [s.current]) : s.done;
-    return { ...s, phase: ENDED[end], current: undefined, step: undefined, done, endedAt: now };
-  }
-  if (end) {
-    const nodeId = str(data.node_id) ?? s.current;
-    const error = {
-      nodeId,
-      nodeType: str(data.node_type),
-      type: str(data.exception_type),
-      message: str(data.exception_message),
-    };
-    return { ...s, phase: ENDED[end], current: nodeId, error, endedAt: s.endedAt ?? now };
-  }
+  const m = messageOf(state, e);
+  if (!m || isEnded(state.phase) || jobEndOf(m.type)) return state;
+  const { type, data } = m;
+  const s: RunState = state.promptId === undefined ? { ...state, promptId: m.promptId } : state;
   switch (type) {
     case 'execution_start':
       return s.phase === 'waiting' ? { ...s, phase: 'running' } : s;
@@ -183,6 +200,22 @@ export function doneCount(state: RunState): number {
 /** Milliseconds since the job was followed, frozen at its end. */
 export function elapsed(state: RunState, now: number): number {
   return Math.max(0, (state.endedAt ?? now) - state.startedAt);
+}
+
+/** Whether the job has ended (completed, failed or cancelled). */
+export function isEnded(phase: RunPhase): boolean {
+  return phase === 'success' || phase === 'error' || phase === 'interrupted';
+}
+
+/** A message of the job (not a frame, not another job's), read by its `rawType` when off-spec or new. */
+function messageOf(state: RunState, e: SocketEvent): { type: string; data: Record<string, unknown>; promptId: string } | undefined {
+  if (e.type === 'binary' || e.type === 'malformed') return undefined;
+  const type = e.type === 'invalid' || e.type === 'unknown' ? e.rawType : e.type;
+  const data = isRecord(e.data) ? e.data : {};
+  const promptId = str(data.prompt_id);
+  // The socket routes by job already; this guards a caller that feeds a shared stream.
+  if (promptId === undefined || (state.promptId !== undefined && promptId !== state.promptId)) return undefined;
+  return { type, data, promptId };
 }
 
 /** `a` plus the members of `b` it lacks; `a` itself when nothing is new. */

@@ -24,7 +24,7 @@ import type { CloudSocket, SocketEvent } from '../socket.ts';
 import type { Clock, TimerHandle } from './clock.ts';
 import { asRecord, failureOf, hasOutputs, readCompletedRecord, stopAndConfirm, stopInBackground } from './records.ts';
 import { initialFollower, reduce, type Effect, type FollowerInput, type FollowerState } from './reducer.ts';
-import type { FollowState } from './states.ts';
+import { FOLLOWER_STATES, type FollowerStatesListener, type FollowState } from './states.ts';
 
 export { downPollGap } from './rules.ts';
 
@@ -55,6 +55,8 @@ export class JobFollower {
   readonly #opts: RunOptions;
   readonly #clock: Clock;
   readonly #request: RequestOptions;
+  /** The internal listener of the follower's states (`FOLLOWER_STATES`), if the caller passed one. */
+  readonly #told: FollowerStatesListener | undefined;
   readonly #result: Promise<JobResult>;
   #resolve!: (result: JobResult) => void;
   #reject!: (err: unknown) => void;
@@ -78,6 +80,7 @@ export class JobFollower {
     this.#socket = socket;
     this.#opts = opts;
     this.#clock = clock;
+    this.#told = (opts as { [FOLLOWER_STATES]?: FollowerStatesListener })[FOLLOWER_STATES];
     this.#request = { ...(opts.headers ? { headers: opts.headers } : {}), ...(opts.signal ? { signal: opts.signal } : {}) };
     const config = {
       interval: opts.pollInterval ?? 1000,
@@ -131,7 +134,9 @@ export class JobFollower {
         // Stamped in place: every input is a fresh object of this driver's (no copy per event).
         (next as FollowerInput).now = this.#clock.now();
         const [state, effects] = reduce(this.#s, next as FollowerInput);
+        const moved = state.phase !== this.#s.phase;
         this.#s = state;
+        if (moved) this.#tell(state);
         for (const effect of effects) this.#perform(effect);
       }
     } finally {
@@ -265,6 +270,15 @@ export class JobFollower {
       input = { type: 'poll_failed', error };
     }
     this.#send(input);
+  }
+
+  /** Tells the state entered to the internal listener; one that throws ends the run as a callback that throws does. */
+  #tell(state: FollowerState): void {
+    try {
+      this.#told?.(state.phase, state.ending);
+    } catch (error) {
+      this.#send({ type: 'callback_threw', error });
+    }
   }
 
   /** The caller's callbacks; one that throws ends the run with its error instead of escaping into the socket. */

@@ -8,7 +8,7 @@ import type { NodeOutputs, Workflow } from '../../schemas/cloud.ts';
 import type { JobRecord, JobStatusResult } from '../jobs.ts';
 import type { JobResult } from '../run-options.ts';
 import type { SocketEvent, SocketState } from '../socket/types.ts';
-import type { FollowState, SubmissionStep } from './states.ts';
+import type { FollowState, JobEnding, SubmissionStep } from './states.ts';
 
 /** What a follower is given once: the caller's options, as the reducer needs them. */
 export interface FollowerConfig {
@@ -57,8 +57,8 @@ export interface FollowerState {
   readonly heardWhole: boolean;
   readonly dropped: boolean;
   readonly heardFromJob: boolean;
-  /** How the job's completion was found (for the reconcile line). */
-  readonly endedBy: 'socket' | 'status' | undefined;
+  /** How the job ended, once that is found (socket or poll): its listener (`FOLLOWER_STATES`) and the reconcile line read it. */
+  readonly ending: JobEnding | undefined;
   // Polls: one at a time.
   readonly pollInFlight: boolean;
   /** A poll was asked for while one was in flight (its answer may predate what the new one is for). */
@@ -181,7 +181,7 @@ export function initialFollower(config: FollowerConfig, promptId: string, now: n
     heardWhole: false,
     dropped: false,
     heardFromJob: false,
-    endedBy: undefined,
+    ending: undefined,
     pollInFlight: false,
     pollAgain: false,
     lastPollAt: 0,

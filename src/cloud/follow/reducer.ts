@@ -304,7 +304,7 @@ function onStatus(s: FollowerState, status: JobStatusResult, now: number, fx: Ef
   }
   s = { ...s, lastStatus: status.status };
   if (status.phase === 'completed') return complete(s, status, now, fx);
-  if (status.phase === 'failed' || status.phase === 'cancelled') return settle(s, { type: 'read', kind: 'failure', status }, now, fx);
+  if (status.phase === 'failed' || status.phase === 'cancelled') return settle({ ...s, ending: { end: status.phase, by: 'status' } }, { type: 'read', kind: 'failure', status }, now, fx);
   return s;
 }
 
@@ -351,7 +351,7 @@ function heard(s: FollowerState, e: SocketEvent, now: number, fx: Effect[]): Fol
   const end = jobEndOf(type);
   if (end === 'completed') return complete(s, undefined, now, fx);
   const data = (e as { data?: Record<string, unknown> }).data;
-  if (end) return giveUp(s, end === 'failed' ? new ExecutionError(s.promptId, data) : new JobCancelledError(s.promptId, data), now, fx);
+  if (end) return giveUp({ ...s, ending: { end, by: 'socket', ...(data ? { data } : {}) } }, end === 'failed' ? new ExecutionError(s.promptId, data) : new JobCancelledError(s.promptId, data), now, fx);
   switch (type) {
     case 'executed': {
       if (e.type !== 'executed') return s;
@@ -385,7 +385,7 @@ function complete(s: FollowerState, fromStatus: JobStatusResult | undefined, now
   // An ending found by a status poll may come before the last `executed` arrives. Outputs of any
   // kind count: a job whose only output is text, heard whole, needs no record either.
   const socketHeardAll = fromStatus === undefined && s.heardWhole && s.cachedUnheard.length === 0 && Object.keys(s.outputs).length > 0;
-  return settle({ ...s, endedBy: fromStatus === undefined ? 'socket' : 'status' }, { type: 'read', kind: 'completed', status: fromStatus, socketHeardAll }, now, fx);
+  return settle({ ...s, ending: { end: 'completed', by: fromStatus === undefined ? 'socket' : 'status' } }, { type: 'read', kind: 'completed', status: fromStatus, socketHeardAll }, now, fx);
 }
 
 /** The job ended: `settling` while `read` reads what it ended with. */

@@ -78,7 +78,7 @@ export function completed(s: FollowerState, record: JobRecord | undefined, fx: E
     const heardNodes = Object.keys(outputs).length;
     outputs = { ...outputs, ...record.outputs };
     const recordNodes = Object.keys(record.outputs).length;
-    fx.push(log('debug', `job ${id}: outputs reconciled with the job record (${count(heardNodes, 'node')} heard on the socket, ${recordNodes} in the record)`, { promptId: id, socketNodes: heardNodes, recordNodes, endedBy: s.endedBy }));
+    fx.push(log('debug', `job ${id}: outputs reconciled with the job record (${count(heardNodes, 'node')} heard on the socket, ${recordNodes} in the record)`, { promptId: id, socketNodes: heardNodes, recordNodes, endedBy: s.ending?.by }));
   }
   return { promptId: id, status: 'completed', outputs: outputs as Record<string, NodeOutputs>, files: filesOf(outputs), ...(record ? { record } : {}) };
 }

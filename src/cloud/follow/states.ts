@@ -191,3 +191,24 @@ export function jobEndOf(type: string): JobEnd | undefined {
   if (type === 'execution_error') return 'failed';
   return type === 'execution_interrupted' ? 'cancelled' : undefined;
 }
+
+/** How a job ended, as its follower found it: heard on the socket, or read from its status by a poll. */
+export interface JobEnding {
+  readonly end: JobEnd;
+  readonly by: 'socket' | 'status';
+  /** The ending event's data (where a failure stopped, and why), when the socket said it. */
+  readonly data?: Readonly<Record<string, unknown>>;
+}
+
+/** Told each state a follower enters, with the job's ending once one is found (the same object from then on). */
+export type FollowerStatesListener = (state: FollowState, ending: JobEnding | undefined) => void;
+
+/**
+ * The key of an internal option of `run()` and `follow()`, not part of
+ * `RunOptions`: a {@link FollowerStatesListener}. The command line's display
+ * reads a job's end from it, so an ending found by a poll shows as one heard
+ * on the socket does. Registered (`Symbol.for`): the command line's bundle
+ * and the SDK's name the same key; the options check reads string keys only,
+ * and object spreads carry it to the follower.
+ */
+export const FOLLOWER_STATES: unique symbol = Symbol.for('@platformui/sdk:follower-states');

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { APIConnectionError, JobTimeoutError, RateLimitError, ServerLostError, type JobBackend, type JobRecord, type JobStatusResult } from '../../../src/index.ts';
 import { downPollGap, JobFollower, type FollowSocket } from '../../../src/cloud/follow/follower.ts';
-import { nextState, type FollowInput, type FollowState } from '../../../src/cloud/follow/states.ts';
+import { FOLLOWER_STATES, nextState, type FollowerStatesListener, type FollowInput, type FollowState, type JobEnding } from '../../../src/cloud/follow/states.ts';
 import { followJob, runJob } from '../../../src/cloud/run.ts';
 import type { SocketEvent } from '../../../src/cloud/socket.ts';
 import { ManualClock, settle } from '../../helpers/manual-clock.ts';
@@ -390,5 +390,66 @@ describe('giving up (manual clock)', () => {
     expect((await outcome).error).toMatchObject({ name: 'APIUserAbortError', message: 'Aborted; stopped following job job-1 (it keeps running)' });
     await settle();
     expect(calls.map((c) => c.call)).toEqual(['submit']);
+  });
+});
+
+describe("the follower's states, told to the internal listener (FOLLOWER_STATES)", () => {
+  /** A follower whose listener records each state it is told, and the ending told with it. */
+  function told(script: Parameters<typeof backend>[1], opts: Parameters<typeof runJob>[3] = {}) {
+    const seen: Array<[FollowState, JobEnding | undefined]> = [];
+    const listener: FollowerStatesListener = (state, ending) => void seen.push([state, ending]);
+    // Spread as run() and the pool spread the caller's options: the key goes along.
+    const run = start({ ...opts, ...{ [FOLLOWER_STATES]: listener } }, script);
+    return { ...run, seen };
+  }
+
+  it('an ending found by a poll: settling, then settled, with the same ending (by status)', async () => {
+    let done = false;
+    const { clock, socket, seen, outcome } = told({ status: () => (done ? { status: 'success', phase: 'completed' } : {}) });
+    await settle();
+    socket.drop();
+    done = true;
+    await clock.advance(100);
+    expect((await outcome).result?.files).toHaveLength(1);
+    expect(seen).toEqual([
+      ['live', undefined],
+      ['polling', undefined],
+      ['settling', { end: 'completed', by: 'status' }],
+      ['settled', { end: 'completed', by: 'status' }],
+    ]);
+    expect(seen[3]![1]).toBe(seen[2]![1]);
+  });
+
+  it('an ending heard on the socket, and a failure with what its event said', async () => {
+    const ok = told({});
+    await settle();
+    ok.socket.push('job-1', 'execution_success');
+    await settle();
+    expect(ok.seen.slice(1, 2)).toEqual([['settling', { end: 'completed', by: 'socket' }]]);
+    const failed = told({});
+    await settle();
+    failed.socket.push('job-1', 'execution_error', { node_id: '9', exception_type: 'OOMError' });
+    expect((await failed.outcome).error).toMatchObject({ name: 'ExecutionError' });
+    expect(failed.seen).toEqual([
+      ['live', undefined],
+      ['settled', { end: 'failed', by: 'socket', data: { prompt_id: 'job-1', node_id: '9', exception_type: 'OOMError' } }],
+    ]);
+  });
+
+  it('giving up is not an ending: a silence settles with none', async () => {
+    const { clock, seen, outcome } = told({}, { timeout: 500 });
+    await settle();
+    await clock.advance(600);
+    expect((await outcome).error).toBeInstanceOf(JobTimeoutError);
+    expect(seen).toEqual([
+      ['live', undefined],
+      ['settled', undefined],
+    ]);
+  });
+
+  it('a listener that throws ends the run as a callback that throws does', async () => {
+    const boom = new Error('listener');
+    const { outcome } = start({ pollInterval: 1000, ...{ [FOLLOWER_STATES]: () => { throw boom; } } });
+    expect((await outcome).error).toBe(boom);
   });
 });
