@@ -18,7 +18,7 @@
 // attributes are the easiest to assert on), return a short summary, throw on
 // failure; then, if the runner should verify the rendered values, add an
 // entry to `expectations` in run.mjs.
-import { CloudClient, DownloadError, PlatformUIError, ProxyClient, RegistryClient, SubmissionError, Workflow } from '@platformui/sdk';
+import { CloudClient, DownloadError, NotFoundError, PlatformUIError, ProxyClient, RegistryClient, SubmissionError, Workflow } from '@platformui/sdk';
 
 // The emulator's default credentials (see @platformui/sdk/emulator).
 const TOKEN = 'emulator-token';
@@ -98,6 +98,23 @@ const checks: Check[] = [
       out.dataset.name = res.name;
       out.textContent = res.name;
       return `uploaded as ${res.name}`;
+    },
+  },
+  {
+    // The requests about a job (status, record, stop, queue, interrupt) are a chunk of their own, loaded on the first
+    // of them (before any run: a run's follower may read a record). Its errors are its own copies of the classes, which
+    // must still be the root's by instanceof.
+    name: 'cloud.getJob of an unknown job: a NotFoundError from the routes chunk',
+    async run({ baseUrl, out }) {
+      const cloud = new CloudClient({ baseUrl, apiKey: API_KEY });
+      const loaded = performance.getEntriesByType('resource').length;
+      const err = await cloud.getJob('00000000-0000-4000-8000-000000000000').then(() => undefined, (e: unknown) => e);
+      if (!(err instanceof NotFoundError) || !(err instanceof PlatformUIError)) throw new Error(`expected a NotFoundError, got ${String(err)}`);
+      out.dataset.scripts = scriptsSince(loaded).join(',');
+      if (!out.dataset.scripts.includes('routes.browser')) throw new Error(`getJob() loaded no routes chunk: ${out.dataset.scripts || 'none'}`);
+      const queue = await cloud.getQueue();
+      if (!Array.isArray(queue.queue_running)) throw new Error(`getQueue() answered ${JSON.stringify(queue)}`);
+      return `${err.name} (${err.status}); scripts loaded by getJob(): ${out.dataset.scripts}; then getQueue(): ${queue.queue_running.length} running`;
     },
   },
   {

@@ -204,9 +204,11 @@ try {
   const pageErrors = [];
   page.on('pageerror', (err) => pageErrors.push(`page error: ${err.message}`));
   const firstPageError = new Promise((resolve) => page.once('pageerror', resolve));
-  // The browser logs every HTTP error answer as a console error: the one refusal a check provokes on purpose (a submission
-  // of an unknown class, answered 400) is not a problem of the page.
-  const provoked = (msg) => msg.text().includes('status of 400') && msg.location().url.endsWith('/api/prompt');
+  // The browser logs every HTTP error answer as a console error: the refusals checks provoke on purpose (a submission
+  // of an unknown class, answered 400; the record of an unknown job, 404) are not problems of the page.
+  const provoked = (msg) =>
+    (msg.text().includes('status of 400') && msg.location().url.endsWith('/api/prompt')) ||
+    (msg.text().includes('status of 404') && msg.location().url.endsWith('/api/jobs/00000000-0000-4000-8000-000000000000'));
   page.on('console', (msg) => { if (msg.type() === 'error' && !provoked(msg)) pageErrors.push(`console error: ${msg.text()}`); });
   // A redirect a fetch with `redirect: 'manual'` does not follow shows as an aborted request for its target: the one the
   // download check provokes on purpose (the server-side check below proves nothing reached the signed URL).
