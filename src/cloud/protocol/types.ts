@@ -2,8 +2,9 @@
  * What differs between the cloud and a local server, behind one interface
  * (DESIGN "Rooms of 2026-11-27"): where a job's status and record are read,
  * how one job is stopped, what an interrupt sends, what the jobs list takes.
- * One file per kind (`cloud.ts`, `local.ts`); `CloudClient` chooses one in
- * its constructor and never branches on the kind again.
+ * One file per kind (`cloud.ts`, `local.ts`, `v2.ts`); `CloudClient` chooses
+ * one in its constructor (`v1.ts` for the first two: their routes load on the
+ * first request about a job) and never branches on the kind again.
  *
  * @module
  */
