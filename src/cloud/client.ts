@@ -288,11 +288,7 @@ export class CloudClient implements JobBackend {
    * `createTime`, and the tuple as sent in `raw`). The cloud and a local server send different tuples.
    */
   getQueue(options?: RequestOptions): APIPromise<QueueState> {
-    return APIPromise.from(async () => {
-      checkRequestOptions(options, 'getQueue()');
-      this.#supports('getQueue()');
-      return (await v1Routes()).queueState(this.#transport, options);
-    });
+    return APIPromise.from(async () => (checkRequestOptions(options, 'getQueue()'), this.#supports('getQueue()'), (await v1Routes()).queueState(this.#transport, options)));
   }
 
   /**
@@ -302,9 +298,7 @@ export class CloudClient implements JobBackend {
   cancel(promptIds: string | string[], options?: RequestOptions): APIPromise<unknown> {
     return APIPromise.from(async () => {
       const ids = await checkPromptIds(promptIds);
-      checkRequestOptions(options, 'cancel()');
-      this.#supports('cancel()');
-      return (await v1Routes()).deleteFromQueue(this.#transport, ids, options);
+      return (checkRequestOptions(options, 'cancel()'), this.#supports('cancel()'), (await v1Routes()).deleteFromQueue(this.#transport, ids, options));
     });
   }
 
