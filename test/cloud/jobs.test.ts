@@ -7,6 +7,8 @@ import { readFileSync } from 'node:fs';
 import { http, HttpResponse } from 'msw';
 import { describe, expect, it } from 'vitest';
 import { interceptHttp } from '../helpers/msw.ts';
+import { recorder } from '../helpers/log-recorder.ts';
+import { recordFiredTimers } from '../helpers/timers-fired.ts';
 import {
   CloudClient,
   ExecutionError,
@@ -387,10 +389,11 @@ describe('the API key rule', () => {
 
   it('run() without a key fails at once, before any request or socket wait', async () => {
     const c = new CloudClient({ baseUrl: CLOUD });
-    const started = Date.now();
-    await expect(c.run({ '1': { inputs: {} } })).rejects.toBeInstanceOf(MissingCredentialsError);
-    // It used to wait up to 3 s for a socket that could never open.
-    expect(Date.now() - started).toBeLessThan(1000);
+    // The follower's timers: its wait for a first connection among them (the socket's own retry is not the run's wait).
+    const timers = recordFiredTimers('cloud/follow/');
+    await expect(c.run({ '1': { inputs: {} } }).finally(timers.restore)).rejects.toBeInstanceOf(MissingCredentialsError);
+    // It used to wait up to 3 s for a socket that could never open: none fired before it failed.
+    expect(timers.fired).toEqual([]);
     expect(seen).toHaveLength(0);
   });
 
@@ -470,10 +473,13 @@ describe('waitForJob', () => {
     statuses(['success']);
     let reads = 0;
     server.use(http.get(`${CLOUD}/api/jobs/:id`, () => (reads++, HttpResponse.json({ id: 'j', status: 'completed', outputs: {} }))));
-    const started = Date.now();
-    const job = await cloud().waitForJob('j', { pollInterval: 1 });
+    const log = recorder();
+    const job = await cloud({ logger: log.logger, logLevel: 'debug' }).waitForJob('j', { pollInterval: 1 });
     expect(job.outputs).toEqual({});
     expect(reads).toBe(6);
-    expect(Date.now() - started).toBeLessThan(10_000);
+    // Bounded in time too, by the waits it chose rather than a clock: 250 ms doubling to 2 s between the reads, about 6 s in all.
+    const waits = log.of('debug').filter((l) => /its record lists no outputs yet/.test(l.message)).map((l) => l.details!.delayMs as number);
+    expect(waits).toHaveLength(5);
+    expect(waits.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(6000);
   }, 15_000);
 });

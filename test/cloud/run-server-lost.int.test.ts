@@ -4,10 +4,11 @@
 // once. Against the emulator's local personality over real loopback sockets, restarted
 // on the same port.
 import { createServer, type Socket } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CloudClient, ServerLostError } from '../../src/index.ts';
 import { makePng, startEmulator, type Emulator } from '../../src/emulator/index.ts';
 import { invertWorkflow as workflow, until } from '../helpers/emulator-runs.ts';
+import { recordFiredTimers } from '../helpers/timers-fired.ts';
 
 const open: Array<{ close(): unknown }> = [];
 afterEach(async () => {
@@ -23,25 +24,42 @@ async function slowLocalServer(port = 0): Promise<Emulator> {
 describe('run() on a server that dies', () => {
   it('rejects with ServerLostError (unreachable) once the server has not answered for serverLostAfter', async () => {
     const emu = await slowLocalServer();
-    const cloud = new CloudClient({ baseUrl: emu.url, retry: { limit: 0 }, logLevel: 'off' });
+    // The silence is measured on a clock the test moves: Date only (timers, sockets and polls stay real), standing
+    // still from the start, so no silence counts towards the bound until the test moves it.
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
+    // Every request the client sends (its polls; the socket is no fetch).
+    let sent = 0;
+    const fetch: typeof globalThis.fetch = (input, init) => (sent++, globalThis.fetch(input, init));
+    const cloud = new CloudClient({ baseUrl: emu.url, retry: { limit: 0 }, logLevel: 'off', fetch });
     open.push(cloud);
     let promptId: string | undefined;
     const run = cloud.run(workflow('in.png', 'dies'), { serverLostAfter: 600, pollInterval: 50, onSubmitted: (id) => void (promptId = id) });
+    let over = false;
     const settled = run.then(
       () => 'resolved',
       (err: unknown) => err,
     );
-    await until(() => promptId !== undefined && emu.cloud.engine.jobs.get(promptId)?.status === 'in_progress');
-    const stoppedAt = Date.now();
-    await emu.close();
-    const err = await settled;
-    const waited = Date.now() - stoppedAt;
-    expect(err).toBeInstanceOf(ServerLostError);
-    expect(err).toMatchObject({ reason: 'unreachable', promptId, server: cloud.baseUrl });
-    expect((err as Error).message).toMatch(new RegExp(`^Lost job ${promptId} on http://127\\.0\\.0\\.1:\\d+/?: no answer for \\d+ s$`));
-    // Not before the bound, and not long after it (one poll interval, one refused connection).
-    expect(waited).toBeGreaterThanOrEqual(550);
-    expect(waited).toBeLessThan(5000);
+    void settled.then(() => void (over = true));
+    try {
+      await until(() => promptId !== undefined && emu.cloud.engine.jobs.get(promptId)?.status === 'in_progress');
+      await emu.close();
+      // Not before the bound: polls refused again and again while the clock stands still, and the run goes on.
+      const atClose = sent;
+      await until(() => sent >= atClose + 3 || over, 10_000, 'three refused polls');
+      expect(over).toBe(false);
+      // Not long after it: once the bound has passed, the first poll to fail gives the job up (a poll already on
+      // its way when the clock moved may be that one).
+      const atBound = sent;
+      vi.setSystemTime(Date.now() + 600);
+      const err = await settled;
+      expect(sent - atBound).toBeLessThanOrEqual(1);
+      expect(err).toBeInstanceOf(ServerLostError);
+      expect(err).toMatchObject({ reason: 'unreachable', promptId, server: cloud.baseUrl });
+      expect((err as ServerLostError).silentMs).toBeGreaterThanOrEqual(600);
+      expect((err as Error).message).toMatch(new RegExp(`^Lost job ${promptId} on http://127\\.0\\.0\\.1:\\d+/?: no answer for \\d+ s$`));
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('rejects at once with ServerLostError (forgotten) when the restarted server no longer knows the job', async () => {
@@ -81,10 +99,13 @@ describe('run() on a server that dies', () => {
     const frozen = createServer((socket) => void held.push(socket));
     await new Promise<void>((resolve) => frozen.listen(port, '127.0.0.1', resolve));
     open.push({ close: () => new Promise<void>((resolve) => (held.forEach((c) => c.destroy()), frozen.close(() => resolve()))) });
-    const stoppedAt = Date.now();
-    const err = await settled;
+    const timers = recordFiredTimers('transport/');
+    const err = await settled.finally(timers.restore);
     expect(err).toMatchObject({ name: 'ServerLostError', reason: 'unreachable', promptId });
-    expect(Date.now() - stoppedAt).toBeLessThan(3000); // not the client's 60 s timeout × 3 attempts
+    // Not the client's 60 s timeout × 3 attempts, by the timeouts it set rather than a clock: what cut the polls the
+    // frozen server held was their own timeout, at most the bound.
+    expect(timers.fired.length).toBeGreaterThan(0);
+    expect(timers.fired.filter((ms) => ms > 600)).toEqual([]);
   });
 
   it('waits through a short outage: a server back within serverLostAfter finishes the job', async () => {

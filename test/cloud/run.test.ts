@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ExecutionError, RateLimitError, ResponseValidationError, type JobBackend, type JobRecord, type JobStatusResult } from '../../src/index.ts';
 import { CloudSocket } from '../../src/cloud/socket.ts';
 import { runJob } from '../../src/cloud/run.ts';
+import { realClock, type Clock } from '../../src/cloud/follow/clock.ts';
 import { FakeSocket } from '../helpers/fake-socket.ts';
 
 const file = (name: string) => ({ images: [{ filename: name, subfolder: '', type: 'output' }] });
@@ -126,9 +127,14 @@ describe('runJob endings', () => {
     const socket = new CloudSocket({ baseUrl: 'https://cloud.test', credential: async () => 'k', hasCredential: true }, { WebSocket: Refused as never, reconnect: { baseDelay: 60_000 } });
     sockets.push(socket);
     const { jobs, calls } = backend({ status: () => ({ status: 'success', phase: 'completed', outputs: { a: file('a.png') } }) });
-    const started = Date.now();
-    const result = await runJob(jobs, socket, { '1': { inputs: {} } }, { pollInterval: 5 });
-    expect(Date.now() - started).toBeLessThan(500);
+    // At once, without a clock: the follower's timers (its wait for a first connection among them) that had fired when it submitted.
+    const fired: number[] = [];
+    const clock: Clock = { ...realClock, setTimeout: (fn, ms) => realClock.setTimeout(() => (fired.push(ms), fn()), ms) };
+    let firedAtSubmit: number[] | undefined;
+    const submit = jobs.submit;
+    jobs.submit = (...args) => ((firedAtSubmit = [...fired]), submit(...args));
+    const result = await runJob(jobs, socket, { '1': { inputs: {} } }, { pollInterval: 5 }, clock);
+    expect(firedAtSubmit).toEqual([]);
     expect(calls.slice(0, 2)).toEqual(['submit', 'status']);
     expect(result.files).toHaveLength(1);
   });

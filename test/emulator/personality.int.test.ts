@@ -2,7 +2,7 @@
 // WebSockets (the `ws` client): the live cloud's raw states, job records and
 // quirks, and a self-hosted local server's shapes (see
 // fixtures/local-server/09_jobs_api_and_stopping.jsonl), one emulator each.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';
 import { decodeFrame, type PreviewFrame } from '../../src/cloud/frames.ts';
 import { DEFAULT_API_KEYS, EMULATOR_API_KEY, PERSONALITIES, startEmulator, type Emulator } from '../../src/emulator/index.ts';
@@ -92,7 +92,6 @@ function workflow(prefix: string, invert: Json = {}) {
 }
 
 const isEnd = (id: string) => (m: Msg) => m.type === 'executing' && m.data.node === null && m.data.prompt_id === id;
-const nowSeconds = () => Date.now() / 1000;
 
 // --- cloud (default), spec by name, and overrides ---------------------------------------
 
@@ -215,13 +214,17 @@ describe('cloud personality', () => {
   it('answers raw states: queued_limited while slots are full, executing, success, with ISO times and no outputs', async () => {
     emu.cloud.stepMs = 60;
     emu.cloud.setParallel(KEY, 1);
+    const before = Date.now();
     const a = await c.submit(workflow('a'));
     const b = await c.submit(workflow('b'));
     const running = await waitRaw(a, 'executing');
+    const after = Date.now();
     expect(Object.keys(running).sort()).toEqual(['created_at', 'id', 'last_state_update', 'status', 'updated_at']);
     expect(running.id).toBe(a);
     expect(running.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
-    expect(Math.abs(Date.parse(running.created_at) - Date.now())).toBeLessThan(5000);
+    // Stamped by this submission: between its start and the answer read (an order, however long they took).
+    expect(Date.parse(running.created_at)).toBeGreaterThanOrEqual(before);
+    expect(Date.parse(running.created_at)).toBeLessThanOrEqual(after);
     expect(Date.parse(running.updated_at)).toBeGreaterThanOrEqual(Date.parse(running.created_at));
     const waiting = await raw(b);
     expect(waiting).toEqual({ id: b, status: 'queued_limited', created_at: expect.any(String), updated_at: waiting.created_at });
@@ -271,14 +274,25 @@ describe('cloud personality', () => {
   it('persists outputs in the job record only outputsDelayMs after execution_success', async () => {
     emu.cloud.outputsDelayMs = 400;
     const s = await c.openSocket(`clientId=x&token=${KEY}`);
-    const id = await c.submit(workflow('late'), { extra_data: { api_key_platform_org: KEY, workflow_id: 'wf-late' } });
-    await s.waitFor((m) => m.type === 'execution_success' && m.data.prompt_id === id, 'execution_success');
-    const early = await record(id);
-    expect(early).toMatchObject({ id, status: 'completed', outputs: {}, outputs_count: 0 });
-    expect(early).not.toHaveProperty('preview_output');
-
-    await sleep(450);
-    const late = await record(id);
+    // The delay is read on a clock the test moves (Date only: the job's steps and the sockets stay real), standing
+    // still from the submission: the record read just after the end is early however long the read took.
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
+    let late: Json = {};
+    const submittedAt = Date.now();
+    let id = '';
+    try {
+      id = await c.submit(workflow('late'), { extra_data: { api_key_platform_org: KEY, workflow_id: 'wf-late' } });
+      await s.waitFor((m) => m.type === 'execution_success' && m.data.prompt_id === id, 'execution_success');
+      const early = await record(id);
+      expect(early).toMatchObject({ id, status: 'completed', outputs: {}, outputs_count: 0 });
+      expect(early).not.toHaveProperty('preview_output');
+      vi.setSystemTime(Date.now() + 399);
+      expect(await record(id)).toMatchObject({ outputs: {}, outputs_count: 0 });
+      vi.setSystemTime(Date.now() + 1);
+      late = await record(id);
+    } finally {
+      vi.useRealTimers();
+    }
     const image = { filename: 'late_00001_.png', subfolder: '', type: 'output' };
     expect(late).toEqual({
       id,
@@ -294,7 +308,7 @@ describe('cloud personality', () => {
       execution_start_time: expect.any(Number),
       execution_end_time: expect.any(Number),
     });
-    expect(Number.isInteger(late.create_time) && Math.abs(late.create_time - nowSeconds()) < 10).toBe(true);
+    expect(late.create_time).toBe(Math.floor(submittedAt / 1000));
     expect(late.update_time).toBeGreaterThanOrEqual(late.create_time);
     expect(late.execution_end_time).toBeGreaterThan(1e12); // ms
     expect(late.execution_end_time).toBeGreaterThanOrEqual(late.execution_start_time);
@@ -329,6 +343,7 @@ describe('cloud personality', () => {
   });
 
   it('lists jobs with filters, sorting and pagination, and refuses invalid values with 400', async () => {
+    const before = Date.now();
     const ids = [
       await c.submit(workflow('l0'), { extra_data: { extra_pnginfo: { workflow: { id: 'wf-a' } } } }),
       await c.submit(workflow('l1'), { extra_data: { workflow_id: 'wf-b' } }),
@@ -344,6 +359,7 @@ describe('cloud personality', () => {
 
     const list = async (query: string, key = KEY) => c.json(`/api/jobs${query}`, key);
     const all = await list('');
+    const after = Date.now();
     expect(all.jobs.map((j: Json) => j.id)).toEqual([...ids].reverse());
     expect(all.pagination).toEqual({ offset: 0, limit: 100, total: 5, has_more: false });
     const item = all.jobs.find((j: Json) => j.id === ids[0]);
@@ -357,7 +373,9 @@ describe('cloud personality', () => {
       execution_start_time: expect.any(Number),
       execution_end_time: expect.any(Number),
     });
-    expect(Math.abs(item.create_time - nowSeconds())).toBeLessThan(10);
+    // Unix seconds of its submission: between the test's first submission and this read.
+    expect(item.create_time).toBeGreaterThanOrEqual(Math.floor(before / 1000));
+    expect(item.create_time).toBeLessThanOrEqual(after / 1000);
     expect(all.jobs.find((j: Json) => j.id === ids[3]).execution_error).toMatchObject({ exception_type: 'OOMError' });
 
     expect((await list('?status=completed')).jobs.map((j: Json) => j.id)).toEqual([ids[2], ids[1], ids[0]]);
@@ -390,13 +408,16 @@ describe('cloud personality', () => {
   it('lists the queue as [number, prompt_id, workflow, output_node_ids, { create_time }]', async () => {
     emu.cloud.stepMs = 100;
     emu.cloud.setParallel(KEY, 1);
+    const before = Date.now();
     const a = await c.submit(workflow('qa'));
     const b = await c.submit(workflow('qb'));
     await waitRaw(a, 'executing');
     const q = await c.json('/api/queue');
+    const after = Date.now();
     expect(q.queue_running).toEqual([[expect.any(Number), a, workflow('qa'), ['3'], { create_time: expect.any(Number) }]]);
     expect(q.queue_pending).toEqual([[expect.any(Number), b, workflow('qb'), ['3'], { create_time: expect.any(Number) }]]);
-    expect(Math.abs(q.queue_running[0][4].create_time - nowSeconds())).toBeLessThan(10);
+    expect(q.queue_running[0][4].create_time).toBeGreaterThanOrEqual(Math.floor(before / 1000));
+    expect(q.queue_running[0][4].create_time).toBeLessThanOrEqual(after / 1000);
     expect(q.queue_pending[0][0]).toBeGreaterThan(q.queue_running[0][0]);
     await c.postJson('/api/queue', { delete: [a, b] });
   });

@@ -1,5 +1,6 @@
 // Helpers the emulator suites share.
 import { expect } from 'vitest';
+import type { Emulator, RecordedRequest } from '../../src/emulator/index.ts';
 import type { recorder } from './log-recorder.ts';
 
 /** LoadImage → ImageInvert → SaveImage, the smallest job with an output file; `extra` goes into LoadImage's inputs. */
@@ -26,3 +27,33 @@ const SOCKET_WARNING = /^\[platformui\] socket could not connect to ws:\/\/[^ ]*
  * made it warn (and whether a run was in flight then) depends on timing.
  */
 export const onlySocketWarnings = (log: ReturnType<typeof recorder>) => expect(log.lines.filter((l) => l.level !== 'warn' || !SOCKET_WARNING.test(l.message))).toEqual([]);
+
+/** The messages that say a job ended (a job lost without a word sends none, and is not watched here). */
+const ENDINGS = new Set(['execution_success', 'execution_error', 'execution_interrupted']);
+
+/**
+ * Watches where each job of `emu` ended in its request log: `after(id)` lists
+ * the requests the emulator received after its engine ended job `id`, in
+ * order. The engine's ending and each request's arrival run in turn on one
+ * thread, so the order is exact on a machine however loaded (timestamps in
+ * milliseconds could not order a poll and an ending of the same millisecond).
+ * `close()` stops watching.
+ */
+export function requestsAfterEnd(emu: Emulator) {
+  // The last request received before the ending (null: none yet); a reference, as the log drops its oldest entries.
+  const marks = new Map<string, RecordedRequest | null>();
+  const close = emu.cloud.subscribe((e) => {
+    if (e.kind !== 'json' || !ENDINGS.has(e.message.type)) return;
+    const id = e.message.data.prompt_id as string;
+    if (!marks.has(id)) marks.set(id, emu.requests.at(-1) ?? null);
+  });
+  const after = (id: string): RecordedRequest[] => {
+    if (!marks.has(id)) throw new Error(`job ${id} has not ended (no ending message seen)`);
+    const last = marks.get(id)!;
+    if (last === null) return [...emu.requests];
+    const at = emu.requests.lastIndexOf(last);
+    if (at < 0) throw new Error(`the request log dropped the requests around job ${id}'s end`);
+    return emu.requests.slice(at + 1);
+  };
+  return { after, close };
+}

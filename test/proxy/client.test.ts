@@ -244,17 +244,21 @@ const polls: Array<{ url: string; auth: string | null; at: number }> = [];
 afterEach(() => void (polls.length = 0));
 
 /** Answers status GETs from a script, one entry per request (the last one repeats). */
-function script(...answers: Answer[]) {
+/** Answers the status reads in turn (the last one again and again); `answered` counts the answers given so far. */
+function script(...answers: Answer[]): { readonly answered: number } {
   let i = 0;
+  const state = { answered: 0 };
   server.use(
     http.get(STATUS_URL, async ({ request }) => {
       polls.push({ url: request.url, auth: request.headers.get('authorization'), at: Date.now() });
       const a = answers[Math.min(i++, answers.length - 1)]!;
       if (a.delayMs) await new Promise((r) => setTimeout(r, a.delayMs));
+      state.answered++;
       if (a.error) return HttpResponse.error();
       return HttpResponse.json((a.body ?? {}) as object, { status: a.status ?? 200 });
     }),
   );
+  return state;
 }
 const wrapped = (status: string, extra: Record<string, unknown> = {}) => ({ body: { data: { task_id: ID, status, ...extra } } });
 
@@ -347,10 +351,9 @@ describe('waitForTask', () => {
   });
 
   it('times out during a slow read too (the deadline is not per request)', async () => {
-    script({ ...wrapped('IN_PROGRESS'), delayMs: 2000 });
-    const started = Date.now();
+    const slow = script({ ...wrapped('IN_PROGRESS'), delayMs: 2000 });
     await expect(proxy().waitForTask('image-relight', ID, { timeout: 50 })).rejects.toThrow(/no status read yet/);
-    expect(Date.now() - started).toBeLessThan(1500); // not after the read's answer (2 s)
+    expect(slow.answered).toBe(0); // not after the read's answer (2 s): ordered, not timed
   });
 
   it('stops at once on abort between reads, keeping the reason, with no request after it', async () => {
@@ -368,14 +371,13 @@ describe('waitForTask', () => {
   });
 
   it('stops at once on abort during a read, and sends nothing when already aborted', async () => {
-    script({ ...wrapped('IN_PROGRESS'), delayMs: 2000 });
+    const slow = script({ ...wrapped('IN_PROGRESS'), delayMs: 2000 });
     const ctl = new AbortController();
     setTimeout(() => ctl.abort(), 20);
-    const started = Date.now();
     const err = await proxy().waitForTask('image-relight', ID, { signal: ctl.signal }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(APIUserAbortError);
     expect((err as Error).cause).toBe(ctl.signal.reason);
-    expect(Date.now() - started).toBeLessThan(1500); // not after the read's answer (2 s)
+    expect(slow.answered).toBe(0); // not after the read's answer (2 s): ordered, not timed
     polls.length = 0;
     await expect(proxy().waitForTask('image-relight', ID, { signal: AbortSignal.abort() })).rejects.toBeInstanceOf(APIUserAbortError);
     expect(polls).toHaveLength(0);

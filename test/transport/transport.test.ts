@@ -4,6 +4,7 @@ import { http, HttpResponse, delay, passthrough } from 'msw';
 import { afterEach, describe, expect, it } from 'vitest';
 import { interceptHttp } from '../helpers/msw.ts';
 import { recorder } from '../helpers/log-recorder.ts';
+import { recordFiredTimers } from '../helpers/timers-fired.ts';
 import {
   APIConnectionError,
   APIError,
@@ -272,17 +273,18 @@ describe('retries', () => {
 
   it('honours Retry-After in seconds', async () => {
     server.use(http.get(`${BASE}/publishers`, failing([429], () => HttpResponse.json([]), { 'Retry-After': '1' })));
-    const t0 = performance.now();
-    await client().listPublishers();
-    expect(performance.now() - t0).toBeGreaterThanOrEqual(900);
+    const timers = recordFiredTimers('transport/');
+    await client().listPublishers().finally(timers.restore);
+    // Its wait, by the delay asked for rather than a clock's reading.
+    expect(timers.fired).toEqual([1000]);
     expect(seen).toHaveLength(2);
   });
 
   it('honours a fractional Retry-After', async () => {
     server.use(http.get(`${BASE}/publishers`, failing([503], () => HttpResponse.json([]), { 'Retry-After': '0.4' })));
-    const t0 = performance.now();
-    await client().listPublishers();
-    expect(performance.now() - t0).toBeGreaterThanOrEqual(350);
+    const timers = recordFiredTimers('transport/');
+    await client().listPublishers().finally(timers.restore);
+    expect(timers.fired).toEqual([400]);
   });
 
   it('does not collect listeners on a signal shared by many calls', async () => {
@@ -303,11 +305,10 @@ describe('retries', () => {
   it('honours Retry-After as an HTTP date, capped by maxRetryAfter', async () => {
     const date = new Date(Date.now() + 3600_000).toUTCString();
     server.use(http.get(`${BASE}/publishers`, failing([503], () => HttpResponse.json([]), { 'Retry-After': date })));
-    const t0 = performance.now();
-    await client({ retry: { limit: 1, maxRetryAfter: 300 } }).listPublishers();
-    const took = performance.now() - t0;
-    expect(took).toBeGreaterThanOrEqual(250);
-    expect(took).toBeLessThan(3000);
+    const timers = recordFiredTimers('transport/');
+    await client({ retry: { limit: 1, maxRetryAfter: 300 } }).listPublishers().finally(timers.restore);
+    // An hour away, cut to maxRetryAfter: the wait asked for, not a clock's reading.
+    expect(timers.fired).toEqual([300]);
   });
 });
 
@@ -573,9 +574,10 @@ describe('review regressions', () => {
     try {
       const { port } = stalling.address() as import('node:net').AddressInfo;
       server.use(http.all(`http://127.0.0.1:${port}/*`, () => passthrough()));
-      const t0 = performance.now();
-      await expect(client({ baseUrl: `http://127.0.0.1:${port}` }).listPublishers({ timeout: 100 })).rejects.toBeInstanceOf(APITimeoutError);
-      expect(performance.now() - t0).toBeLessThan(2000);
+      const timers = recordFiredTimers('transport/');
+      await expect(client({ baseUrl: `http://127.0.0.1:${port}` }).listPublishers({ timeout: 100 }).finally(timers.restore)).rejects.toBeInstanceOf(APITimeoutError);
+      // Ended by its own 100 ms timeout (nothing longer fired first), told by the timers rather than a clock.
+      expect(timers.fired).toEqual([100]);
     } finally {
       for (const s of sockets) s.destroy();
       await new Promise((r) => stalling.close(r));

@@ -8,6 +8,7 @@ import { APIError } from '../../../src/errors.ts';
 import { JobEventStream } from '../../../src/cloud/v2/stream.ts';
 import type { BinaryEvent, SocketEvent } from '../../../src/cloud/socket.ts';
 import { recorder } from '../../helpers/log-recorder.ts';
+import { recordFiredTimers } from '../../helpers/timers-fired.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const servers: Server[] = [];
@@ -27,10 +28,9 @@ type Script = (req: IncomingMessage, res: ServerResponse, n: number) => void | P
 /** A server whose every events request runs `script` (n: 1 for the first request); counts streams open now. */
 async function serve(script: Script) {
   let n = 0;
-  const stats = { requests: 0, open: 0, closedByClient: 0, at: [] as number[] };
+  const stats = { requests: 0, open: 0, closedByClient: 0 };
   const server = createServer((req, res) => {
     stats.requests++;
-    stats.at.push(Date.now());
     stats.open++;
     res.on('close', () => {
       stats.open--;
@@ -120,7 +120,11 @@ describe('JobEventStream over a real HTTP server', () => {
   });
 
   it('a connection dropped mid-job is reopened after the backoff; the job goes on; onLost once', async () => {
+    // The SDK's timers that had fired when the stream was reopened: its backoff, by the delay it asked for.
+    const timers = recordFiredTimers();
+    let firedBeforeReopen: number[] = [];
     const { base, stats } = await serve(async (_req, res, n) => {
+      if (n === 2) firedBeforeReopen = [...timers.fired];
       sse(res);
       if (n === 1) {
         res.write('event: status\ndata: {"status":"running"}\n\nevent: progress\ndata: {"value":1,"nodes_done":1,"nodes_total":2}\n\nevent: progress\ndata: {"val');
@@ -132,16 +136,23 @@ describe('JobEventStream over a real HTTP server', () => {
       res.end();
     });
     const t = follow(base);
-    await t.until(() => t.stream.phase === 'ended');
+    await t.until(() => t.stream.phase === 'ended').finally(timers.restore);
     expect(stats.requests).toBe(2);
-    expect(stats.at[1]! - stats.at[0]!).toBeGreaterThanOrEqual(250); // attempt 1: half of 500 ms at the least
+    // Attempt 1: half of 500 ms at the least, waited out before the reopen (the delays chosen, not a clock's reading).
+    const waits = t.log.of('debug').filter((l) => /event stream reconnecting in/.test(l.message)).map((l) => l.details!.delayMs as number);
+    expect(waits).toHaveLength(1);
+    expect(waits[0]).toBeGreaterThanOrEqual(250);
+    expect(firedBeforeReopen).toContain(waits[0]);
     expect(t.names()).toEqual(['execution_start', 'job_status', 'progress', 'job_status', 'progress', 'job_status']);
     expect(t.lost()).toBe(1);
     expect(t.seen).toEqual(['open', 'reconnecting', 'open', 'close']);
   });
 
   it('429 too_many_streams with Retry-After: 1 → the next try a second later, not sooner', async () => {
+    const timers = recordFiredTimers();
+    let firedBeforeRetry: number[] = [];
     const { base, stats } = await serve((_req, res, n) => {
+      if (n === 2) firedBeforeRetry = [...timers.fired];
       if (n === 1) {
         res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '1' });
         res.end(JSON.stringify({ error: { code: 'too_many_streams', message: 'Maximum concurrent event streams reached; poll GET /jobs/{id} instead.', details: null } }));
@@ -151,10 +162,11 @@ describe('JobEventStream over a real HTTP server', () => {
       res.end('event: status\ndata: {"status":"succeeded"}\n\n');
     });
     const t = follow(base);
-    await t.until(() => t.stream.phase === 'ended');
+    await t.until(() => t.stream.phase === 'ended').finally(timers.restore);
     expect(stats.requests).toBe(2);
-    expect(stats.at[1]! - stats.at[0]!).toBeGreaterThanOrEqual(990);
     expect(t.log.of('debug').some((l) => /429 too_many_streams, Retry-After 1000 ms/.test(l.message))).toBe(true);
+    // Not sooner: a wait of the second Retry-After asks for had fired before the next try (its delay, not a clock's reading).
+    expect(firedBeforeRetry.filter((ms) => ms >= 1000)).toHaveLength(1);
   });
 
   it('a silent stream is let go after idleMs (the server sees it closed) and reopened', async () => {
@@ -188,14 +200,14 @@ describe('JobEventStream over a real HTTP server', () => {
       sse(res);
       res.write(': hi\n\n');
     });
-    const t0 = Date.now();
+    // At once both ways, told by the SDK's timers rather than a clock: none fired (no backoff before the open, no
+    // idle timeout before the close).
+    const timers = recordFiredTimers();
     const t = follow(base);
     await t.until(() => t.stream.state === 'open' && stats.open === 1);
-    expect(Date.now() - t0).toBeLessThan(1000);
-    const t1 = Date.now();
     t.off();
-    await t.until(() => stats.open === 0);
-    expect(Date.now() - t1).toBeLessThan(1000);
+    await t.until(() => stats.open === 0).finally(timers.restore);
+    expect(timers.fired).toEqual([]);
     expect(stats.closedByClient).toBe(1);
     await sleep(300);
     expect(stats.requests).toBe(1);
