@@ -17,7 +17,7 @@ import { APIConnectionError, APIError, APIUserAbortError, NotFoundError } from '
 import { ExecutionError, JobCancelledError, JobTimeoutError, ServerLostError } from '../job-errors.ts';
 import type { NodeOutputs } from '../../schemas/cloud.ts';
 import { count, describeError, errorDetails } from '../../transport/log.ts';
-import { filesOf, type JobRecord, type JobStatusResult } from '../jobs.ts';
+import type { JobStatusResult } from '../jobs.ts';
 import type { JobResult } from '../run-options.ts';
 import type { SocketEvent, SocketState } from '../socket/types.ts';
 import { answerLost } from '../submission.ts';

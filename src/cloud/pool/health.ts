@@ -117,14 +117,12 @@ export class Health {
   readonly #listeners: { [K in keyof PoolEvents]: Set<(e: PoolEvents[K]) => void> } = { serverDown: new Set(), serverUp: new Set() };
   readonly #log: Log;
   readonly #hooks: HealthHooks;
-  readonly #closed: () => boolean;
   /** What the health's requests (`requests.ts`) report back. */
   readonly #watcher: Watcher;
 
   constructor(log: Log, hooks: HealthHooks, closed: () => boolean) {
     this.#log = log;
     this.#hooks = hooks;
-    this.#closed = closed;
     this.#watcher = { hooks, closed, failed: (s, err) => this.failed(s, err), mark: (s, state, reason) => this.#mark(s, state, reason) };
   }
 
