@@ -19,6 +19,7 @@ import type { JobPage } from './jobs.ts';
 import type { SubmitTarget } from './submit.ts';
 import { downloads, uploads } from './transfers-code.ts';
 import type { V2Backend } from './v2/backend.ts';
+import { onFirstUse } from '../on-first-use.ts';
 
 /** A kind of server's uploads, downloads, submission and job list (options checked by the client first). */
 export interface Backend {
@@ -41,13 +42,11 @@ export interface Backend {
   readonly v2?: () => Promise<V2Backend>;
 }
 
-let submitting: Promise<typeof import('./submit.ts')> | undefined;
-
 /**
  * The submission (`submit.ts`, `submission.ts`: `POST /api/prompt` under the job's id, a lost answer looked up),
  * loaded on the first `submit()` or `run()`: a file of its own in the browser build.
  */
-const submission = (): Promise<typeof import('./submit.ts')> => (submitting ??= import('./submit.ts'));
+const submission = /* @__PURE__ */ onFirstUse(() => import('./submit.ts'));
 
 /** Comfy API v2's own methods, which the cloud and a local server lack. */
 const V2S = "it is Comfy API v2's (server: 'v2')";

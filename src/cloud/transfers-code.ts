@@ -7,8 +7,7 @@
  *
  * @module
  */
-let uploading: Promise<typeof import('./uploads.ts')> | undefined;
-let downloading: Promise<typeof import('./downloads.ts')> | undefined;
+import { onFirstUse } from '../on-first-use.ts';
 
 /**
  * The uploads, loaded once per process whoever asks first.
@@ -18,7 +17,7 @@ let downloading: Promise<typeof import('./downloads.ts')> | undefined;
  * const { uploadForm } = await uploads();
  * ```
  */
-export const uploads = (): Promise<typeof import('./uploads.ts')> => (uploading ??= import('./uploads.ts'));
+export const uploads = /* @__PURE__ */ onFirstUse(() => import('./uploads.ts'));
 
 /**
  * The downloads, loaded once per process whoever asks first.
@@ -28,4 +27,4 @@ export const uploads = (): Promise<typeof import('./uploads.ts')> => (uploading 
  * const { downloadView } = await downloads();
  * ```
  */
-export const downloads = (): Promise<typeof import('./downloads.ts')> => (downloading ??= import('./downloads.ts'));
+export const downloads = /* @__PURE__ */ onFirstUse(() => import('./downloads.ts'));

@@ -5,8 +5,7 @@
  *
  * @module
  */
-
-let validating: Promise<typeof import('./validation.ts')> | undefined;
+import { onFirstUse } from '../on-first-use.ts';
 
 /**
  * The workflow validator (`workflow/validate.ts`), with a client's check of a workflow input (`validation.ts`), loaded
@@ -17,7 +16,7 @@ let validating: Promise<typeof import('./validation.ts')> | undefined;
  * const issues = (await validator()).validateWorkflow(prompt, objectInfo);
  * ```
  */
-export const validator = (): Promise<typeof import('./validation.ts')> => (validating ??= import('./validation.ts'));
+export const validator = /* @__PURE__ */ onFirstUse(() => import('./validation.ts'));
 
 /** The editor-format converter, loaded on first use: the door `Workflow.fromEditor()` reads too. */
 export { loadConverter as editorConverter } from '../workflow/editor-code.ts';

@@ -10,6 +10,7 @@ import { InvalidArgumentError } from '../errors.ts';
 import type { Task } from '../schemas/proxy.ts';
 import { isObject } from '../schemas/rule.ts';
 import type { OptionKeys } from '../args.ts';
+import { onFirstUse } from '../on-first-use.ts';
 
 /**
  * An operation whose tasks can be read back: `'image-relight'`, or
@@ -66,8 +67,6 @@ export function operationPath(operation: unknown): string {
   return segments.map(encodeURIComponent).join('/');
 }
 
-let loading: Promise<typeof import('./poll.ts')> | undefined;
-
 /**
  * The polling loop of `waitForTask()`, loaded once per process on the first wait.
  *
@@ -76,4 +75,4 @@ let loading: Promise<typeof import('./poll.ts')> | undefined;
  * const { pollTask } = await polling();
  * ```
  */
-export const polling = (): Promise<typeof import('./poll.ts')> => (loading ??= import('./poll.ts'));
+export const polling = /* @__PURE__ */ onFirstUse(() => import('./poll.ts'));

@@ -20,6 +20,7 @@ import { FIND_MISSING_PACKS_OPTIONS, type FindMissingPacksOptions, type MissingP
 import { isRelease, isSemver, newestFirst } from './semver.ts';
 import type { PublishNodeVersionParams } from './publish.ts';
 import { nullArraysToEmpty } from './wire.ts';
+import { onFirstUse } from '../on-first-use.ts';
 
 export type { PublishNodeVersionParams } from './publish.ts';
 
@@ -393,7 +394,5 @@ export class RegistryClient {
 
 // What only some apps use loads on first use: `findMissingPacks`'s logic, and publishing (in the browser build each is
 // a file of its own, with its own copy of the error classes it throws: `instanceof` holds by name, see `errors.ts`).
-let finding: Promise<typeof import('./missing-packs.ts')> | undefined;
-const packFinder = () => (finding ??= import('./missing-packs.ts'));
-let publishingModule: Promise<typeof import('./publish.ts')> | undefined;
-const publishing = () => (publishingModule ??= import('./publish.ts'));
+const packFinder = /* @__PURE__ */ onFirstUse(() => import('./missing-packs.ts'));
+const publishing = /* @__PURE__ */ onFirstUse(() => import('./publish.ts'));

@@ -21,10 +21,10 @@ import { POOL_SERVER_FIELDS, type PoolEvents, type PoolServer } from './types.ts
 const POOL_SERVER = /* @__PURE__ */ joinKeys(CLOUD_CLIENT_OPTIONS, /* @__PURE__ */ joinKeys(POOL_SERVER_FIELDS, { client: 1 } as const));
 import type { UploadTarget } from './uploads.ts';
 import type { Watcher } from './requests.ts';
+import { onFirstUse } from '../../on-first-use.ts';
 
-let loading: Promise<typeof import('./requests.ts')> | undefined;
 /** The health's requests, loaded once per process when a first pool starts watching (a file of its own in the browser build). */
-const requests = (): Promise<typeof import('./requests.ts')> => (loading ??= import('./requests.ts'));
+const requests = /* @__PURE__ */ onFirstUse(() => import('./requests.ts'));
 
 /** What the pool reads of a server's socket: none on a Comfy API v2 server (one stream per job), which never opens. */
 export type ServerSocket = Pick<CloudSocket, 'state' | 'on'>;

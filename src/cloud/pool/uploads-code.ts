@@ -4,8 +4,7 @@
  *
  * @module
  */
-
-let loading: Promise<typeof import('./uploads.ts')> | undefined;
+import { onFirstUse } from '../../on-first-use.ts';
 
 /**
  * The pool's input uploads, loaded once per process whoever asks first.
@@ -15,5 +14,4 @@ let loading: Promise<typeof import('./uploads.ts')> | undefined;
  * const { readInputs } = await uploadsCode();
  * ```
  */
-export const uploadsCode = (): Promise<typeof import('./uploads.ts')> =>
-  (loading ??= import('./uploads.ts'));
+export const uploadsCode = /* @__PURE__ */ onFirstUse(() => import('./uploads.ts'));

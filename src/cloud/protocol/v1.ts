@@ -13,8 +13,7 @@ import type { Transport } from '../../transport/transport.ts';
 import { CLOUD } from './cloud.ts';
 import { LOCAL } from './local.ts';
 import type { JobRoutes, ServerProtocol } from './types.ts';
-
-let loading: Promise<typeof import('./v1-routes.ts')> | undefined;
+import { onFirstUse } from '../../on-first-use.ts';
 
 /**
  * The cloud's and a local server's routes, loaded once per process whoever asks first.
@@ -24,7 +23,7 @@ let loading: Promise<typeof import('./v1-routes.ts')> | undefined;
  * const { queueState } = await v1Routes();
  * ```
  */
-export const v1Routes = (): Promise<typeof import('./v1-routes.ts')> => (loading ??= import('./v1-routes.ts'));
+export const v1Routes = /* @__PURE__ */ onFirstUse(() => import('./v1-routes.ts'));
 
 /**
  * A client's protocol for the cloud or a local server. Its routes are made on
