@@ -22,6 +22,11 @@ let counter = 0;
 const unique = (what: string) => `${what}_${++counter}`;
 const outDir = () => mkdtempSync(join(dir, 'out-'));
 const cli = (args: string[]): Promise<Result> => runCli(args, { cwd: dir, env: baseEnv() });
+/**
+ * Standard error's lines but the socket's warning that it retries: whether it is said depends on whether the job's end
+ * is polled before the socket's first retry begins (the machine's speed), so it is neither required nor refused.
+ */
+const problems = (stderr: string): string[] => stderr.split('\n').filter((l) => l !== '' && !/^\[platformui\] socket could not connect to ws:\/\/127\.0\.0\.1:\d+\/ws\?clientId=[\w-]+: .*; retrying/.test(l));
 
 let a: Emulator;
 let b: Emulator;
@@ -48,7 +53,7 @@ describe('an ending found by polling (the socket refused) is shown as one heard'
   it('run: "Job completed in …" before the summary, and the outputs', async () => {
     const out = outDir();
     const r = await cli(['run', INVERT, '--input', `image=${photo}`, '--set', `3.inputs.filename_prefix="${unique('polled')}"`, '--out', out, '--server', a.url]);
-    expect(r.stderr).toBe('');
+    expect(problems(r.stderr)).toEqual([]);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^Job completed in \d+\.\ds\nDone in \d+\.\ds: /m);
     expect(readdirSync(out)).toHaveLength(1);
@@ -65,7 +70,7 @@ describe('an ending found by polling (the socket refused) is shown as one heard'
 
   it('run over several --server (a pool): the same line', async () => {
     const r = await cli(['run', INVERT, '--input', `image=${photo}`, '--set', `3.inputs.filename_prefix="${unique('polledpool')}"`, '--out', outDir(), '--server', a.url, '--server', b.url]);
-    expect(r.stderr).toBe('');
+    expect(problems(r.stderr)).toEqual([]);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^Placed on /m);
     expect(r.stdout).toMatch(/^Job completed in \d+\.\ds\nDone in /m);
@@ -80,7 +85,7 @@ describe('an ending found by polling (the socket refused) is shown as one heard'
         '2': { class_type: 'SaveImage', inputs: { images: ['1', 0], filename_prefix: unique('followed') } },
       });
       const r = await cli(['job', result.promptId, '--follow', '--out', outDir(), '--server', a.url]);
-      expect(r.stderr).toBe('');
+      expect(problems(r.stderr)).toEqual([]);
       expect(r.code).toBe(0);
       expect(r.stdout).toMatch(new RegExp(`^Following job ${result.promptId}\\nJob completed in \\d+\\.\\ds\\nDone in `, 'm'));
     } finally {
